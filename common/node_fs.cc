@@ -1,0 +1,142 @@
+#include "common/node_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace rdmahd {
+namespace {
+
+std::string Join(const std::string& root, std::string_view rel) {
+  std::string out = root;
+  if (!out.empty() && out.back() == '/') out.pop_back();
+  if (!rel.empty() && rel.front() != '/') out += '/';
+  out += rel;
+  return out;
+}
+
+// Reads from offset 0 into buf. A sysfs attribute is at most one page and is returned whole by the
+// first read, so held sysfs descriptors stop at the first short read (one syscall per attribute);
+// procfs seq_files may return less than asked before EOF, so whole-file reads go on until EOF.
+Status PreadAll(int fd, std::string& buf, bool stop_on_short_read) {
+  buf.resize(4096);
+  std::size_t used = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf.data() + used, buf.size() - used, static_cast<off_t>(used));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::FromErrno("read", errno);
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+    if (used < buf.size()) {
+      if (stop_on_short_read) break;
+      continue;
+    }
+    buf.resize(buf.size() * 2);
+  }
+  buf.resize(used);
+  return Status::Ok();
+}
+
+}  // namespace
+
+NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root)
+    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)) {}
+
+std::string NodeFs::Sys(std::string_view rel) const { return Join(sysfs_, rel); }
+std::string NodeFs::Proc(std::string_view rel) const { return Join(procfs_, rel); }
+
+Result<std::string> NodeFs::ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::FromErrno("open " + path, errno);
+  std::string buf;
+  Status st = PreadAll(fd, buf, /*stop_on_short_read=*/false);
+  ::close(fd);
+  if (!st.ok()) return Error{"read " + path + st.error().message.substr(4), st.error().errno_value};
+  return buf;
+}
+
+Result<std::vector<std::string>> NodeFs::ListDir(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return Error::FromErrno("opendir " + path, errno);
+  std::vector<std::string> names;
+  errno = 0;
+  while (dirent* e = ::readdir(dir)) {
+    std::string_view n = e->d_name;
+    if (n == "." || n == "..") continue;
+    names.emplace_back(n);
+  }
+  int err = errno;
+  ::closedir(dir);
+  if (err != 0) return Error::FromErrno("readdir " + path, err);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::string> NodeFs::ReadLink(const std::string& path) {
+  std::string buf(4096, '\0');
+  ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+  if (n < 0) return Error::FromErrno("readlink " + path, errno);
+  buf.resize(static_cast<std::size_t>(n));
+  return buf;
+}
+
+bool NodeFs::Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+bool NodeFs::IsDir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+HeldFiles::~HeldFiles() { Clear(); }
+
+Result<std::string_view> HeldFiles::Read(const std::string& path) {
+  auto it = fds_.find(path);
+  if (it == fds_.end()) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Error::FromErrno("open " + path, errno);
+    it = fds_.emplace(path, fd).first;
+  }
+  Status st = PreadAll(it->second, buf_, /*stop_on_short_read=*/true);
+  if (!st.ok()) {
+    ::close(it->second);
+    fds_.erase(it);
+    return Error{"read " + path + st.error().message.substr(4), st.error().errno_value};
+  }
+  return std::string_view(buf_);
+}
+
+void HeldFiles::ForgetPrefix(std::string_view prefix) {
+  for (auto it = fds_.begin(); it != fds_.end();) {
+    if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
+      ::close(it->second);
+      it = fds_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void HeldFiles::Clear() {
+  for (auto& [path, fd] : fds_) ::close(fd);
+  fds_.clear();
+}
+
+std::uint64_t RaiseOpenFileLimit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur;
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,74 @@
+// NodeFs: every read of the node's kernel state goes through here, relative to configurable roots
+// (--path.sysfs, --path.procfs), so every collector runs unchanged against a fixture tree.
+//
+// HeldFiles: attribute files kept open across scrapes and re-read with pread(fd, .., 0). sysfs
+// regenerates an attribute's content on every read at offset 0, so a held descriptor always sees the
+// current value; this costs ~1/10 of open+read+close. When the kernel object behind a descriptor
+// goes away the re-read fails (ENODEV/ENOENT), and the caller drops and rediscovers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+
+namespace rdmahd {
+
+class NodeFs {
+ public:
+  NodeFs(std::string sysfs_root, std::string procfs_root);
+
+  const std::string& sysfs_root() const { return sysfs_; }
+  const std::string& procfs_root() const { return procfs_; }
+
+  // Absolute paths under the roots. `rel` is relative to the root ("class/infiniband").
+  std::string Sys(std::string_view rel) const;
+  std::string Proc(std::string_view rel) const;
+
+  // Whole-file read (open/read/close). Content is returned as read (no trimming).
+  static Result<std::string> ReadFile(const std::string& path);
+  // Directory entries, sorted, without "." and "..". Symlinks are listed like any entry.
+  static Result<std::vector<std::string>> ListDir(const std::string& path);
+  // readlink(2); relative targets are returned as stored.
+  static Result<std::string> ReadLink(const std::string& path);
+  static bool Exists(const std::string& path);
+  static bool IsDir(const std::string& path);
+
+ private:
+  std::string sysfs_;
+  std::string procfs_;
+};
+
+// A set of attribute files held open for re-reading. Not thread-safe: one collector owns one
+// HeldFiles, and collections are serialized by the CollectionEngine.
+class HeldFiles {
+ public:
+  HeldFiles() = default;
+  ~HeldFiles();
+  HeldFiles(const HeldFiles&) = delete;
+  HeldFiles& operator=(const HeldFiles&) = delete;
+
+  // Current content of `path` (opened on first use, then pread at offset 0). The returned view is
+  // valid until the next call on this object. A failed read closes and forgets the descriptor, so a
+  // later call reopens it.
+  Result<std::string_view> Read(const std::string& path);
+
+  // Close every descriptor whose path starts with `prefix` (a device went away).
+  void ForgetPrefix(std::string_view prefix);
+  void Clear();
+  std::size_t size() const { return fds_.size(); }
+
+ private:
+  std::unordered_map<std::string, int> fds_;
+  std::string buf_;
+};
+
+// Raise RLIMIT_NOFILE's soft limit to the hard limit (held descriptors need more than 1024 on big
+// nodes). Returns the new soft limit.
+std::uint64_t RaiseOpenFileLimit();
+
+}  // namespace rdmahd

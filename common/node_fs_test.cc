@@ -1,0 +1,84 @@
+#include "common/node_fs.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+using testing::TempDir;
+
+TEST(NodeFsTest, PathsAreRootRelative) {
+  NodeFs fs("/fixture/sys/", "/fixture/proc");
+  EXPECT_EQ(fs.Sys("class/infiniband"), "/fixture/sys/class/infiniband");
+  EXPECT_EQ(fs.Proc("/meminfo"), "/fixture/proc/meminfo");
+}
+
+TEST(NodeFsTest, ListDirIsSortedAndErrorsNameThePath) {
+  TempDir dir;
+  dir.Write("b", "1");
+  dir.Write("a", "2");
+  dir.MkDir("c");
+  auto names = NodeFs::ListDir(dir.path());
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "c"}));
+
+  auto missing = NodeFs::ListDir(dir.path() + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find(dir.path() + "/nope"), std::string::npos);
+  EXPECT_EQ(missing.error().errno_value, ENOENT);
+}
+
+TEST(NodeFsTest, ReadFileReadsLargeFilesWhole) {
+  TempDir dir;
+  std::string big(20000, 'x');
+  dir.Write("big", big);
+  auto r = NodeFs::ReadFile(dir.path() + "/big");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->size(), big.size());
+}
+
+TEST(HeldFilesTest, RereadSeesNewContentThroughTheSameDescriptor) {
+  TempDir dir;
+  dir.Write("counter", "1\n");
+  HeldFiles held;
+  auto first = held.Read(dir.path() + "/counter");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first, "1\n");
+  // Rewrite in place (same inode), as the kernel regenerates a sysfs attribute.
+  {
+    FILE* f = std::fopen((dir.path() + "/counter").c_str(), "r+");
+    ASSERT_NE(f, nullptr);
+    std::fputs("2\n", f);
+    std::fclose(f);
+  }
+  auto second = held.Read(dir.path() + "/counter");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second, "2\n");
+  EXPECT_EQ(held.size(), 1u);
+}
+
+TEST(HeldFilesTest, FailedOpenIsReportedAndNotHeld) {
+  TempDir dir;
+  HeldFiles held;
+  auto r = held.Read(dir.path() + "/missing");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, ENOENT);
+  EXPECT_EQ(held.size(), 0u);
+}
+
+TEST(HeldFilesTest, ForgetPrefixClosesOnlyThatSubtree) {
+  TempDir dir;
+  dir.Write("dev0/a", "1");
+  dir.Write("dev1/a", "1");
+  HeldFiles held;
+  ASSERT_TRUE(held.Read(dir.path() + "/dev0/a").ok());
+  ASSERT_TRUE(held.Read(dir.path() + "/dev1/a").ok());
+  held.ForgetPrefix(dir.path() + "/dev0/");
+  EXPECT_EQ(held.size(), 1u);
+}
+
+}  // namespace
+}  // namespace rdmahd

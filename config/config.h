@@ -1,0 +1,81 @@
+// Config: the validated, immutable configuration. Built-in defaults make every field meaningful
+// without a file; a YAML file (see config/example.yaml and docs/configuration.md) overrides them.
+// A Config is shared read-only (std::shared_ptr<const Config>) and swapped whole on reload.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace rdmahd {
+
+// Which RDMA devices (by name, e.g. mlx5_0) the collectors look at. Patterns are ECMAScript regular
+// expressions matched against the whole name. Empty include = all; exclude wins over include.
+struct DeviceFilter {
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+
+  bool Matches(const std::string& device) const;
+};
+
+struct PortPolicy {
+  bool require_active = true;               // port state ACTIVE and phys_state LinkUp
+  std::optional<double> min_rate_gbps;      // unset: rate check reports "not configured"
+  bool require_roce_v2_gid = true;          // Ethernet ports must have a RoCE v2 GID
+};
+
+// Minimum firmware for devices matching hca_type and/or board_id (a rule with both set needs both
+// to match; the first matching rule wins).
+struct FirmwareRule {
+  std::string hca_type;   // e.g. MT4119; empty = any
+  std::string board_id;   // e.g. MT_0000000008; empty = any
+  std::string min_version;  // dotted numeric, e.g. 16.35.2000
+};
+
+enum class TrustMode { kPcp, kDscp };
+
+// The RoCE lossless-fabric policy. Unset priority => the fabric checks report "not configured"
+// (facts are still exported).
+struct RocePolicy {
+  std::optional<int> priority;           // 0..7, the priority RoCE traffic uses
+  std::optional<int> dscp;               // 0..63, the DSCP RoCE traffic is marked with
+  std::optional<TrustMode> trust;        // expected trust mode
+  bool require_ecn = true;               // ECN (DCQCN) enabled for NP and RP on the priority
+  std::optional<int> min_mtu;            // netdev MTU minimum, e.g. 4200 for 4096 RoCE MTU
+};
+
+struct Config {
+  // Where this config came from: a file path, or "<built-in defaults>".
+  std::string source = "<built-in defaults>";
+
+  // collector name -> enabled. Names absent here use the collector's default (enabled).
+  std::map<std::string, bool> collectors;
+
+  DeviceFilter devices;
+
+  // Concurrent scrapes within this window share one collection. Never above 250 ms.
+  std::chrono::milliseconds scrape_cache_window{200};
+
+  PortPolicy ports;
+  std::vector<FirmwareRule> firmware;
+  RocePolicy roce;
+
+  bool CollectorEnabled(const std::string& name) const;
+};
+
+// Parses and validates YAML text. `source_name` is used in error messages ("FILE:LINE:COL: ...").
+// `known_collectors` are the names accepted under `collectors:`. Errors name the file, line,
+// column and key; unknown keys are rejected with the closest valid key suggested.
+Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
+                           const std::vector<std::string>& known_collectors);
+
+// Reads and parses a file (an unreadable file is an Error naming the path and errno).
+Result<Config> LoadConfigFile(const std::string& path,
+                              const std::vector<std::string>& known_collectors);
+
+}  // namespace rdmahd
