@@ -46,8 +46,8 @@ Status PreadAll(int fd, std::string& buf, bool stop_on_short_read) {
 
 }  // namespace
 
-NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root)
-    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)) {}
+NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir)
+    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)), dcb_(std::move(dcb_dir)) {}
 
 std::string NodeFs::Sys(std::string_view rel) const { return Join(sysfs_, rel); }
 std::string NodeFs::Proc(std::string_view rel) const { return Join(procfs_, rel); }

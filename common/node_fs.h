@@ -20,10 +20,13 @@ namespace rdmahd {
 
 class NodeFs {
  public:
-  NodeFs(std::string sysfs_root, std::string procfs_root);
+  // `dcb_dir`: when non-empty, DCB state is read from captured `dcb -j` JSON files in this folder
+  // (--path.dcb) instead of netlink, so a captured node can be analysed elsewhere.
+  NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir = "");
 
   const std::string& sysfs_root() const { return sysfs_; }
   const std::string& procfs_root() const { return procfs_; }
+  const std::string& dcb_dir() const { return dcb_; }
 
   // Absolute paths under the roots. `rel` is relative to the root ("class/infiniband").
   std::string Sys(std::string_view rel) const;
@@ -41,6 +44,7 @@ class NodeFs {
  private:
   std::string sysfs_;
   std::string procfs_;
+  std::string dcb_;
 };
 
 // A set of attribute files held open for re-reading. Not thread-safe: one collector owns one

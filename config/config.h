@@ -47,6 +47,9 @@ struct RocePolicy {
   std::optional<TrustMode> trust;        // expected trust mode
   bool require_ecn = true;               // ECN (DCQCN) enabled for NP and RP on the priority
   std::optional<int> min_mtu;            // netdev MTU minimum, e.g. 4200 for 4096 RoCE MTU
+  // Driver statistics (ethtool -S names, ECMAScript regexes, whole-name match) exported besides
+  // the built-in pause/discard set. mlx5 has 750+; export only what you need.
+  std::vector<std::string> extra_ethtool_stats;
 };
 
 struct Config {
