@@ -7,8 +7,7 @@
 namespace rdmahd {
 namespace {
 
-void AddCommonFlags(CLI::App& app, Options& o, const std::vector<std::string>& collectors,
-                    std::map<std::string, int>& tri_state) {
+void AddCommonFlags(CLI::App& app, Options& o, const std::vector<std::string>& collectors) {
   app.add_option("--config.file", o.config_file,
                  "YAML configuration file (built-in defaults when not given)");
   app.add_option("--path.sysfs", o.sysfs, "sysfs mount point")->capture_default_str();
@@ -19,10 +18,12 @@ void AddCommonFlags(CLI::App& app, Options& o, const std::vector<std::string>& c
   app.add_option("--log.format", o.log_format,
                  "text, json, journal, or auto (journal under systemd, else text)")
       ->capture_default_str();
+  // Tri-state: a collector named by neither flag keeps what the config file says.
   for (const auto& name : collectors) {
-    tri_state[name] = -1;
-    app.add_flag("--collector." + name + "{1},--no-collector." + name + "{0}", tri_state[name],
-                 "enable or disable the " + name + " collector (overrides the config file)");
+    app.add_flag_callback("--collector." + name, [&o, name] { o.collector_flags[name] = true; },
+                          "enable the " + name + " collector (overrides the config file)");
+    app.add_flag_callback("--no-collector." + name, [&o, name] { o.collector_flags[name] = false; },
+                          "disable the " + name + " collector (overrides the config file)");
   }
 }
 
@@ -33,8 +34,7 @@ Options ParseOptions(int argc, const char* const* argv, const std::vector<std::s
   CLI::App app{"rdma-healthd: RDMA/RoCE node health daemon and checker", "rdma-healthd"};
   app.set_version_flag("--version", std::string("rdma-healthd ") + RDMAHD_VERSION);
   app.require_subcommand(0, 1);
-  std::map<std::string, int> tri_state;
-  AddCommonFlags(app, o, collectors, tri_state);
+  AddCommonFlags(app, o, collectors);
   app.add_option("--web.listen-address", o.listen_address,
                  "address to serve /metrics on: [HOST]:PORT")
       ->capture_default_str();
@@ -64,9 +64,6 @@ Options ParseOptions(int argc, const char* const* argv, const std::vector<std::s
     return o;
   }
 
-  for (const auto& [name, v] : tri_state) {
-    if (v >= 0) o.collector_flags[name] = v == 1;
-  }
   if (check->parsed()) {
     o.mode = Mode::kCheck;
   } else if (check_config->parsed() || !check_config_file.empty()) {

@@ -182,7 +182,7 @@ class ReloadTest(unittest.TestCase):
                 with open(cfg, "w") as f:
                     f.write("ports:\n  min_rate_gbps: [oops\n")
                 d.signal(signal.SIGHUP)
-                line = d.read_log_until("reload failed")
+                line = d.wait_for_log("reload failed")
                 self.assertIsNotNone(line, d.log_lines)
                 self.assertIn(cfg, line)
                 status, _, body = d.get("/metrics")
@@ -192,7 +192,7 @@ class ReloadTest(unittest.TestCase):
                 with open(cfg, "w") as f:
                     f.write("ports:\n  min_rate_gbps: 25\n")
                 d.signal(signal.SIGHUP)
-                self.assertIsNotNone(d.read_log_until("configuration reloaded"), d.log_lines)
+                self.assertIsNotNone(d.wait_for_log("configuration reloaded"), d.log_lines)
                 _, _, body = d.get("/metrics")
                 self.assertIn("rdma_healthd_config_last_reload_successful 1", body)
                 self.assertEqual(d.get("/-/healthy")[0], 200)

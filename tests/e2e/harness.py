@@ -4,7 +4,9 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
+import urllib.error
 import urllib.request
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -19,7 +21,8 @@ def binary():
 
 
 class Daemon:
-    """rdma-healthd on an ephemeral loopback port; the port is read from its 'listening' log line."""
+    """rdma-healthd on an ephemeral loopback port; the port is read from its 'listening' log line.
+    A thread drains stderr into log_lines so the daemon never blocks on a full pipe."""
 
     def __init__(self, *args, env=None):
         self.args = [binary(), "--web.listen-address=127.0.0.1:0", "--log.format=text", *args]
@@ -28,23 +31,27 @@ class Daemon:
         self.proc = None
         self.port = None
         self.log_lines = []
+        self._cv = threading.Condition()
+        self._reader = None
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            with self._cv:
+                self.log_lines.append(line.rstrip("\n"))
+                self._cv.notify_all()
+        with self._cv:
+            self._cv.notify_all()
 
     def __enter__(self):
         self.proc = subprocess.Popen(self.args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      text=True, env=self.env)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            self.log_lines.append(line.rstrip("\n"))
-            m = re.search(r'msg=listening .*\bport=(\d+)', line)
-            if m:
-                self.port = int(m.group(1))
-                break
-        if self.port is None:
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+        line = self.wait_for_log(r"msg=listening .*\bport=(\d+)", timeout=20, start=0)
+        if line is None:
             self.stop()
             raise RuntimeError("daemon did not start:\n" + "\n".join(self.log_lines))
+        self.port = int(re.search(r"\bport=(\d+)", line).group(1))
         return self
 
     def __exit__(self, *exc):
@@ -58,27 +65,27 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc and self.proc.stderr:
-            rest = self.proc.stderr.read()
-            self.log_lines.extend(l for l in rest.splitlines() if l)
+        if self._reader:
+            self._reader.join(timeout=5)
 
     def signal(self, sig):
+        self._mark = len(self.log_lines)
         self.proc.send_signal(sig)
 
-    def read_log_until(self, pattern, timeout=10):
-        """Reads log lines until one matches pattern; returns it (or None on timeout/exit)."""
-        import select
+    def wait_for_log(self, pattern, timeout=10, start=None):
+        """The first log line from `start` on (default: since the last signal) matching pattern."""
+        i = getattr(self, "_mark", 0) if start is None else start
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
-            if r:
-                line = self.proc.stderr.readline()
-                if not line:
+        with self._cv:
+            while True:
+                while i < len(self.log_lines):
+                    if re.search(pattern, self.log_lines[i]):
+                        return self.log_lines[i]
+                    i += 1
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._reader.is_alive()):
                     return None
-                self.log_lines.append(line.rstrip("\n"))
-                if re.search(pattern, line):
-                    return line
-        return None
+                self._cv.wait(min(left, 0.2))
 
     def get(self, path):
         """(status, content_type, body) of GET http://127.0.0.1:PORT/path."""
