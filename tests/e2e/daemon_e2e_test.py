@@ -198,5 +198,36 @@ class ReloadTest(unittest.TestCase):
                 self.assertEqual(d.get("/-/healthy")[0], 200)
 
 
+class SystemdNotifyTest(unittest.TestCase):
+    """The sd_notify protocol against a datagram socket standing in for systemd."""
+
+    def test_ready_reloading_watchdog_stopping(self):
+        import socket
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "notify")
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(path)
+            sock.settimeout(10)
+            messages = []
+
+            def until(needle):
+                while not any(needle in m for m in messages):
+                    messages.append(sock.recv(4096).decode())
+
+            d = Daemon(f"--path.sysfs={tmp}", env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+            try:
+                with d:
+                    until("READY=1")
+                    until("WATCHDOG=1")
+                    d.signal(signal.SIGHUP)
+                    until("RELOADING=1")
+                until("STOPPING=1")
+            finally:
+                sock.close()
+            joined = "\n".join(messages)
+            self.assertLess(joined.index("READY=1"), joined.index("RELOADING=1"))
+            self.assertLess(joined.index("RELOADING=1"), joined.index("STOPPING=1"))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
