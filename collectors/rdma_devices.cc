@@ -543,7 +543,10 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
   LazyFamily info(sink, "rdma_device_info",
                   "RDMA device identity from /sys/class/infiniband/<device>; value is always 1.", MetricType::Gauge);
   for (const RdmaDeviceFacts& d : facts->devices) {
-    auto label = [](const std::optional<std::string>& v) -> std::string_view { return v ? *v : ""; };
+    auto label = [](const std::optional<std::string>& v) -> std::string_view {
+      if (v) return *v;  // (not `v ? *v : ""`: that would view a temporary std::string)
+      return {};
+    };
     std::string node_type;
     if (d.node_type) {
       auto parsed = ParseSysfsEnum(*d.node_type);
