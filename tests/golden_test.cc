@@ -190,6 +190,26 @@ TEST(GoldenTest, DevicesExpositionMatchesGoldenFiles) {
   }
 }
 
+// docs/metrics.md's devices section lists exactly the families the collector exposes on the
+// fixtures (each row is exposed by some fixture, each exposed family has a row).
+TEST(GoldenTest, MetricsDocListsExactlyTheDevicesFamilies) {
+  std::set<std::string> exposed;
+  for (const Fixture& f : Fixtures()) {
+    for (const Sample& s : ParseExposition(Scrape(f))) {
+      if (s.name.rfind("rdma_healthd_", 0) != 0 && s.name != "rdma_check_status") exposed.insert(s.name);
+    }
+  }
+  std::set<std::string> documented;
+  std::istringstream doc(ReadAll(SourceDir() + "/docs/metrics.md"));
+  std::string line;
+  bool in_section = false;
+  while (std::getline(doc, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line.find("collector `devices`") != std::string::npos;
+    if (in_section && line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
+  }
+  EXPECT_EQ(documented, exposed);
+}
+
 // Every node_infiniband_* value node_exporter exports for its own fixture tree must agree with
 // ours: node_infiniband_X -> rdma_port_X (node_exporter's "port_" prefix dropped), and
 // node_infiniband_info -> rdma_device_info labels.
