@@ -132,7 +132,7 @@ class LazyFamily {
 
 struct CounterFile {
   std::string name;
-  std::string path;
+  HeldFile file;
 };
 
 struct GidSlot {  // what was last seen in one GID table slot
@@ -143,20 +143,21 @@ struct GidSlot {  // what was last seen in one GID table slot
 struct PortLayout {
   std::uint32_t port = 0;
   std::string dir;
-  std::string state_path, phys_state_path, rate_path, link_layer_path;  // empty: file absent
+  std::optional<HeldFile> state, phys_state, rate, link_layer;  // nullopt: file absent
   std::vector<CounterFile> counters, counters_ext, hw_counters;
   bool has_gid_table = false;
   std::string gids_dir, types_dir, ndevs_dir;  // with trailing '/'
   std::vector<GidSlot> gid_slots;              // one per table entry
+  std::vector<std::optional<HeldFile>> gid_files;  // held only for slots inside the window
   std::uint32_t gid_window = 0;                // slots read every collection: [0, gid_window)
   bool gid_table_scanned = false;
 };
 
 struct RdmaDevicesCollector::DeviceLayout {
   std::string name;
-  std::string dir, dir_prefix;  // prefix = dir + "/", for HeldFiles::ForgetPrefix
+  std::string dir, dir_prefix;  // prefix = dir + "/"
   ino_t inode = 0;
-  std::array<std::string, kDeviceAttrs.size()> attr_paths;  // empty: file absent
+  std::array<std::optional<HeldFile>, kDeviceAttrs.size()> attrs;  // nullopt: file absent
   std::optional<int> numa_node;
   std::optional<std::string> pci_address;
   std::vector<PortLayout> ports;
@@ -165,21 +166,14 @@ struct RdmaDevicesCollector::DeviceLayout {
 
 struct RdmaDevicesCollector::State {
   std::string sysfs_root;
-  HeldFiles held;
+  // Layouts own their held descriptors: dropping a layout closes them.
   std::unordered_map<std::string, DeviceLayout> layouts;
   std::uint64_t collections = 0;
+  std::string read_buf;  // content of the last held read
   std::string path_buf;  // reused for GID paths
 
-  void Forget(const std::string& name) {
-    auto it = layouts.find(name);
-    if (it == layouts.end()) return;
-    held.ForgetPrefix(it->second.dir_prefix);
-    layouts.erase(it);
-  }
-  void ForgetAll() {
-    held.Clear();
-    layouts.clear();
-  }
+  void Forget(const std::string& name) { layouts.erase(name); }
+  void ForgetAll() { layouts.clear(); }
 };
 
 namespace {
@@ -188,15 +182,15 @@ namespace {
 // `errors`; a read showing the device is gone stops the reader (`gone` is then set).
 class DeviceReader {
  public:
-  DeviceReader(HeldFiles& held, std::vector<std::string>& errors) : held_(held), errors_(errors) {}
+  DeviceReader(std::string& buf, std::vector<std::string>& errors) : buf_(buf), errors_(errors) {}
 
   bool gone() const { return gone_.has_value(); }
   const std::string& gone_message() const { return *gone_; }
 
   // Held read; nullopt when the value is unavailable (error recorded) or the device is gone.
-  std::optional<std::string_view> Read(const std::string& path) {
+  std::optional<std::string_view> Read(HeldFile& file) {
     if (gone()) return std::nullopt;
-    Result<std::string_view> r = held_.Read(path);
+    Result<std::string_view> r = file.Read(buf_);
     if (r.ok()) return *r;
     Fail(r.error());
     return std::nullopt;
@@ -214,14 +208,14 @@ class DeviceReader {
     errors_.push_back("parse " + path + ": unexpected value \"" + std::string(Trim(text)) + "\"");
   }
 
-  void ReadCounters(const std::vector<CounterFile>& files, CounterMap& out) {
-    for (const CounterFile& f : files) {
-      std::optional<std::string_view> text = Read(f.path);
+  void ReadCounters(std::vector<CounterFile>& files, CounterMap& out) {
+    for (CounterFile& f : files) {
+      std::optional<std::string_view> text = Read(f.file);
       if (!text) continue;
       if (IsNotAvailableValue(*text)) continue;  // "N/A (no PMA)": absent, not an error
       std::optional<std::uint64_t> v = ParseU64(*text);
       if (!v) {
-        Unparseable(f.path, *text);
+        Unparseable(f.file.path(), *text);
         continue;
       }
       out.emplace_hint(out.end(), f.name, *v);  // files are listed sorted
@@ -229,7 +223,7 @@ class DeviceReader {
   }
 
  private:
-  HeldFiles& held_;
+  std::string& buf_;
   std::vector<std::string>& errors_;
   std::optional<std::string> gone_;
 };
@@ -248,19 +242,20 @@ std::vector<CounterFile> DiscoverCounterFiles(const std::string& dir, std::vecto
     return files;
   }
   files.reserve(names->size());
-  for (std::string& n : *names) files.push_back({n, dir + "/" + n});
+  for (std::string& n : *names) files.push_back({n, HeldFile(dir + "/" + n)});
   return files;
 }
 
 void DiscoverPort(PortLayout& p, std::vector<std::string>& errors, bool& complete) {
-  auto attr = [&](std::string_view file) {
+  auto attr = [&](std::string_view file) -> std::optional<HeldFile> {
     std::string path = p.dir + "/" + std::string(file);
-    return NodeFs::Exists(path) ? path : std::string();
+    if (!NodeFs::Exists(path)) return std::nullopt;
+    return HeldFile(std::move(path));
   };
-  p.state_path = attr("state");
-  p.phys_state_path = attr("phys_state");
-  p.rate_path = attr("rate");
-  p.link_layer_path = attr("link_layer");
+  p.state = attr("state");
+  p.phys_state = attr("phys_state");
+  p.rate = attr("rate");
+  p.link_layer = attr("link_layer");
   p.counters = DiscoverCounterFiles(p.dir + "/counters", errors, complete);
   p.counters_ext = DiscoverCounterFiles(p.dir + "/counters_ext", errors, complete);
   p.hw_counters = DiscoverCounterFiles(p.dir + "/hw_counters", errors, complete);
@@ -282,6 +277,7 @@ void DiscoverPort(PortLayout& p, std::vector<std::string>& errors, bool& complet
   p.types_dir = p.dir + "/gid_attrs/types/";
   p.ndevs_dir = p.dir + "/gid_attrs/ndevs/";
   p.gid_slots.assign(size, GidSlot{});
+  p.gid_files.resize(size);
 }
 
 Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const std::string& class_dir,
@@ -297,7 +293,7 @@ Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const std::string& cla
 
   for (std::size_t i = 0; i < kDeviceAttrs.size(); ++i) {
     std::string path = d.dir_prefix + std::string(kDeviceAttrs[i].file);
-    if (NodeFs::Exists(path)) d.attr_paths[i] = std::move(path);
+    if (NodeFs::Exists(path)) d.attrs[i].emplace(std::move(path));
   }
   // The parent device (PCI function) and its NUMA node do not change while the device exists.
   if (auto link = NodeFs::ReadLink(d.dir_prefix + "device"); link.ok()) {
@@ -352,7 +348,9 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
     AppendIndex(path_buf, p.gids_dir, i);
     std::string text;
     if (i < window) {
-      std::optional<std::string_view> v = reader.Read(path_buf);
+      std::optional<HeldFile>& file = p.gid_files[i];
+      if (!file) file.emplace(path_buf);
+      std::optional<std::string_view> v = reader.Read(*file);
       if (reader.gone()) return;
       if (!v) continue;
       text.assign(Trim(*v));
@@ -411,7 +409,21 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
 RdmaDevicesCollector::RdmaDevicesCollector() : state_(std::make_unique<State>()) {}
 RdmaDevicesCollector::~RdmaDevicesCollector() = default;
 
-std::size_t RdmaDevicesCollector::held_descriptors() const { return state_->held.size(); }
+std::size_t RdmaDevicesCollector::held_descriptors() const {
+  std::size_t n = 0;
+  auto count = [&](const std::optional<HeldFile>& f) { n += f && f->is_open(); };
+  for (const auto& [name, d] : state_->layouts) {
+    for (const auto& f : d.attrs) count(f);
+    for (const PortLayout& p : d.ports) {
+      for (const auto* f : {&p.state, &p.phys_state, &p.rate, &p.link_layer}) count(*f);
+      for (const auto* files : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+        for (const CounterFile& c : *files) n += c.file.is_open();
+      }
+      for (const auto& f : p.gid_files) count(f);
+    }
+  }
+  return n;
+}
 
 Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
                                      CollectorOutcome& outcome) {
@@ -444,8 +456,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
   }
   for (auto it = st.layouts.begin(); it != st.layouts.end();) {
     if (!std::binary_search(wanted.begin(), wanted.end(), it->first)) {
-      st.held.ForgetPrefix(it->second.dir_prefix);
-      it = st.layouts.erase(it);
+      it = st.layouts.erase(it);  // closes its descriptors
     } else {
       ++it;
     }
@@ -475,39 +486,39 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         it = st.layouts.emplace(name, std::move(*layout)).first;
       }
       DeviceLayout& d = it->second;
-      DeviceReader reader(st.held, errors);
+      DeviceReader reader(st.read_buf, errors);
       dev.name = name;
       dev.numa_node = d.numa_node;
       dev.pci_address = d.pci_address;
       for (std::size_t i = 0; i < kDeviceAttrs.size() && !reader.gone(); ++i) {
-        if (d.attr_paths[i].empty()) continue;
-        if (auto v = reader.Read(d.attr_paths[i])) dev.*kDeviceAttrs[i].member = std::string(Trim(*v));
+        if (!d.attrs[i]) continue;
+        if (auto v = reader.Read(*d.attrs[i])) dev.*kDeviceAttrs[i].member = std::string(Trim(*v));
       }
       for (PortLayout& p : d.ports) {
         if (reader.gone()) break;
         RdmaPortFacts& port = dev.ports.emplace_back();
         port.device = name;
         port.port = p.port;
-        if (!p.state_path.empty()) {
-          if (auto v = reader.Read(p.state_path)) {
+        if (p.state) {
+          if (auto v = reader.Read(*p.state)) {
             port.state = ParseSysfsEnum(*v);
-            if (!port.state) reader.Unparseable(p.state_path, *v);
+            if (!port.state) reader.Unparseable(p.state->path(), *v);
           }
         }
-        if (!p.phys_state_path.empty()) {
-          if (auto v = reader.Read(p.phys_state_path)) {
+        if (p.phys_state) {
+          if (auto v = reader.Read(*p.phys_state)) {
             port.phys_state = ParseSysfsEnum(*v);
-            if (!port.phys_state) reader.Unparseable(p.phys_state_path, *v);
+            if (!port.phys_state) reader.Unparseable(p.phys_state->path(), *v);
           }
         }
-        if (!p.rate_path.empty()) {
-          if (auto v = reader.Read(p.rate_path)) {
+        if (p.rate) {
+          if (auto v = reader.Read(*p.rate)) {
             port.rate_bytes_per_second = ParseIbRateBytesPerSecond(*v);
-            if (!port.rate_bytes_per_second) reader.Unparseable(p.rate_path, *v);
+            if (!port.rate_bytes_per_second) reader.Unparseable(p.rate->path(), *v);
           }
         }
-        if (!p.link_layer_path.empty()) {
-          if (auto v = reader.Read(p.link_layer_path)) port.link_layer = std::string(Trim(*v));
+        if (p.link_layer) {
+          if (auto v = reader.Read(*p.link_layer)) port.link_layer = std::string(Trim(*v));
         }
         reader.ReadCounters(p.counters, port.counters);
         reader.ReadCounters(p.counters_ext, port.counters_ext);

@@ -4,12 +4,14 @@
 // Performance design (a fresh scrape must cost a fraction of node_exporter's):
 //  - /sys/class/infiniband is re-listed on every collection (one getdents).
 //  - Each device's layout (ports, which attribute and counter files exist, GID table size) is
-//    discovered once and cached. Attribute files are held open in a HeldFiles and re-read with
-//    pread at offset 0, so a steady-state scrape is one pread per attribute and no open/close.
-//  - A device is rediscovered when it is new, when it left the listing (its descriptors are
-//    closed), when its directory's inode changed (re-created under the same name), or when a read
-//    fails with ENODEV/ENOENT/ENXIO (the kernel object behind a held descriptor is gone, e.g.
-//    after `rdma link delete rxe0`); in that last case it is rediscovered and read again at once.
+//    discovered once and cached. Each attribute file is a HeldFile (common/node_fs.h) owned by the
+//    layout: opened once, re-read with pread at offset 0, so a steady-state scrape is one pread per
+//    attribute, no open/close and no path lookup. Dropping a layout closes its descriptors.
+//  - A device is rediscovered when it is new, when it left the listing (its layout and
+//    descriptors are dropped), when its directory's inode changed (re-created under the same
+//    name), or when a read fails with ENODEV/ENOENT/ENXIO (the kernel object behind a held
+//    descriptor is gone, e.g. after `rdma link delete rxe0`); in that last case it is
+//    rediscovered and read again at once.
 //  - GID tables have up to 255+ slots per port, nearly all zero. Each collection reads slots
 //    0..(highest non-zero + 1), at least 0..2: the kernel puts a new GID in the lowest free slot
 //    (the first slots are reserved for the default GIDs), so that window sees every addition and
