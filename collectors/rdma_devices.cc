@@ -402,6 +402,9 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
   p.gid_table_scanned = true;
   p.gid_window = highest ? *highest + 2 : 0;
   port.roce_v2_gid_count = roce_v2;
+  // Slots that left the window (GIDs removed) need no descriptor any more.
+  const std::uint32_t next_window = std::min(size, std::max(p.gid_window, kMinGidWindow));
+  for (std::uint32_t i = next_window; i < window; ++i) p.gid_files[i].reset();
 }
 
 }  // namespace

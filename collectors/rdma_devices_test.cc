@@ -320,9 +320,15 @@ TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTab
   EXPECT_EQ(r3.facts.devices[0].ports[0].roce_v2_gid_count, 2u);
 
   // Removed again: slot 3 reads zero at once.
+  const std::size_t held_with_four = c.held_descriptors();
   Overwrite(GidPath(dir, "rxe0", 3), "0000:0000:0000:0000:0000:0000:0000:0000\n");
   CollectRun r4 = Collect(c, dir.path());
   EXPECT_EQ(r4.facts.devices[0].ports[0].roce_v2_gid_count, 1u);
+  // The address goes entirely: the window shrinks back to slots 0..2 and slot 3 is closed.
+  Overwrite(GidPath(dir, "rxe0", 2), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  Collect(c, dir.path());
+  EXPECT_EQ(Collect(c, dir.path()).facts.devices[0].ports[0].gids.size(), 2u);
+  EXPECT_EQ(c.held_descriptors(), held_with_four - 1);
 
   // A GID far past the first free slot (not how the kernel allocates) is found by the periodic
   // full rescan, within kGidFullRescanInterval collections.
