@@ -637,7 +637,7 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
   render_named(kNamedCounters, &RdmaPortFacts::counters);
   render_named(kNamedExtCounters, &RdmaPortFacts::counters_ext);
 
-  LazyFamily other(sink, "rdma_port_counter_total",
+  LazyFamily other(sink, "rdma_port_counters_total",
                    "Raw value of a counters/ or counters_ext/ file without a metric of its own.", MetricType::Counter);
   for (const PortRef& r : ports) {
     for (const auto& [name, value] : r.facts->counters) {
@@ -651,7 +651,7 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
       }
     }
   }
-  LazyFamily hw(sink, "rdma_port_hw_counter_total",
+  LazyFamily hw(sink, "rdma_port_hw_counters_total",
                 "Raw value of a ports/P/hw_counters/ file (driver-defined names).", MetricType::Counter);
   for (const PortRef& r : ports) {
     for (const auto& [name, value] : r.facts->hw_counters) {

@@ -109,7 +109,7 @@ TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
   EXPECT_TRUE(Contains(r.text, "rdma_devices_found 2"));
   EXPECT_TRUE(Contains(r.text, "rdma_port_info{device=\"mlx5_1\",port=\"1\",link_layer=\"Ethernet\",netdev=\"ens2f0np0\"} 1"));
   EXPECT_TRUE(Contains(r.text, "rdma_port_data_received_bytes_total{device=\"mlx5_0\",port=\"1\"} 15000000000"));
-  EXPECT_TRUE(Contains(r.text, "rdma_port_hw_counter_total{device=\"mlx5_1\",port=\"1\",counter=\"out_of_buffer\"} 17"));
+  EXPECT_TRUE(Contains(r.text, "rdma_port_hw_counters_total{device=\"mlx5_1\",port=\"1\",counter=\"out_of_buffer\"} 17"));
 }
 
 // SOURCES.md §4 quirks, each read from the real capture in place.
