@@ -167,6 +167,11 @@ Result<DcbState> ParseDcbIeeeReply(std::span<const std::uint8_t> reply, std::uin
     int neg_errno = 0;
     if (body.size() < sizeof(neg_errno)) return Malformed("truncated NLMSG_ERROR");
     std::memcpy(&neg_errno, body.data(), sizeof(neg_errno));
+    // The kernel sends -errno (MAX_ERRNO is 4095); anything else is not a kernel answer (and
+    // negating INT_MIN would overflow).
+    if (neg_errno > 0 || neg_errno < -4095) {
+      return Malformed("NLMSG_ERROR code " + std::to_string(neg_errno) + " is not a -errno");
+    }
     const int err = -neg_errno;
     if (err == EOPNOTSUPP) {
       DcbState none;

@@ -265,6 +265,14 @@ TEST(DcbNetlinkParseTest, MalformedRepliesAreRejected) {
     std::memcpy(bad.data(), &len, sizeof(len));
     EXPECT_FALSE(ParseDcbIeeeReply(bad, kSeq).ok());
   }
+  // An NLMSG_ERROR whose code is not a -errno (found by the fuzzer: INT_MIN overflowed on negation).
+  for (int code : {INT32_MIN, 5, -5000}) {
+    auto bad = ErrorReply(0);
+    std::memcpy(bad.data() + NLMSG_HDRLEN, &code, sizeof(code));
+    auto st = ParseDcbIeeeReply(bad, kSeq);
+    ASSERT_FALSE(st.ok()) << code;
+    EXPECT_NE(st.error().message.find("not a -errno"), std::string::npos) << st.error().message;
+  }
   // A stale answer (another sequence number) and a non-DCB message type.
   EXPECT_FALSE(ParseDcbIeeeReply(good, kSeq + 1).ok());
   {
