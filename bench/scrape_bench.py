@@ -76,7 +76,10 @@ def main():
     ap.add_argument("--spacing", type=float, default=0.3, help="seconds between scrapes (> cache window)")
     a = ap.parse_args()
 
-    tree = tempfile.mkdtemp(prefix="rdmahd-bench-")
+    # sysfs lives in memory: put the tree on tmpfs so neither exporter pays disk-filesystem costs
+    # (page-cache lookups, atime updates) that a real /sys does not have.
+    tmpfs = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    tree = tempfile.mkdtemp(prefix="rdmahd-bench-", dir=tmpfs)
     try:
         out = subprocess.run([sys.executable, os.path.join(HERE, "gen_tree.py"), tree, "--devices", str(a.devices)],
                              check=True, capture_output=True, text=True).stdout.strip()

@@ -1,0 +1,61 @@
+// Per-phase CPU cost of one fresh scrape, in-process (no HTTP): collection per collector, checks,
+// rendering and serialisation, averaged over N scrapes of a sysfs tree (bench/gen_tree.py makes
+// one). Complements bench/scrape_bench.py, which measures whole processes against node_exporter.
+//   rdmahd_engine_bench SYSFS_ROOT [SCRAPES]
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "collectors/collection_engine.h"
+
+namespace {
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s SYSFS_ROOT [SCRAPES]\n", argv[0]);
+    return 2;
+  }
+  const int scrapes = argc > 2 ? std::atoi(argv[2]) : 50;
+  auto config = std::make_shared<rdmahd::Config>();
+  config->scrape_cache_window = std::chrono::milliseconds(0);
+  // An empty DCB capture folder: the bench measures the collectors, not this machine's netlink.
+  rdmahd::CollectionEngine engine(rdmahd::NodeFs(argv[1], "/nonexistent", "/nonexistent"));
+  (void)engine.Collect(config);  // discovery and descriptor opening are a one-time cost
+
+  std::map<std::string, double> collector_wall;
+  double collect = 0, render = 0, serialize = 0;
+  std::size_t bytes = 0, series = 0;
+  for (int i = 0; i < scrapes; ++i) {
+    double t0 = ThreadCpuSeconds();
+    auto report = engine.Collect(config);
+    double t1 = ThreadCpuSeconds();
+    rdmahd::MetricSink sink;
+    report->Render(engine.collectors(), sink);
+    double t2 = ThreadCpuSeconds();
+    std::string text = sink.Serialize();
+    double t3 = ThreadCpuSeconds();
+    collect += t1 - t0;
+    render += t2 - t1;
+    serialize += t3 - t2;
+    bytes = text.size();
+    series = sink.sample_count();
+    for (const auto& o : report->snapshot.outcomes) collector_wall[o.collector] += o.duration.count();
+  }
+  auto ms = [&](double s) { return s / scrapes * 1e3; };
+  std::printf("%zu series, %zu bytes per scrape, %d scrapes\n", series, bytes, scrapes);
+  std::printf("collect+checks %.3f ms CPU (collectors' wall time:", ms(collect));
+  for (const auto& [name, s] : collector_wall) std::printf(" %s %.3f", name.c_str(), ms(s));
+  std::printf(")\nrender %.3f ms, serialize %.3f ms, total %.3f ms CPU per scrape\n", ms(render),
+              ms(serialize), ms(collect + render + serialize));
+  return 0;
+}
