@@ -41,9 +41,10 @@ wait_rxe_active() {
 
 setup_single() {
   # One device whose QPs reach their own GID: rxe loops it back. The addresses are from
-  # TEST-NET-1 and exist only inside this VM.
+  # TEST-NET-1 and exist only inside this VM; fixed MACs keep rxe0's node GUID and link-local GID
+  # the same from run to run (the captured fixture only changes where the kernel's values do).
   ip link set lo up &&
-    ip link add veth0 type veth peer name veth1 &&
+    ip link add veth0 address 02:00:00:00:00:01 type veth peer name veth1 address 02:00:00:00:00:02 &&
     ip addr add 192.0.2.1/24 dev veth0 &&
     ip link set veth0 up && ip link set veth1 up &&
     rdma link add rxe0 type rxe netdev veth0 || return 1
