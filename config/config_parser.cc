@@ -1,0 +1,505 @@
+// ParseConfig / LoadConfigFile: YAML text -> validated Config.
+//
+// The schema is written as small tables (one per section) of key -> handler, walked by VisitMap, so
+// that unknown keys, duplicate keys, wrong node types and positions are handled in one place. Every
+// message starts with "SOURCE:LINE:COLUMN:" (1-based) so an editor can jump to it. yaml-cpp throws;
+// nothing here lets an exception out of ParseConfig (the edge catches them all).
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/node_fs.h"
+#include "common/parse.h"
+#include "config/config.h"
+
+namespace rdmahd {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Longer would serve stale data to a scrape that arrives just before the window closes.
+constexpr milliseconds kMaxScrapeCacheWindow{250};
+// Typo guards rather than physics: 1280 is the IPv6 minimum link MTU (nothing running RoCE at a
+// 1024-byte RoCE MTU has less); 9978 is the largest netdev max_mtu among supported NICs (mlx5).
+constexpr int kMinMtuLowest = 1280;
+constexpr int kMinMtuHighest = 9978;
+// 800 Gb/s is the fastest port in service (XDR, 800GbE); twice that catches Mb/s-for-Gb/s slips.
+constexpr double kMaxRateGbps = 1600;
+
+// A node, where it sits in the schema ("roce.priority", "firmware[1]", "" for the top level) and
+// the position to report for it (for a null value: its key, since yaml-cpp marks the next token).
+struct Located {
+  YAML::Node node;
+  std::string path;
+  YAML::Mark mark;
+};
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// What the user wrote, in words, for "got ..." in messages.
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar: return Quote(node.Scalar());
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    default: return "nothing";
+  }
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Optimal-string-alignment edit distance: Levenshtein where swapping two adjacent letters
+// ("prioirty") costs one edit, the most common typo.
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The valid key closest to `key`, if close enough to be a plausible typo (about one edit per three
+// letters, case ignored).
+std::optional<std::string> ClosestKey(std::string_view key, const std::vector<std::string>& valid) {
+  std::optional<std::string> best;
+  std::size_t best_distance = 0;
+  const std::string lower = ToLower(key);
+  for (const auto& candidate : valid) {
+    std::size_t distance = EditDistance(lower, ToLower(candidate));
+    std::size_t allowed = std::max<std::size_t>(1, candidate.size() / 3);
+    if (distance <= allowed && (!best || distance < best_distance)) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+bool IsDottedNumeric(std::string_view s) {
+  if (s.empty() || s.front() == '.' || s.back() == '.') return false;
+  char previous = '.';
+  for (char c : s) {
+    if (c == '.' && previous == '.') return false;
+    if (c != '.' && !std::isdigit(static_cast<unsigned char>(c))) return false;
+    previous = c;
+  }
+  return true;
+}
+
+// "SOURCE:LINE:COLUMN", 1-based; just SOURCE when yaml-cpp has no position.
+std::string Position(const std::string& source, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return source;
+  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+// True when every device `later` matches is matched by `earlier` too.
+bool Covers(const FirmwareRule& earlier, const FirmwareRule& later) {
+  return (earlier.hca_type.empty() || earlier.hca_type == later.hca_type) &&
+         (earlier.board_id.empty() || earlier.board_id == later.board_id);
+}
+
+class ConfigParser {
+ public:
+  ConfigParser(std::string source, const std::vector<std::string>& known_collectors)
+      : source_(std::move(source)), known_collectors_(known_collectors) {}
+
+  Status Parse(const YAML::Node& root, Config& config) const {
+    Located top{root, "", root.Mark()};
+    if (!root.IsMap()) {
+      return Fail(top.mark, "the top level must be a map of sections (collectors, devices, scrape, "
+                            "ports, firmware, roce), got " + Describe(root));
+    }
+    return VisitMap(top, {
+        {"collectors", [&](const Located& v) { return ParseCollectors(v, config.collectors); }},
+        {"devices", [&](const Located& v) { return ParseDevices(v, config.devices); }},
+        {"scrape", [&](const Located& v) { return ParseScrape(v, config); }},
+        {"ports", [&](const Located& v) { return ParsePorts(v, config.ports); }},
+        {"firmware", [&](const Located& v) { return ParseFirmware(v, config.firmware); }},
+        {"roce", [&](const Located& v) { return ParseRoce(v, config.roce); }},
+    });
+  }
+
+ private:
+  using Handler = std::function<Status(const Located&)>;
+  struct Field {
+    std::string key;
+    Handler handle;
+  };
+
+  // ---- sections -------------------------------------------------------------------------------
+
+  Status ParseCollectors(const Located& v, std::map<std::string, bool>& out) const {
+    std::vector<Field> fields;
+    for (const auto& name : known_collectors_) {
+      fields.push_back({name, [&out, name, this](const Located& f) {
+                          bool enabled = true;
+                          Status st = ReadBool(f, enabled);
+                          if (st.ok() && !f.node.IsNull()) out[name] = enabled;
+                          return st;
+                        }});
+    }
+    return VisitMap(v, fields, "collector");
+  }
+
+  Status ParseDevices(const Located& v, DeviceFilter& out) const {
+    return VisitMap(v, {
+        {"include", [&](const Located& f) { return ReadRegexList(f, out.include); }},
+        {"exclude", [&](const Located& f) { return ReadRegexList(f, out.exclude); }},
+    });
+  }
+
+  Status ParseScrape(const Located& v, Config& out) const {
+    return VisitMap(v, {
+        {"cache_window",
+         [&](const Located& f) { return ReadDuration(f, kMaxScrapeCacheWindow, out.scrape_cache_window); }},
+    });
+  }
+
+  Status ParsePorts(const Located& v, PortPolicy& out) const {
+    return VisitMap(v, {
+        {"require_active", [&](const Located& f) { return ReadBool(f, out.require_active); }},
+        {"min_rate_gbps", [&](const Located& f) { return ReadRateGbps(f, out.min_rate_gbps); }},
+        {"require_roce_v2_gid", [&](const Located& f) { return ReadBool(f, out.require_roce_v2_gid); }},
+    });
+  }
+
+  Status ParseFirmware(const Located& v, std::vector<FirmwareRule>& out) const {
+    std::vector<YAML::Mark> rule_marks;
+    return VisitList(v, "a list of rules (- hca_type: ..., min_version: ...)", [&](const Located& item) {
+      FirmwareRule rule;
+      bool has_min_version = false;
+      if (!item.node.IsMap()) {
+        return FailAt(item, "must be a rule (hca_type, board_id, min_version), got " + Describe(item.node));
+      }
+      Status st = VisitMap(item, {
+          {"hca_type", [&](const Located& f) { return ReadString(f, rule.hca_type); }},
+          {"board_id", [&](const Located& f) { return ReadString(f, rule.board_id); }},
+          {"min_version",
+           [&](const Located& f) {
+             has_min_version = !f.node.IsNull();
+             return ReadVersion(f, rule.min_version);
+           }},
+      });
+      if (!st.ok()) return st;
+      if (rule.hca_type.empty() && rule.board_id.empty()) {
+        return FailAt(item, "a rule needs hca_type, board_id or both (a rule matching every device "
+                            "is almost always a mistake)");
+      }
+      if (!has_min_version) return FailAt(item, "a rule needs min_version");
+      // The first matching rule wins, so a rule an earlier one covers (same or wider selectors)
+      // could never apply: almost certainly the two were written in the wrong order.
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        if (Covers(out[i], rule)) {
+          return FailAt(item, "can never apply: firmware[" + std::to_string(i) + "] (line " +
+                                  std::to_string(rule_marks[i].line + 1) +
+                                  ") matches every device it matches and the first matching rule "
+                                  "wins (put the more specific rule first)");
+        }
+      }
+      out.push_back(std::move(rule));
+      rule_marks.push_back(item.mark);
+      return Status::Ok();
+    });
+  }
+
+  Status ParseRoce(const Located& v, RocePolicy& out) const {
+    return VisitMap(v, {
+        {"priority", [&](const Located& f) { return ReadInt(f, 0, 7, out.priority); }},
+        {"dscp", [&](const Located& f) { return ReadDscp(f, out.dscp); }},
+        {"trust", [&](const Located& f) { return ReadTrust(f, out.trust); }},
+        {"require_ecn", [&](const Located& f) { return ReadBool(f, out.require_ecn); }},
+        {"min_mtu", [&](const Located& f) { return ReadInt(f, kMinMtuLowest, kMinMtuHighest, out.min_mtu); }},
+        {"extra_ethtool_stats", [&](const Located& f) { return ReadRegexList(f, out.extra_ethtool_stats); }},
+    });
+  }
+
+  // ---- structure ------------------------------------------------------------------------------
+
+  // Visits every key of a map node in file order: rejects non-scalar, unknown (with the closest
+  // valid key) and repeated keys, and hands each value to its handler. A null node (a section
+  // with everything commented out) is an empty map.
+  Status VisitMap(const Located& v, const std::vector<Field>& fields, std::string_view noun = "key") const {
+    if (v.node.IsNull()) return Status::Ok();
+    if (!v.node.IsMap()) return FailAt(v, "must be a map of keys, got " + Describe(v.node));
+    const std::string where = v.path.empty() ? "at the top level" : "in " + v.path;
+    std::vector<std::pair<std::string, YAML::Mark>> seen;
+    for (auto it = v.node.begin(); it != v.node.end(); ++it) {
+      const YAML::Node key = it->first;  // a handle copy: it-> yields a temporary proxy
+      if (!key.IsScalar()) {
+        return Fail(key.Mark(), "keys must be plain names, got " + Describe(key) + " " + where);
+      }
+      const std::string& name = key.Scalar();
+      auto field = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.key == name; });
+      if (field == fields.end()) return Fail(key.Mark(), UnknownKeyMessage(name, where, fields, noun));
+      auto earlier = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == name; });
+      if (earlier != seen.end()) {
+        return Fail(key.Mark(), "duplicate " + std::string(noun) + " " + Quote(name) + " " + where +
+                                    " (first set at line " + std::to_string(earlier->second.line + 1) + ")");
+      }
+      seen.emplace_back(name, key.Mark());
+      const YAML::Node value = it->second;
+      Located child{value, v.path.empty() ? name : v.path + "." + name,
+                    value.IsNull() ? key.Mark() : value.Mark()};
+      if (Status st = field->handle(child); !st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  std::string UnknownKeyMessage(const std::string& name, const std::string& where,
+                                const std::vector<Field>& fields, std::string_view noun) const {
+    std::vector<std::string> valid;
+    for (const auto& f : fields) valid.push_back(f.key);
+    std::string message = "unknown " + std::string(noun) + " " + Quote(name) + " " + where;
+    if (auto suggestion = ClosestKey(name, valid)) {
+      return message + " (did you mean " + Quote(*suggestion) + "?)";
+    }
+    if (valid.empty()) return message + " (none are known)";
+    return message + " (expected one of: " + Join(valid) + ")";
+  }
+
+  // Visits every item of a list node. Null is an empty list.
+  Status VisitList(const Located& v, std::string_view expected, const Handler& handle) const {
+    if (v.node.IsNull()) return Status::Ok();
+    if (!v.node.IsSequence()) {
+      return FailAt(v, "must be " + std::string(expected) + ", got " + Describe(v.node));
+    }
+    for (std::size_t i = 0; i < v.node.size(); ++i) {
+      const YAML::Node item = v.node[i];
+      Located child{item, v.path + "[" + std::to_string(i) + "]", item.IsNull() ? v.mark : item.Mark()};
+      if (Status st = handle(child); !st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  // ---- leaves ---------------------------------------------------------------------------------
+  // A null value ("key:" with nothing after it) leaves the built-in default in place.
+
+  // True/false only: YAML 1.1's yes/no/on/off are ambiguous between parsers and never needed here.
+  Status ReadBool(const Located& v, bool& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::string text = v.node.IsScalar() ? ToLower(v.node.Scalar()) : "";
+    if (text == "true") {
+      out = true;
+    } else if (text == "false") {
+      out = false;
+    } else {
+      return FailAt(v, "must be true or false, got " + Describe(v.node));
+    }
+    return Status::Ok();
+  }
+
+  Status ReadInt(const Located& v, int lo, int hi, std::optional<int>& out,
+                 std::string_view hint = "") const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<std::int64_t> n = v.node.IsScalar() ? ParseI64(v.node.Scalar()) : std::nullopt;
+    if (!n || *n < lo || *n > hi) {
+      return FailAt(v, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                           ", got " + Describe(v.node) + std::string(hint));
+    }
+    out = static_cast<int>(*n);
+    return Status::Ok();
+  }
+
+  // A TOS byte (DSCP << 2, what `tc`/`cma_roce_tos` take) is the usual slip.
+  Status ReadDscp(const Located& v, std::optional<int>& out) const {
+    std::string hint;
+    if (v.node.IsScalar()) {
+      if (auto n = ParseI64(v.node.Scalar()); n && *n > 63 && *n <= 255 && *n % 4 == 0) {
+        hint = " (that looks like a TOS byte; the DSCP is TOS / 4 = " + std::to_string(*n / 4) + ")";
+      }
+    }
+    return ReadInt(v, 0, 63, out, hint);
+  }
+
+  Status ReadRateGbps(const Located& v, std::optional<double>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<double> rate = v.node.IsScalar() ? ParseDouble(v.node.Scalar()) : std::nullopt;
+    if (!rate || !std::isfinite(*rate) || *rate <= 0 || *rate > kMaxRateGbps) {
+      return FailAt(v, "must be a rate in Gb/s, greater than 0 and at most " +
+                           std::to_string(static_cast<int>(kMaxRateGbps)) + ", got " + Describe(v.node));
+    }
+    out = *rate;
+    return Status::Ok();
+  }
+
+  Status ReadTrust(const Located& v, std::optional<TrustMode>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::string text = v.node.IsScalar() ? v.node.Scalar() : "";
+    if (text == "dscp") {
+      out = TrustMode::kDscp;
+    } else if (text == "pcp") {
+      out = TrustMode::kPcp;
+    } else {
+      std::string message = "must be \"dscp\" or \"pcp\", got " + Describe(v.node);
+      if (auto suggestion = ClosestKey(text, {"dscp", "pcp"}); suggestion && !text.empty()) {
+        message += " (did you mean " + Quote(*suggestion) + "?)";
+      }
+      return FailAt(v, message);
+    }
+    return Status::Ok();
+  }
+
+  // "250ms", "0.2s", or a bare integer number of milliseconds; whole milliseconds from 0 to `max`.
+  Status ReadDuration(const Located& v, milliseconds max, milliseconds& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    const std::string bounds = "must be a duration from 0ms to " + std::to_string(max.count()) +
+                               "ms (\"200ms\", \"0.2s\" or an integer number of milliseconds), got " +
+                               Describe(v.node);
+    if (!v.node.IsScalar()) return FailAt(v, bounds);
+    std::string_view text = Trim(v.node.Scalar());
+    std::optional<double> value;
+    if (auto integer = ParseU64(text)) {
+      value = static_cast<double>(*integer);
+    } else if (text.ends_with("ms")) {
+      value = ParseDouble(text.substr(0, text.size() - 2));
+    } else if (text.ends_with("s")) {
+      value = ParseDouble(text.substr(0, text.size() - 1));
+      if (value) *value *= 1000;
+    }
+    if (!value || !std::isfinite(*value) || *value < 0 || *value > static_cast<double>(max.count())) {
+      return FailAt(v, bounds);
+    }
+    double whole = std::round(*value);
+    if (std::fabs(*value - whole) > 1e-6) {
+      return FailAt(v, "must be a whole number of milliseconds, got " + Describe(v.node));
+    }
+    out = milliseconds(static_cast<std::int64_t>(whole));
+    return Status::Ok();
+  }
+
+  Status ReadString(const Located& v, std::string& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    if (!v.node.IsScalar() || v.node.Scalar().empty()) {
+      return FailAt(v, "must be a non-empty string, got " + Describe(v.node));
+    }
+    out = v.node.Scalar();
+    return Status::Ok();
+  }
+
+  Status ReadVersion(const Located& v, std::string& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    if (!v.node.IsScalar() || !IsDottedNumeric(v.node.Scalar())) {
+      return FailAt(v, "must be a dotted numeric version such as 16.35.2000, got " + Describe(v.node));
+    }
+    out = v.node.Scalar();
+    return Status::Ok();
+  }
+
+  // ECMAScript regular expressions, compiled here so that a bad one fails the load (and reload),
+  // not a scrape.
+  Status ReadRegexList(const Located& v, std::vector<std::string>& out) const {
+    if (v.node.IsScalar()) {
+      return FailAt(v, "must be a list of regular expressions, got " + Describe(v.node) + " (write [" +
+                           Quote(v.node.Scalar()) + "] for a list of one)");
+    }
+    std::vector<std::string> patterns;
+    Status st = VisitList(v, "a list of regular expressions", [&](const Located& item) {
+      if (!item.node.IsScalar() || item.node.Scalar().empty()) {
+        return FailAt(item, "must be a non-empty regular expression, got " + Describe(item.node));
+      }
+      const std::string& pattern = item.node.Scalar();
+      try {
+        std::regex compiled(pattern, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return FailAt(item, "invalid regular expression " + Quote(pattern) + ": " + e.what());
+      }
+      patterns.push_back(pattern);
+      return Status::Ok();
+    });
+    if (st.ok() && !v.node.IsNull()) out = std::move(patterns);
+    return st;
+  }
+
+  // ---- messages -------------------------------------------------------------------------------
+
+  Status Fail(const YAML::Mark& mark, const std::string& message) const {
+    return Error{Position(source_, mark) + ": " + message};
+  }
+  Status FailAt(const Located& v, const std::string& message) const {
+    return Fail(v.mark, v.path.empty() ? message : v.path + ": " + message);
+  }
+
+  std::string source_;
+  const std::vector<std::string>& known_collectors_;
+};
+
+}  // namespace
+
+Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
+                           const std::vector<std::string>& known_collectors) {
+  const std::string source = source_name.empty() ? "<config>" : source_name;
+  try {
+    std::vector<YAML::Node> documents;
+    try {
+      documents = YAML::LoadAll(yaml_text);
+    } catch (const YAML::ParserException& e) {
+      return Error{Position(source, e.mark) + ": invalid YAML: " + e.msg};
+    }
+    if (documents.size() > 1) {
+      return Error{Position(source, documents[1].Mark()) +
+                   ": a second YAML document; a config file holds exactly one"};
+    }
+    Config config;
+    config.source = source;
+    // Empty text or only comments: no document, or a null one. Built-in defaults.
+    if (documents.empty() || documents[0].IsNull()) return config;
+    Status st = ConfigParser(source, known_collectors).Parse(documents[0], config);
+    if (!st.ok()) return st.error();
+    return config;
+  } catch (const YAML::Exception& e) {
+    return Error{Position(source, e.mark) + ": " + e.msg};
+  } catch (const std::exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+}
+
+Result<Config> LoadConfigFile(const std::string& path, const std::vector<std::string>& known_collectors) {
+  Result<std::string> text = NodeFs::ReadFile(path);
+  if (!text.ok()) {
+    return Error{"config file " + text.error().message, text.error().errno_value};
+  }
+  return ParseConfig(*text, path, known_collectors);
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,384 @@
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "collectors/collector.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using std::chrono::milliseconds;
+
+const std::vector<std::string> kCollectors = {"devices", "ports", "roce_qos", "host"};
+
+Result<Config> Parse(const std::string& yaml) { return ParseConfig(yaml, "t.yaml", kCollectors); }
+
+// The error message of a parse that must fail ("" and a test failure when it succeeded).
+std::string ErrorOf(const std::string& yaml) {
+  Result<Config> r = Parse(yaml);
+  EXPECT_FALSE(r.ok()) << "parsed, but should have failed:\n" << yaml;
+  return r.ok() ? "" : r.error().message;
+}
+
+void ExpectDefaults(const Config& c) {
+  const Config d;
+  EXPECT_TRUE(c.collectors.empty());
+  EXPECT_EQ(c.devices.include, d.devices.include);
+  EXPECT_EQ(c.devices.exclude, d.devices.exclude);
+  EXPECT_EQ(c.scrape_cache_window, milliseconds(200));
+  EXPECT_EQ(c.ports.require_active, d.ports.require_active);
+  EXPECT_EQ(c.ports.min_rate_gbps, d.ports.min_rate_gbps);
+  EXPECT_EQ(c.ports.require_roce_v2_gid, d.ports.require_roce_v2_gid);
+  EXPECT_TRUE(c.firmware.empty());
+  EXPECT_EQ(c.roce.priority, d.roce.priority);
+  EXPECT_EQ(c.roce.dscp, d.roce.dscp);
+  EXPECT_EQ(c.roce.trust, d.roce.trust);
+  EXPECT_EQ(c.roce.require_ecn, d.roce.require_ecn);
+  EXPECT_EQ(c.roce.min_mtu, d.roce.min_mtu);
+  EXPECT_EQ(c.roce.extra_ethtool_stats, d.roce.extra_ethtool_stats);
+}
+
+TEST(ConfigParseTest, EmptyTextAndCommentsOnlyGiveDefaults) {
+  for (const char* text : {"", "\n\n", "# nothing configured yet\n  # indented comment\n", "---\n",
+                           "roce:\nports:\n  # require_active: false\n"}) {
+    Result<Config> r = Parse(text);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ExpectDefaults(*r);
+    EXPECT_EQ(r->source, "t.yaml");
+  }
+}
+
+TEST(ConfigParseTest, NullValueKeepsTheDefault) {
+  Result<Config> r = Parse("ports:\n  require_active:\nroce:\n  priority: ~\n  require_ecn: null\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectDefaults(*r);
+}
+
+TEST(ConfigParseTest, FullConfigParsesIntoExactValues) {
+  Result<Config> r = Parse(R"(
+collectors:
+  devices: true
+  roce_qos: false
+devices:
+  include: ["mlx5_.*", "bnxt_re[0-9]+"]
+  exclude: [mlx5_bond_0]
+scrape:
+  cache_window: 150ms
+ports:
+  require_active: false
+  min_rate_gbps: 200
+  require_roce_v2_gid: false
+firmware:
+  - hca_type: MT4119
+    min_version: 16.35.2000
+  - board_id: MT_0000000008
+    hca_type: MT4125
+    min_version: 22.39.1002
+  - board_id: BCM957508
+    min_version: 216.0.220.0
+roce:
+  priority: 3
+  dscp: 26
+  trust: dscp
+  require_ecn: false
+  min_mtu: 4200
+  extra_ethtool_stats: ["rx_vport_rdma_.*", "rx_prio3_.*"]
+)");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Config& c = *r;
+  EXPECT_EQ(c.collectors, (std::map<std::string, bool>{{"devices", true}, {"roce_qos", false}}));
+  EXPECT_FALSE(c.CollectorEnabled("roce_qos"));
+  EXPECT_TRUE(c.CollectorEnabled("host"));
+  EXPECT_EQ(c.devices.include, (std::vector<std::string>{"mlx5_.*", "bnxt_re[0-9]+"}));
+  EXPECT_EQ(c.devices.exclude, (std::vector<std::string>{"mlx5_bond_0"}));
+  EXPECT_TRUE(c.devices.Matches("mlx5_3"));
+  EXPECT_FALSE(c.devices.Matches("mlx5_bond_0"));
+  EXPECT_EQ(c.scrape_cache_window, milliseconds(150));
+  EXPECT_FALSE(c.ports.require_active);
+  EXPECT_EQ(c.ports.min_rate_gbps, 200.0);
+  EXPECT_FALSE(c.ports.require_roce_v2_gid);
+  ASSERT_EQ(c.firmware.size(), 3u);
+  EXPECT_EQ(c.firmware[0].hca_type, "MT4119");
+  EXPECT_EQ(c.firmware[0].board_id, "");
+  EXPECT_EQ(c.firmware[0].min_version, "16.35.2000");
+  EXPECT_EQ(c.firmware[1].hca_type, "MT4125");
+  EXPECT_EQ(c.firmware[1].board_id, "MT_0000000008");
+  EXPECT_EQ(c.firmware[1].min_version, "22.39.1002");
+  EXPECT_EQ(c.firmware[2].hca_type, "");
+  EXPECT_EQ(c.firmware[2].board_id, "BCM957508");
+  EXPECT_EQ(c.firmware[2].min_version, "216.0.220.0");
+  EXPECT_EQ(c.roce.priority, 3);
+  EXPECT_EQ(c.roce.dscp, 26);
+  EXPECT_EQ(c.roce.trust, TrustMode::kDscp);
+  EXPECT_FALSE(c.roce.require_ecn);
+  EXPECT_EQ(c.roce.min_mtu, 4200);
+  EXPECT_EQ(c.roce.extra_ethtool_stats, (std::vector<std::string>{"rx_vport_rdma_.*", "rx_prio3_.*"}));
+}
+
+TEST(ConfigParseTest, BoolsAcceptTrueAndFalseInAnyCase) {
+  Result<Config> r = Parse("ports:\n  require_active: False\n  require_roce_v2_gid: TRUE\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->ports.require_active);
+  EXPECT_TRUE(r->ports.require_roce_v2_gid);
+  Result<Config> pcp = Parse("roce:\n  trust: pcp\n");
+  ASSERT_TRUE(pcp.ok()) << pcp.error().message;
+  EXPECT_EQ(pcp->roce.trust, TrustMode::kPcp);
+}
+
+TEST(ConfigParseTest, TopLevelMustBeAMap) {
+  EXPECT_THAT(ErrorOf("- roce\n- ports\n"),
+              StartsWith("t.yaml:1:1: the top level must be a map of sections"));
+  EXPECT_THAT(ErrorOf("just some words\n"), StartsWith("t.yaml:1:1: the top level must be a map"));
+}
+
+TEST(ConfigParseTest, OutOfRangeValueNamesFileLineColumnAndKeyPath) {
+  EXPECT_EQ(ErrorOf("scrape:\n  cache_window: 100ms\nroce:\n  trust: dscp\n  priority: 9\n"),
+            "t.yaml:5:13: roce.priority: must be an integer from 0 to 7, got \"9\"");
+  EXPECT_EQ(ErrorOf("roce: {min_mtu: 42000}\n"),
+            "t.yaml:1:17: roce.min_mtu: must be an integer from 1280 to 9978, got \"42000\"");
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3.5\n"),
+            "t.yaml:2:13: roce.priority: must be an integer from 0 to 7, got \"3.5\"");
+  EXPECT_EQ(ErrorOf("ports:\n  min_rate_gbps: 0\n"),
+            "t.yaml:2:18: ports.min_rate_gbps: must be a rate in Gb/s, greater than 0 and at most "
+            "1600, got \"0\"");
+  EXPECT_THAT(ErrorOf("ports:\n  min_rate_gbps: 100000\n"), StartsWith("t.yaml:2:18: ports.min_rate_gbps:"));
+  EXPECT_THAT(ErrorOf("ports:\n  min_rate_gbps: .nan\n"), StartsWith("t.yaml:2:18: ports.min_rate_gbps:"));
+}
+
+TEST(ConfigParseTest, DscpWrittenAsTosByteGetsAHint) {
+  EXPECT_EQ(ErrorOf("roce:\n  dscp: 104\n"),
+            "t.yaml:2:9: roce.dscp: must be an integer from 0 to 63, got \"104\" (that looks like a "
+            "TOS byte; the DSCP is TOS / 4 = 26)");
+  EXPECT_EQ(ErrorOf("roce:\n  dscp: 65\n"),
+            "t.yaml:2:9: roce.dscp: must be an integer from 0 to 63, got \"65\"");
+}
+
+TEST(ConfigParseTest, UnknownKeySuggestsTheClosestValidKey) {
+  EXPECT_EQ(ErrorOf("roce:\n  dscp: 26\n  prioirty: 3\n"),
+            "t.yaml:3:3: unknown key \"prioirty\" in roce (did you mean \"priority\"?)");
+  EXPECT_EQ(ErrorOf("rcoe:\n  priority: 3\n"),
+            "t.yaml:1:1: unknown key \"rcoe\" at the top level (did you mean \"roce\"?)");
+  EXPECT_EQ(ErrorOf("scrape:\n  cache_windw: 100ms\n"),
+            "t.yaml:2:3: unknown key \"cache_windw\" in scrape (did you mean \"cache_window\"?)");
+  EXPECT_EQ(ErrorOf("ports:\n  Require_Active: true\n"),
+            "t.yaml:2:3: unknown key \"Require_Active\" in ports (did you mean \"require_active\"?)");
+  EXPECT_EQ(ErrorOf("firmware:\n  - hca_type: MT4119\n    min_verison: 16.35.2000\n"),
+            "t.yaml:3:5: unknown key \"min_verison\" in firmware[0] (did you mean \"min_version\"?)");
+}
+
+TEST(ConfigParseTest, UnknownKeyFarFromAnyValidKeyListsTheValidOnes) {
+  EXPECT_EQ(ErrorOf("roce:\n  pfc: [3]\n"),
+            "t.yaml:2:3: unknown key \"pfc\" in roce (expected one of: priority, dscp, trust, "
+            "require_ecn, min_mtu, extra_ethtool_stats)");
+}
+
+TEST(ConfigParseTest, CollectorNamesMustBeKnown) {
+  EXPECT_EQ(ErrorOf("collectors:\n  devices: true\n  roce_qso: false\n"),
+            "t.yaml:3:3: unknown collector \"roce_qso\" in collectors (did you mean \"roce_qos\"?)");
+  Result<Config> none = ParseConfig("collectors:\n  devices: true\n", "t.yaml", {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message, "t.yaml:2:3: unknown collector \"devices\" in collectors (none are known)");
+}
+
+TEST(ConfigParseTest, WrongNodeTypesAreClearErrors) {
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: yes please\n"),
+            "t.yaml:2:19: ports.require_active: must be true or false, got \"yes please\"");
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: yes\n"),
+            "t.yaml:2:19: ports.require_active: must be true or false, got \"yes\"");
+  EXPECT_EQ(ErrorOf("devices:\n  include: {mlx5: true}\n"),
+            "t.yaml:2:12: devices.include: must be a list of regular expressions, got a map");
+  EXPECT_EQ(ErrorOf("devices:\n  include: mlx5_.*\n"),
+            "t.yaml:2:12: devices.include: must be a list of regular expressions, got \"mlx5_.*\" "
+            "(write [\"mlx5_.*\"] for a list of one)");
+  EXPECT_EQ(ErrorOf("roce:\n  - priority: 3\n"), "t.yaml:2:3: roce: must be a map of keys, got a list");
+  EXPECT_EQ(ErrorOf("roce:\n  priority: [3]\n"),
+            "t.yaml:2:13: roce.priority: must be an integer from 0 to 7, got a list");
+  EXPECT_EQ(ErrorOf("firmware:\n  hca_type: MT4119\n"),
+            "t.yaml:2:3: firmware: must be a list of rules (- hca_type: ..., min_version: ...), got a map");
+  EXPECT_EQ(ErrorOf("collectors:\n  host: off\n"),
+            "t.yaml:2:9: collectors.host: must be true or false, got \"off\"");
+  EXPECT_EQ(ErrorOf("roce:\n  trust: dcsp\n"),
+            "t.yaml:2:10: roce.trust: must be \"dscp\" or \"pcp\", got \"dcsp\" (did you mean \"dscp\"?)");
+  EXPECT_EQ(ErrorOf("devices:\n  include: [\"mlx5_.*\", [x]]\n"),
+            "t.yaml:2:24: devices.include[1]: must be a non-empty regular expression, got a list");
+  EXPECT_EQ(ErrorOf("? [a, b]\n: 1\n"), "t.yaml:1:3: keys must be plain names, got a list at the top level");
+}
+
+TEST(ConfigParseTest, MalformedYamlIsReportedWithPosition) {
+  EXPECT_EQ(ErrorOf("devices:\n  include: [\"mlx5_.*\"\nroce:\n  priority: 3\n"),
+            "t.yaml:3:1: invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(ErrorOf("roce: priority: 3\n"), "t.yaml:1:15: invalid YAML: illegal map value");
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3\n dscp: 26\n"), "t.yaml:3:2: invalid YAML: end of map not found");
+}
+
+TEST(ConfigParseTest, DuplicateKeysNameBothLines) {
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3\n  dscp: 26\n  priority: 4\n"),
+            "t.yaml:4:3: duplicate key \"priority\" in roce (first set at line 2)");
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3\nports: {}\nroce:\n  dscp: 26\n"),
+            "t.yaml:4:1: duplicate key \"roce\" at the top level (first set at line 1)");
+}
+
+TEST(ConfigParseTest, MoreThanOneDocumentIsAnError) {
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3\n---\nroce:\n  priority: 4\n"),
+            "t.yaml:4:1: a second YAML document; a config file holds exactly one");
+}
+
+TEST(ConfigParseTest, RegularExpressionsAreValidatedAtLoad) {
+  EXPECT_THAT(ErrorOf("devices:\n  include: [\"mlx5_.*\", \"(mlx5\"]\n"),
+              StartsWith("t.yaml:2:24: devices.include[1]: invalid regular expression \"(mlx5\": "));
+  EXPECT_THAT(ErrorOf("devices:\n  exclude:\n    - \"mlx5_[0-\"\n"),
+              StartsWith("t.yaml:3:7: devices.exclude[0]: invalid regular expression \"mlx5_[0-\": "));
+  EXPECT_THAT(ErrorOf("roce:\n  extra_ethtool_stats: [\"rx_*prio{3\"]\n"),
+              StartsWith("t.yaml:2:25: roce.extra_ethtool_stats[0]: invalid regular expression"));
+  EXPECT_EQ(ErrorOf("devices:\n  include: [\"\"]\n"),
+            "t.yaml:2:13: devices.include[0]: must be a non-empty regular expression, got \"\"");
+  // Backslashes survive YAML single quotes and reach the regex engine as written.
+  Result<Config> r = Parse("roce:\n  extra_ethtool_stats: ['rx_prio\\d_pause']\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->roce.extra_ethtool_stats, (std::vector<std::string>{"rx_prio\\d_pause"}));
+}
+
+TEST(ConfigParseTest, DurationForms) {
+  const std::vector<std::pair<std::string, int>> accepted = {
+      {"250ms", 250}, {"0ms", 0}, {"0.2s", 200}, {"0.25s", 250}, {"0s", 0},
+      {"150", 150},   {"0", 0},   {"\"120ms\"", 120}, {".1s", 100},
+  };
+  for (const auto& [text, ms] : accepted) {
+    Result<Config> r = Parse("scrape:\n  cache_window: " + text + "\n");
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_EQ(r->scrape_cache_window, milliseconds(ms)) << text;
+  }
+}
+
+TEST(ConfigParseTest, CacheWindowAbove250msOrMalformedIsRejected) {
+  const std::string bounds =
+      "must be a duration from 0ms to 250ms (\"200ms\", \"0.2s\" or an integer number of milliseconds)";
+  EXPECT_EQ(ErrorOf("scrape:\n  cache_window: 251ms\n"),
+            "t.yaml:2:17: scrape.cache_window: " + bounds + ", got \"251ms\"");
+  for (const char* text : {"300ms", "0.3s", "1s", "251", "-1ms", "-5", "200us", "0.2", "fast", "ms", "s",
+                           "inf s", "[200]"}) {
+    EXPECT_THAT(ErrorOf(std::string("scrape:\n  cache_window: ") + text + "\n"),
+                StartsWith("t.yaml:2:17: scrape.cache_window: " + bounds))
+        << text;
+  }
+  EXPECT_EQ(ErrorOf("scrape:\n  cache_window: 1.5ms\n"),
+            "t.yaml:2:17: scrape.cache_window: must be a whole number of milliseconds, got \"1.5ms\"");
+}
+
+TEST(ConfigParseTest, FirmwareRulesAreValidated) {
+  EXPECT_EQ(ErrorOf("firmware:\n  - min_version: 16.35.2000\n"),
+            "t.yaml:2:5: firmware[0]: a rule needs hca_type, board_id or both (a rule matching every "
+            "device is almost always a mistake)");
+  EXPECT_EQ(ErrorOf("firmware:\n  - hca_type: MT4119\n"),
+            "t.yaml:2:5: firmware[0]: a rule needs min_version");
+  EXPECT_EQ(ErrorOf("firmware:\n  - hca_type: MT4119\n    min_version: 16.35.x\n"),
+            "t.yaml:3:18: firmware[0].min_version: must be a dotted numeric version such as 16.35.2000, "
+            "got \"16.35.x\"");
+  EXPECT_THAT(ErrorOf("firmware:\n  - {hca_type: MT4119, min_version: 16..35}\n"),
+              StartsWith("t.yaml:2:37: firmware[0].min_version: must be a dotted numeric version"));
+  EXPECT_EQ(ErrorOf("firmware:\n  - hca_type: MT4119\n    min_version: 16.35.2000\n"
+                    "  - hca_type: MT4119\n    min_version: 16.40.1000\n"),
+            "t.yaml:4:5: firmware[1]: can never apply: firmware[0] (line 2) matches every device it "
+            "matches and the first matching rule wins (put the more specific rule first)");
+  // A model-wide rule before a board-specific one shadows it; the other order is fine.
+  EXPECT_THAT(ErrorOf("firmware:\n  - {hca_type: MT4129, min_version: 28.39.1002}\n"
+                      "  - {hca_type: MT4129, board_id: MT_1, min_version: 28.40.1000}\n"),
+              StartsWith("t.yaml:3:5: firmware[1]: can never apply: firmware[0] (line 2)"));
+  Result<Config> ordered = Parse(
+      "firmware:\n  - {hca_type: MT4129, board_id: MT_1, min_version: 28.40.1000}\n"
+      "  - {hca_type: MT4129, min_version: 28.39.1002}\n"
+      "  - {board_id: MT_2, min_version: 1.2}\n");
+  ASSERT_TRUE(ordered.ok()) << ordered.error().message;
+  EXPECT_EQ(ordered->firmware.size(), 3u);
+  EXPECT_EQ(ErrorOf("firmware:\n  - MT4119\n"),
+            "t.yaml:2:5: firmware[0]: must be a rule (hca_type, board_id, min_version), got \"MT4119\"");
+}
+
+TEST(ConfigParseTest, NoExceptionEscapesOnHostileInput) {
+  const std::string deep_nesting(5000, '[');
+  for (const std::string& text :
+       {deep_nesting, std::string("roce: *undefined_alias\n"), std::string("\t- tab indent\n"),
+        std::string("roce:\n  priority: !!binary 3\n"), std::string("\xff\xfe\x00garbage", 10),
+        std::string("a: &x [*x]\n"), std::string("{{{{{{{{}}}}}}}}: 1\n")}) {
+    Result<Config> r = Parse(text);
+    if (!r.ok()) {
+      EXPECT_THAT(r.error().message, StartsWith("t.yaml")) << text.substr(0, 40);
+    }
+  }
+}
+
+TEST(ConfigLoadFileTest, MissingFileNamesPathAndErrno) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/nope.yaml";
+  Result<Config> r = LoadConfigFile(path, kCollectors);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr(path));
+  EXPECT_THAT(r.error().message, HasSubstr("No such file or directory"));
+  EXPECT_EQ(r.error().errno_value, ENOENT);
+
+  Result<Config> directory = LoadConfigFile(dir.path(), kCollectors);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_THAT(directory.error().message, HasSubstr(dir.path()));
+  EXPECT_EQ(directory.error().errno_value, EISDIR);
+}
+
+TEST(ConfigLoadFileTest, SourceIsThePathAndErrorsStartWithIt) {
+  testing::TempDir dir;
+  dir.Write("good.yaml", "roce:\n  priority: 3\n");
+  dir.Write("bad.yaml", "roce:\n  priority: 9\n");
+  Result<Config> good = LoadConfigFile(dir.path() + "/good.yaml", kCollectors);
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->source, dir.path() + "/good.yaml");
+  EXPECT_EQ(good->roce.priority, 3);
+  Result<Config> bad = LoadConfigFile(dir.path() + "/bad.yaml", kCollectors);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            dir.path() + "/bad.yaml:2:13: roce.priority: must be an integer from 0 to 7, got \"9\"");
+}
+
+// Every shipped example parses against the collectors actually linked in, so a broken example (or a
+// collector rename that leaves one behind) fails the suite.
+TEST(ConfigExamplesTest, EveryShippedExampleParses) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files = {testing::SourceDir() + "/config/example.yaml"};
+  for (const auto& entry : fs::directory_iterator(testing::SourceDir() + "/config/examples")) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  }
+  EXPECT_GE(files.size(), 4u);
+  for (const auto& file : files) {
+    Result<Config> r = LoadConfigFile(file, RegisteredCollectorNames());
+    EXPECT_TRUE(r.ok()) << r.error().message;
+  }
+}
+
+// example.yaml writes out every key that has a default, with that default: it must not drift from
+// config.h.
+TEST(ConfigExamplesTest, ExampleYamlStatesTheBuiltInDefaults) {
+  Result<Config> r =
+      LoadConfigFile(testing::SourceDir() + "/config/example.yaml", RegisteredCollectorNames());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectDefaults(*r);
+}
+
+TEST(ConfigExamplesTest, RoceExampleIsTheTypicalLosslessSetup) {
+  Result<Config> r = LoadConfigFile(testing::SourceDir() + "/config/examples/roce-dscp-prio3.yaml",
+                                    RegisteredCollectorNames());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->roce.priority, 3);
+  EXPECT_EQ(r->roce.dscp, 26);
+  EXPECT_EQ(r->roce.trust, TrustMode::kDscp);
+  EXPECT_EQ(r->roce.min_mtu, 4200);
+  EXPECT_TRUE(r->roce.require_ecn);
+}
+
+}  // namespace
+}  // namespace rdmahd

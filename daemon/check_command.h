@@ -1,0 +1,27 @@
+// `rdma-healthd check`: one collection, every check, a table or JSON on stdout, and the
+// node-problem-detector exit convention: 0 all ok, 1 a check failed, 2 could not run.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+
+#include "collectors/collection_engine.h"
+#include "daemon/options.h"
+
+namespace rdmahd {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitCouldNotRun = 2;
+
+// The exit code a report deserves: 1 when a check failed (or warned, with fail_on_warning), else 2
+// when a collector failed outright (health cannot be vouched for), else 0.
+int CheckExitCode(const Report& report, bool fail_on_warning);
+
+void PrintCheckTable(const Report& report, std::ostream& out);
+void PrintCheckJson(const Report& report, int exit_code, std::ostream& out);
+
+// Runs the whole command; returns the process exit code.
+int RunCheckCommand(const Options& options, std::ostream& out, std::ostream& err);
+
+}  // namespace rdmahd

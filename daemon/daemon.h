@@ -1,0 +1,67 @@
+// Daemon: the long-running mode. Owns the config (swapped whole on SIGHUP), the collection engine,
+// the HTTP endpoints and the main loop (signalfd + sd_notify watchdog + periodic evaluation).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "collectors/collection_engine.h"
+#include "common/metric_sink.h"
+#include "config/config.h"
+#include "daemon/options.h"
+#include "daemon/verdict_tracker.h"
+
+namespace rdmahd {
+
+// Loads the config the options ask for (file or built-in defaults) with the --collector flags
+// applied on top.
+Result<std::shared_ptr<const Config>> LoadEffectiveConfig(const Options& options);
+
+// The running config and the outcome of the last reload. Thread-safe.
+class ConfigStore {
+ public:
+  explicit ConfigStore(std::shared_ptr<const Config> initial);
+  std::shared_ptr<const Config> Get() const;
+  // Tries `loaded`: on success swaps it in; on error keeps the running config. Either way the
+  // outcome is recorded for the reload metrics.
+  bool Apply(Result<std::shared_ptr<const Config>> loaded, std::string* error_message);
+  void Render(MetricSink& sink) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Config> current_;
+  bool last_reload_ok_ = true;
+  double last_success_unix_ = 0;
+};
+
+class Daemon {
+ public:
+  Daemon(Options options, std::shared_ptr<const Config> config);
+  // Blocks until SIGTERM or SIGINT. The caller must have blocked SIGHUP/SIGTERM/SIGINT in every
+  // thread (BlockDaemonSignals) before any thread was created. Returns the process exit code.
+  int Run();
+
+  // Blocks the signals the daemon handles, in the calling thread (call first thing in main).
+  static void BlockDaemonSignals();
+
+  // The /metrics body (exposed for tests).
+  std::string Metrics();
+
+ private:
+  std::string LandingPage() const;
+  void Reload();
+  void EvaluateInBackground();
+
+  Options options_;
+  ConfigStore config_;
+  CollectionEngine engine_;
+  VerdictTracker tracker_;
+  std::atomic<bool> ready_{false};
+  std::atomic<std::int64_t> last_loop_tick_ns_{0};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace rdmahd

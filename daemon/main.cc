@@ -1,0 +1,56 @@
+// rdma-healthd entry point: parse flags, set up logging, then run the daemon, `check` or
+// `check-config`.
+#include <iostream>
+
+#include "collectors/collector.h"
+#include "daemon/check_command.h"
+#include "daemon/daemon.h"
+#include "daemon/logging.h"
+#include "daemon/options.h"
+
+int main(int argc, char** argv) {
+  using namespace rdmahd;
+  // Before any thread exists, so every thread inherits the mask and signals reach the signalfd.
+  Daemon::BlockDaemonSignals();
+
+  Options options = ParseOptions(argc, argv, RegisteredCollectorNames());
+  if (options.mode == Mode::kExit) {
+    (options.exit_code == 0 ? std::cout : std::cerr) << options.exit_message;
+    return options.exit_code;
+  }
+
+  auto format = log::ParseFormat(options.log_format);
+  auto level = log::ParseLevel(options.log_level);
+  if (!format.ok() || !level.ok()) {
+    std::cerr << "rdma-healthd: " << (!format.ok() ? format.error().message : level.error().message) << "\n";
+    return kExitCouldNotRun;
+  }
+  log::Init(*format, *level);
+
+  switch (options.mode) {
+    case Mode::kCheckConfig: {
+      auto config = LoadConfigFile(options.config_file, RegisteredCollectorNames());
+      if (!config.ok()) {
+        std::cerr << "rdma-healthd: " << config.error().message << "\n";
+        return kExitCouldNotRun;
+      }
+      std::cout << options.config_file << ": OK\n";
+      return kExitOk;
+    }
+    case Mode::kCheck:
+      return RunCheckCommand(options, std::cout, std::cerr);
+    default:
+      break;
+  }
+
+  auto config = LoadEffectiveConfig(options);
+  if (!config.ok()) {
+    log::Error("cannot load the configuration", {{"error", config.error().message}});
+    return kExitCouldNotRun;
+  }
+  log::Info("starting rdma-healthd", {{"version", RDMAHD_VERSION},
+                                      {"config", (*config)->source},
+                                      {"sysfs", options.sysfs}});
+  Daemon daemon(options, *config);
+  return daemon.Run();
+}

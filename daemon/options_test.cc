@@ -1,0 +1,85 @@
+#include "daemon/options.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmahd {
+namespace {
+
+Options Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "rdma-healthd");
+  return ParseOptions(static_cast<int>(args.size()), args.data(), {"devices", "roce"});
+}
+
+TEST(OptionsTest, DefaultsAreTheDaemonOnBuiltInConfig) {
+  Options o = Parse({});
+  EXPECT_EQ(o.mode, Mode::kDaemon);
+  EXPECT_EQ(o.listen_address, ":9872");
+  EXPECT_EQ(o.sysfs, "/sys");
+  EXPECT_EQ(o.procfs, "/proc");
+  EXPECT_TRUE(o.config_file.empty());
+  EXPECT_TRUE(o.collector_flags.empty());
+}
+
+TEST(OptionsTest, PrometheusStyleFlags) {
+  Options o = Parse({"--web.listen-address=127.0.0.1:0", "--path.sysfs", "/tmp/sys",
+                     "--config.file=/etc/x.yaml", "--log.format=json", "--log.level=debug"});
+  EXPECT_EQ(o.listen_address, "127.0.0.1:0");
+  EXPECT_EQ(o.sysfs, "/tmp/sys");
+  EXPECT_EQ(o.config_file, "/etc/x.yaml");
+  EXPECT_EQ(o.log_format, "json");
+  EXPECT_EQ(o.log_level, "debug");
+}
+
+TEST(OptionsTest, CollectorFlagsAreTriState) {
+  Options o = Parse({"--no-collector.roce", "--collector.devices"});
+  ASSERT_EQ(o.collector_flags.size(), 2u);
+  EXPECT_FALSE(o.collector_flags.at("roce"));
+  EXPECT_TRUE(o.collector_flags.at("devices"));
+
+  Config c;
+  c.collectors["roce"] = true;
+  ApplyCollectorFlags(o, c);
+  EXPECT_FALSE(c.CollectorEnabled("roce"));
+}
+
+TEST(OptionsTest, CheckSubcommandTakesOutputAndCommonFlags) {
+  Options o = Parse({"check", "--output=json", "--path.sysfs=/fx/sys", "--fail-on-warning"});
+  EXPECT_EQ(o.mode, Mode::kCheck);
+  EXPECT_EQ(o.output, "json");
+  EXPECT_EQ(o.sysfs, "/fx/sys");
+  EXPECT_TRUE(o.fail_on_warning);
+}
+
+TEST(OptionsTest, CheckConfigBothSpellings) {
+  Options a = Parse({"check-config", "/etc/a.yaml"});
+  EXPECT_EQ(a.mode, Mode::kCheckConfig);
+  EXPECT_EQ(a.config_file, "/etc/a.yaml");
+  Options b = Parse({"--check-config=/etc/b.yaml"});
+  EXPECT_EQ(b.mode, Mode::kCheckConfig);
+  EXPECT_EQ(b.config_file, "/etc/b.yaml");
+}
+
+TEST(OptionsTest, UsageErrorsExitTwoWithAMessage) {
+  Options o = Parse({"--no-such-flag"});
+  EXPECT_EQ(o.mode, Mode::kExit);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.exit_message.find("--no-such-flag"), std::string::npos);
+
+  Options bad_output = Parse({"check", "--output=xml"});
+  EXPECT_EQ(bad_output.mode, Mode::kExit);
+  EXPECT_EQ(bad_output.exit_code, 2);
+}
+
+TEST(OptionsTest, HelpAndVersionExitZero) {
+  Options h = Parse({"--help"});
+  EXPECT_EQ(h.mode, Mode::kExit);
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.exit_message.find("--web.listen-address"), std::string::npos);
+  EXPECT_NE(h.exit_message.find("--no-collector.roce"), std::string::npos);
+  Options v = Parse({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.exit_message.find(RDMAHD_VERSION), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmahd

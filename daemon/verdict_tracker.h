@@ -1,0 +1,37 @@
+// VerdictTracker: remembers the last verdict of every (check, subject) and logs each change, so the
+// journal tells when a port went down or PFC was switched off, not just that it is down now.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checks/check.h"
+
+namespace rdmahd {
+
+struct Report;
+
+struct VerdictChange {
+  CheckResult now;
+  std::optional<Verdict> before;  // nullopt: first time this subject was seen
+};
+
+class VerdictTracker {
+ public:
+  // Changes since the previous call; a report already observed yields nothing. Thread-safe.
+  std::vector<VerdictChange> Observe(const std::shared_ptr<const Report>& report);
+  // Observe and log: first sightings of non-ok verdicts and every later change.
+  void ObserveAndLog(const std::shared_ptr<const Report>& report);
+
+ private:
+  std::mutex mu_;
+  const Report* last_report_ = nullptr;  // identity only, never dereferenced
+  std::shared_ptr<const Report> keep_alive_;
+  std::map<std::pair<std::string, std::string>, Verdict> last_;
+};
+
+}  // namespace rdmahd

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a tier needs, only those missing. Tiers: build, test, vm, bench.
+# Usage: scripts/install-deps.sh build [test vm bench ...]
+set -euo pipefail
+
+declare -A PKGS=(
+  [build]="build-essential cmake ninja-build pkg-config libibverbs-dev librdmacm-dev
+           prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libsystemd-dev
+           libmnl-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev"
+  [test]="prometheus curl python3 iproute2 ethtool clang libclang-rt-14-dev"
+  [vm]="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers
+        rdmacm-utils perftest iproute2"
+  [bench]="prometheus-node-exporter python3 curl"
+)
+
+wanted=()
+for tier in "${@:-build}"; do
+  [[ -n "${PKGS[$tier]+x}" ]] || { echo "install-deps: unknown tier '$tier' (build, test, vm, bench)" >&2; exit 2; }
+  for p in ${PKGS[$tier]}; do wanted+=("$p"); done
+done
+
+missing=()
+for p in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+  echo "install-deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# The package lists may be absent or stale on a fresh machine: refresh once, then install.
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rdmahd-apt.log 2>&1; then
+  apt-get update -qq >/tmp/rdmahd-apt-update.log 2>&1
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rdmahd-apt.log 2>&1 || {
+    tail -20 /tmp/rdmahd-apt.log >&2; exit 1; }
+fi
+# Debian starts services its packages ship (node_exporter, prometheus) where systemd runs; the
+# project's tests start their own instances on chosen ports, so stop those.
+for svc in prometheus prometheus-node-exporter; do
+  if [[ " ${missing[*]} " == *" $svc "* ]] && command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
+    systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+done

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Sets up everything on a fresh Debian 12 machine and runs the whole test suite:
+#   1. release build, unit + golden + end-to-end tests (ctest)
+#   2. the same suite under AddressSanitizer + UBSan
+#   3. the threaded tests under ThreadSanitizer
+#   4. fuzz targets for a bounded time
+#   5. the Soft-RoCE VM tier (real RoCEv2 under QEMU); skipped with a reason when QEMU or the kernel
+#      cannot be had, unless RDMAHD_REQUIRE_VM=1 (CI sets it)
+# Exits non-zero on any failure. RDMAHD_TEST_TIERS="unit asan tsan fuzz vm" selects tiers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TIERS=${RDMAHD_TEST_TIERS:-"unit asan tsan fuzz vm"}
+JOBS=${RDMAHD_JOBS:-$(nproc)}
+has() { [[ " $TIERS " == *" $1 "* ]]; }
+
+scripts/install-deps.sh build test
+has vm && scripts/install-deps.sh vm
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+if has unit; then
+  step "release build + tests"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  ninja -C build -j "$JOBS"
+  (cd build && ctest --output-on-failure -j "$JOBS" -LE 'vm')
+fi
+
+if has asan; then
+  step "AddressSanitizer + UBSan"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRDMAHD_SANITIZE=address,undefined >/dev/null
+  ninja -C build-asan -j "$JOBS"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j "$JOBS" -LE 'vm')
+fi
+
+if has tsan; then
+  step "ThreadSanitizer (threaded parts)"
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRDMAHD_SANITIZE=thread >/dev/null
+  ninja -C build-tsan -j "$JOBS"
+  # The threaded parts: the scrape cache shared by concurrent scrapes, the HTTP server's worker
+  # threads, the verdict tracker, and the whole daemon serving scrapes while it reloads.
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|HttpServer|VerdictTracker|Daemon')
+fi
+
+if has fuzz && [[ -x fuzz/run.sh ]]; then
+  step "fuzz targets (bounded)"
+  fuzz/run.sh
+fi
+
+if has vm; then
+  step "Soft-RoCE VM tier"
+  [[ -d build ]] || { cmake -S . -B build -G Ninja >/dev/null; ninja -C build -j "$JOBS"; }
+  (cd build && ctest --output-on-failure -L 'vm')
+fi
+step "all requested tiers passed: $TIERS"

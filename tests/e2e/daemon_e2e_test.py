@@ -1,0 +1,233 @@
+"""End-to-end tests of the built daemon: real process, real HTTP on 127.0.0.1, fixture trees.
+
+Golden files: tests/golden/daemon/<fixture>.prom. RDMAHD_UPDATE_GOLDEN=1 rewrites them.
+"""
+
+import difflib
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import REAL_FIXTURES, SOURCE_DIR, Daemon, families, mask, run
+
+GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "daemon")
+UPDATE = os.environ.get("RDMAHD_UPDATE_GOLDEN") == "1"
+
+
+def fixture_trees():
+    """(name, sysfs root, procfs root) of every tree the daemon is run on."""
+    trees = []
+    for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "*"))):
+        trees.append(("project-" + os.path.basename(d), d))
+    if os.path.isdir(os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")):
+        trees.append(("project-rxe", os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")))
+    for d in sorted(glob.glob(os.path.join(REAL_FIXTURES, "sysfs", "*"))):
+        trees.append(("real-" + os.path.basename(d), d))
+    out = []
+    for name, d in trees:
+        sysfs = os.path.join(d, "sys") if os.path.isdir(os.path.join(d, "sys")) else d
+        procfs = os.path.join(d, "proc") if os.path.isdir(os.path.join(d, "proc")) else os.path.join(d, "no-proc")
+        out.append((name, sysfs, procfs))
+    return out
+
+
+def promtool_check(text):
+    """Runs `promtool check metrics`; returns (ok, output). Lint warnings are failures too."""
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    return p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
+
+
+def documented_families():
+    rows = set()
+    with open(os.path.join(SOURCE_DIR, "docs", "metrics.md")) as f:
+        for line in f:
+            if line.startswith("| `rdma_"):
+                rows.add(line.split("`")[1])
+    return rows
+
+
+class GoldenExpositionTest(unittest.TestCase):
+    def test_every_fixture_tree_matches_its_golden_file_and_passes_promtool(self):
+        trees = fixture_trees()
+        self.assertTrue(any(n.startswith("real-") for n, _, _ in trees) or not os.path.isdir(REAL_FIXTURES),
+                        "real fixture trees exist but were not found")
+        self.assertGreaterEqual(len(trees), 2)
+        seen = set()
+        for name, sysfs, procfs in trees:
+            with self.subTest(fixture=name):
+                with Daemon(f"--path.sysfs={sysfs}", f"--path.procfs={procfs}") as d:
+                    status, ctype, body = d.get("/metrics")
+                self.assertEqual(status, 200)
+                self.assertTrue(ctype.startswith("text/plain; version=0.0.4"), ctype)
+                ok, out = promtool_check(body)
+                self.assertTrue(ok, f"promtool check metrics on {name}:\n{out}")
+                seen |= families(body)
+                golden = os.path.join(GOLDEN_DIR, name + ".prom")
+                got = mask(body)
+                if UPDATE:
+                    os.makedirs(GOLDEN_DIR, exist_ok=True)
+                    with open(golden, "w") as f:
+                        f.write(got)
+                    continue
+                self.assertTrue(os.path.exists(golden), f"no golden file {golden}; run with RDMAHD_UPDATE_GOLDEN=1")
+                with open(golden) as f:
+                    want = f.read()
+                if got != want:
+                    diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                        "golden/" + name, "daemon", n=1))
+                    self.fail(f"/metrics on {name} differs from {golden} "
+                              f"(RDMAHD_UPDATE_GOLDEN=1 to accept):\n{diff[:6000]}")
+        # docs/metrics.md lists exactly the families the daemon exposes across all fixtures.
+        docs = documented_families()
+        self.assertEqual(sorted(seen - docs), [], "exposed but not documented in docs/metrics.md")
+        self.assertEqual(sorted(docs - seen), [], "documented in docs/metrics.md but exposed by no fixture")
+
+
+class DaemonEndpointsTest(unittest.TestCase):
+    def test_landing_health_ready_and_unknown_paths(self):
+        with tempfile.TemporaryDirectory() as empty:
+            with Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}") as d:
+                status, ctype, body = d.get("/")
+                self.assertEqual(status, 200)
+                self.assertIn("text/html", ctype)
+                self.assertIn('href="/metrics"', body)
+                self.assertEqual(d.get("/-/healthy")[0], 200)
+                self.assertEqual(d.get("/-/ready")[0], 200)
+                self.assertEqual(d.get("/no-such-page")[0], 404)
+
+    def test_no_rdma_device_still_serves_and_says_so(self):
+        with tempfile.TemporaryDirectory() as empty:
+            with Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}") as d:
+                status, _, body = d.get("/metrics")
+            self.assertEqual(status, 200)
+            self.assertIn("rdma_devices_found 0", body)
+            self.assertIn("rdma_healthd_build_info{", body)
+            self.assertTrue(any("no RDMA device found" in l for l in d.log_lines), d.log_lines)
+
+    def test_sigterm_stops_cleanly(self):
+        with tempfile.TemporaryDirectory() as empty:
+            d = Daemon(f"--path.sysfs={empty}")
+            with d:
+                pass
+            self.assertEqual(d.proc.returncode, 0)
+            self.assertTrue(any("shutting down" in l for l in d.log_lines))
+
+    def test_port_in_use_is_a_clear_error(self):
+        with tempfile.TemporaryDirectory() as empty:
+            with Daemon(f"--path.sysfs={empty}") as d:
+                p = run(f"--web.listen-address=127.0.0.1:{d.port}", f"--path.sysfs={empty}", timeout=20)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(f"cannot listen on 127.0.0.1:{d.port}", p.stderr)
+
+
+class ConfigErrorsTest(unittest.TestCase):
+    def write(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+        f.write(text)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def assert_clean_error(self, p, *needles):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        for n in needles:
+            self.assertIn(n, p.stderr)
+        for bad in ("terminate called", "what():", "Aborted", "Traceback"):
+            self.assertNotIn(bad, p.stderr)
+
+    def test_malformed_yaml(self):
+        path = self.write("roce:\n  priority: [3\n")
+        self.assert_clean_error(run("check-config", path), path + ":")
+
+    def test_wrong_type_names_file_line_column_and_key(self):
+        path = self.write("roce:\n  priority: nine\n")
+        self.assert_clean_error(run("check-config", path), path + ":2:", "roce.priority")
+
+    def test_unknown_key_suggests_the_closest(self):
+        path = self.write("roce:\n  prioirty: 3\n")
+        self.assert_clean_error(run("--check-config", path), path + ":2:", "prioirty", '"priority"')
+
+    def test_unreadable_file(self):
+        p = run("check-config", "/nonexistent/rdma-healthd.yaml")
+        self.assert_clean_error(p, "/nonexistent/rdma-healthd.yaml", "No such file")
+
+    def test_daemon_refuses_to_start_on_a_bad_file(self):
+        path = self.write("scrape:\n  cache_window: 10s\n")
+        p = run(f"--config.file={path}", "--web.listen-address=127.0.0.1:0", timeout=20)
+        self.assert_clean_error(p, path + ":2:")
+
+    def test_valid_example_configs(self):
+        for path in sorted(glob.glob(os.path.join(SOURCE_DIR, "config", "**", "*.yaml"), recursive=True)):
+            with self.subTest(config=path):
+                p = run("check-config", path)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("OK", p.stdout)
+
+
+class ReloadTest(unittest.TestCase):
+    def test_bad_reload_keeps_running_config_and_good_reload_recovers(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = os.path.join(tmp, "config.yaml")
+            with open(cfg, "w") as f:
+                f.write("ports:\n  min_rate_gbps: 100\n")
+            with Daemon(f"--config.file={cfg}", f"--path.sysfs={tmp}") as d:
+                _, _, body = d.get("/metrics")
+                self.assertIn("rdma_healthd_config_last_reload_successful 1", body)
+
+                with open(cfg, "w") as f:
+                    f.write("ports:\n  min_rate_gbps: [oops\n")
+                d.signal(signal.SIGHUP)
+                line = d.wait_for_log("reload failed")
+                self.assertIsNotNone(line, d.log_lines)
+                self.assertIn(cfg, line)
+                status, _, body = d.get("/metrics")
+                self.assertEqual(status, 200)
+                self.assertIn("rdma_healthd_config_last_reload_successful 0", body)
+
+                with open(cfg, "w") as f:
+                    f.write("ports:\n  min_rate_gbps: 25\n")
+                d.signal(signal.SIGHUP)
+                self.assertIsNotNone(d.wait_for_log("configuration reloaded"), d.log_lines)
+                _, _, body = d.get("/metrics")
+                self.assertIn("rdma_healthd_config_last_reload_successful 1", body)
+                self.assertEqual(d.get("/-/healthy")[0], 200)
+
+
+class SystemdNotifyTest(unittest.TestCase):
+    """The sd_notify protocol against a datagram socket standing in for systemd."""
+
+    def test_ready_reloading_watchdog_stopping(self):
+        import socket
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "notify")
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(path)
+            sock.settimeout(10)
+            messages = []
+
+            def until(needle):
+                while not any(needle in m for m in messages):
+                    messages.append(sock.recv(4096).decode())
+
+            d = Daemon(f"--path.sysfs={tmp}", env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+            try:
+                with d:
+                    until("READY=1")
+                    until("WATCHDOG=1")
+                    d.signal(signal.SIGHUP)
+                    until("RELOADING=1")
+                until("STOPPING=1")
+            finally:
+                sock.close()
+            joined = "\n".join(messages)
+            self.assertLess(joined.index("READY=1"), joined.index("RELOADING=1"))
+            self.assertLess(joined.index("RELOADING=1"), joined.index("STOPPING=1"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
