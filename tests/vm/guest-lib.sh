@@ -21,8 +21,16 @@ fail() {
   exit 1
 }
 
+# A helper that failed inside $(...) only ended the subshell; its message is the value.
+failed_in_subshell() {
+  [[ "$1" != "FAIL: "* ]] && return 1
+  echo "$1 ($2)"
+  exit 1
+}
+
 # expect_eq ACTUAL EXPECTED WHAT
 expect_eq() {
+  failed_in_subshell "$1" "$3" || true
   [[ "$1" == "$2" ]] || fail "$3: got '$1', want '$2'"
   ok "$3 = '$1'"
 }
@@ -30,6 +38,7 @@ expect_eq() {
 # expect_num ACTUAL OP EXPECTED WHAT, OP one of == != > >= < <= (numbers may be floats, 1.25e+09).
 expect_num() {
   local actual="$1" op="$2" want="$3" what="$4"
+  failed_in_subshell "$actual" "$what" || true
   [[ -n "$actual" ]] || fail "$what: no value (want $op $want)"
   awk -v a="$actual" -v b="$want" -v op="$op" 'BEGIN {
     a += 0; b += 0

@@ -24,6 +24,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${RDMAHD_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-healthd}"
 
 log() { echo "vm-prepare: $*" >&2; }
+# apt's own chatter goes to a log in the cache, so that a skip is one line.
+apt_log() { echo "$cache/apt.log"; }
 
 # "Cannot be had": a skip for users, a failure where the VM tier is required.
 unavailable() {
@@ -71,9 +73,10 @@ ensure_host_packages() {
   [[ "$(id -u)" == 0 ]] || unavailable "missing ${missing[*]} (install them, or run as root)"
   log "installing ${missing[*]}"
   local apt=(timeout 600 env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends)
-  if ! "${apt[@]}" "${missing[@]}" >&2; then
-    timeout 300 apt-get update -q >&2 || true
-    "${apt[@]}" "${missing[@]}" >&2 || unavailable "apt-get install ${missing[*]} failed"
+  if ! "${apt[@]}" "${missing[@]}" >>"$(apt_log)" 2>&1; then
+    timeout 300 apt-get update -q >>"$(apt_log)" 2>&1 || true
+    "${apt[@]}" "${missing[@]}" >>"$(apt_log)" 2>&1 ||
+      unavailable "apt-get install ${missing[*]} failed (see $(apt_log))"
   fi
   for pkg in "${missing[@]}"; do
     package_installed "$pkg" "${HOST_PACKAGES[$pkg]}" || unavailable "$pkg did not install"
@@ -97,7 +100,7 @@ resolve_kernel_package() {
   local pkg
   pkg="$(depends_on)"
   if [[ -z "$pkg" ]]; then
-    timeout 300 apt-get update -q >&2 || true
+    timeout 300 apt-get update -q >>"$(apt_log)" 2>&1 || true
     pkg="$(depends_on)"
   fi
   [[ -n "$pkg" ]] || unavailable "apt cannot tell which kernel linux-image-amd64 depends on"
@@ -114,10 +117,10 @@ fetch_kernel() {
   deb="$(find "$deb_dir" -maxdepth 1 -name "${pkg}_*.deb" | sort | tail -n1)"
   if [[ -z "$deb" ]]; then
     log "downloading $pkg into $deb_dir"
-    (cd "$deb_dir" && timeout 600 apt-get download -q "$pkg" >&2) ||
-      { timeout 300 apt-get update -q >&2 || true
-        (cd "$deb_dir" && timeout 600 apt-get download -q "$pkg" >&2); } ||
-      unavailable "apt-get download $pkg failed"
+    (cd "$deb_dir" && timeout 600 apt-get download -q "$pkg" >>"$(apt_log)" 2>&1) ||
+      { timeout 300 apt-get update -q >>"$(apt_log)" 2>&1 || true
+        (cd "$deb_dir" && timeout 600 apt-get download -q "$pkg" >>"$(apt_log)" 2>&1); } ||
+      unavailable "apt-get download $pkg failed (see $(apt_log))"
     deb="$(find "$deb_dir" -maxdepth 1 -name "${pkg}_*.deb" | sort | tail -n1)"
     [[ -n "$deb" ]] || unavailable "apt-get download $pkg left no .deb"
   fi
