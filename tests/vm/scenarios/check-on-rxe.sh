@@ -19,12 +19,12 @@ run_check() {
 }
 
 # verdict FILE CHECK DEVICE: the verdict of CHECK for a subject naming DEVICE in `--output=json`
-# output, wherever the results sit in the document (objects with check/subject/verdict).
+# output: objects with check, subject and status (the CLI's name for the verdict).
 verdict() {
   jq -r --arg check "$2" --arg dev "$3" '
-    [.. | objects | select(has("check") and has("verdict") and has("subject"))
+    [.. | objects | select(has("check") and has("subject") and has("status"))
         | select(.check == $check and (.subject | tostring | contains($dev)))
-        | .verdict] | if length == 0 then "<none>" else unique | join(",") end' "$1"
+        | .status] | if length == 0 then "<none>" else unique | join(",") end' "$1"
 }
 
 step "policy that rxe0 meets (min_rate_gbps: 10)"
@@ -51,7 +51,7 @@ status="$(run_check fail-json --config.file="$dir/rate-100.yaml" --output=json)"
 expect_eq "$status" 1 "exit status of check (json)"
 expect_eq "$(verdict "$dir/fail-json.out" port_rate rxe0)" failed "port_rate for rxe0 (10 < 100)"
 expect_eq "$(verdict "$dir/fail-json.out" port_active rxe0)" ok "port_active for rxe0"
-jq -e '[.. | objects | select(.check? == "port_rate" and .verdict? == "failed")
+jq -e '[.. | objects | select(.check? == "port_rate" and .status? == "failed")
         | (.reason // "") + (.fix // "") | length > 0] | all' "$dir/fail-json.out" >/dev/null ||
   fail "the failed port_rate verdict has no reason or fix"
 ok "the failed verdict carries a reason and a fix"
