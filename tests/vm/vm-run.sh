@@ -10,7 +10,7 @@
 #           rxe0 on eth0 (192.0.2.1 and 192.0.2.2). The scenario runs on both (RDMAHD_VM_NODE=1|2)
 #           and the run fails when either fails.
 #   --daemon   the rdma-healthd binary the scenario tests (RDMAHD_BIN in the guest)
-#   --timeout  bound for the whole run, boot included (default 110 single, 240 peer); a guest
+#   --timeout  bound for the whole run, boot included (default 150 single, 240 peer); a guest
 #              still running then is killed and reported
 #   --out      copy each node's results (output.log, console.log, dmesg.log, out/) to DIR/nodeN
 #
@@ -42,7 +42,7 @@ scenario="$(realpath "$1")"
 shift
 [[ -r "$scenario" ]] || { echo "vm-run: no scenario $scenario" >&2; exit 2; }
 case "$topology" in
-  single) nodes=1 smp=2 mem=1024 timeout="${timeout:-110}" ;;
+  single) nodes=1 smp=2 mem=1024 timeout="${timeout:-150}" ;;
   peer) nodes=2 smp=1 mem=768 timeout="${timeout:-240}" ;;
   *) echo "vm-run: unknown topology $topology" >&2; exit 2 ;;
 esac
