@@ -130,7 +130,7 @@ def main():
         rss_ratio = rss["rdma-healthd"] / rss["node_exporter"]
         print(f"ratio rdma-healthd/node_exporter: CPU per scrape {cpu_ratio:.3f} (target <= 0.2), "
               f"peak RSS {rss_ratio:.3f} (target <= 0.5)")
-        hw = sizes["rdma-healthd"].count(b"rdma_port_hw_counter_total{")
+        hw = sizes["rdma-healthd"].count(b"rdma_port_hw_counters_total{")
         print(f"rdma-healthd exported {hw} hw_counters series; node_exporter "
               f"{sizes['node_exporter'].count(b'hw_counter')}")
     finally:

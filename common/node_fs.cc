@@ -23,8 +23,10 @@ std::string Join(const std::string& root, std::string_view rel) {
 // Reads from offset 0 into buf. A sysfs attribute is at most one page and is returned whole by the
 // first read, so held sysfs descriptors stop at the first short read (one syscall per attribute);
 // procfs seq_files may return less than asked before EOF, so whole-file reads go on until EOF.
-Status PreadAll(int fd, std::string& buf, bool stop_on_short_read) {
-  buf.resize(4096);
+// `buf` keeps its size between calls (growing only), so re-reads do not zero-fill a page each
+// time; the content is the first `used` bytes.
+Status PreadAll(int fd, std::string& buf, std::size_t& used_out, bool stop_on_short_read) {
+  if (buf.size() < 4096) buf.resize(4096);
   std::size_t used = 0;
   for (;;) {
     ssize_t n = ::pread(fd, buf.data() + used, buf.size() - used, static_cast<off_t>(used));
@@ -40,7 +42,7 @@ Status PreadAll(int fd, std::string& buf, bool stop_on_short_read) {
     }
     buf.resize(buf.size() * 2);
   }
-  buf.resize(used);
+  used_out = used;
   return Status::Ok();
 }
 
@@ -56,9 +58,11 @@ Result<std::string> NodeFs::ReadFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error::FromErrno("open " + path, errno);
   std::string buf;
-  Status st = PreadAll(fd, buf, /*stop_on_short_read=*/false);
+  std::size_t used = 0;
+  Status st = PreadAll(fd, buf, used, /*stop_on_short_read=*/false);
   ::close(fd);
   if (!st.ok()) return Error{"read " + path + st.error().message.substr(4), st.error().errno_value};
+  buf.resize(used);
   return buf;
 }
 
@@ -103,13 +107,14 @@ Result<std::string_view> HeldFiles::Read(const std::string& path) {
     if (fd < 0) return Error::FromErrno("open " + path, errno);
     it = fds_.emplace(path, fd).first;
   }
-  Status st = PreadAll(it->second, buf_, /*stop_on_short_read=*/true);
+  std::size_t used = 0;
+  Status st = PreadAll(it->second, buf_, used, /*stop_on_short_read=*/true);
   if (!st.ok()) {
     ::close(it->second);
     fds_.erase(it);
     return Error{"read " + path + st.error().message.substr(4), st.error().errno_value};
   }
-  return std::string_view(buf_);
+  return std::string_view(buf_.data(), used);
 }
 
 void HeldFiles::ForgetPrefix(std::string_view prefix) {
@@ -126,6 +131,37 @@ void HeldFiles::ForgetPrefix(std::string_view prefix) {
 void HeldFiles::Clear() {
   for (auto& [path, fd] : fds_) ::close(fd);
   fds_.clear();
+}
+
+HeldFile::HeldFile(HeldFile&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) { other.fd_ = -1; }
+
+HeldFile& HeldFile::operator=(HeldFile&& other) noexcept {
+  if (this != &other) {
+    Close();
+    path_ = std::move(other.path_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void HeldFile::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Result<std::string_view> HeldFile::Read(std::string& buf) {
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return Error::FromErrno("open " + path_, errno);
+  }
+  std::size_t used = 0;
+  Status st = PreadAll(fd_, buf, used, /*stop_on_short_read=*/true);
+  if (!st.ok()) {
+    Close();
+    return Error{"read " + path_ + st.error().message.substr(4), st.error().errno_value};
+  }
+  return std::string_view(buf.data(), used);
 }
 
 std::uint64_t RaiseOpenFileLimit() {

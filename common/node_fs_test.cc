@@ -80,5 +80,36 @@ TEST(HeldFilesTest, ForgetPrefixClosesOnlyThatSubtree) {
   EXPECT_EQ(held.size(), 1u);
 }
 
+TEST(HeldFileTest, KeepsOneDescriptorAndReopensAfterAFailedRead) {
+  TempDir dir;
+  dir.Write("state", "4: ACTIVE\n");
+  HeldFile file(dir.path() + "/state");
+  std::string buf;
+  EXPECT_FALSE(file.is_open());
+  auto first = file.Read(buf);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first, "4: ACTIVE\n");
+  {
+    FILE* f = std::fopen((dir.path() + "/state").c_str(), "r+");
+    ASSERT_NE(f, nullptr);
+    std::fputs("1: DOWN  \n", f);
+    std::fclose(f);
+  }
+  auto second = file.Read(buf);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second, "1: DOWN  \n");
+
+  HeldFile missing(dir.path() + "/nope");
+  auto err = missing.Read(buf);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().errno_value, ENOENT);
+  EXPECT_NE(err.error().message.find(dir.path() + "/nope"), std::string::npos);
+  EXPECT_FALSE(missing.is_open());
+
+  HeldFile moved = std::move(file);  // the descriptor moves with it
+  EXPECT_TRUE(moved.is_open());
+  EXPECT_FALSE(file.is_open());  // NOLINT(bugprone-use-after-move)
+}
+
 }  // namespace
 }  // namespace rdmahd

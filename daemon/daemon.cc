@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "collectors/rdma_devices.h"
 #include "daemon/http_server.h"
 #include "daemon/logging.h"
 
@@ -105,7 +106,7 @@ void Daemon::BlockDaemonSignals() {
 std::string Daemon::Metrics() {
   std::shared_ptr<const Config> config = config_.Get();
   std::shared_ptr<const Report> report = engine_.Collect(config);
-  tracker_.ObserveAndLog(report);
+  Observe(report);
   MetricSink sink;
   report->Render(engine_.collectors(), sink);
   config_.Render(sink);
@@ -143,9 +144,30 @@ void Daemon::Reload() {
   }
 }
 
+void Daemon::Observe(const std::shared_ptr<const Report>& report) {
+  tracker_.ObserveAndLog(report);
+  const auto* facts = report->snapshot.Get<RdmaDevicesFacts>();
+  if (facts == nullptr) return;  // devices collector disabled or failed (logged as such)
+  std::lock_guard lock(devices_mu_);
+  std::size_t n = facts->devices.size();
+  if (last_device_count_ == n) return;
+  last_device_count_ = n;
+  if (n == 0) {
+    std::string where = engine_.fs().Sys("class/infiniband");
+    log::Warn("no RDMA device found; host checks still run",
+              {{"path", where},
+               {"reason", facts->class_dir_present ? "no device (or none matching devices.include/exclude)"
+                                                   : "the directory does not exist: RDMA core not loaded"}});
+    return;
+  }
+  std::string names;
+  for (const auto& d : facts->devices) names += (names.empty() ? "" : ",") + d.name;
+  log::Info("RDMA devices found", {{"count", std::to_string(n)}, {"devices", names}});
+}
+
 void Daemon::EvaluateInBackground() {
   std::shared_ptr<const Report> report = engine_.Collect(config_.Get());
-  tracker_.ObserveAndLog(report);
+  Observe(report);
   for (const CollectorOutcome& o : report->snapshot.outcomes) {
     for (const std::string& e : o.errors) {
       log::Debug("collector skipped a value", {{"collector", o.collector}, {"error", e}});

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "collectors/collection_engine.h"
@@ -54,11 +55,15 @@ class Daemon {
   std::string LandingPage() const;
   void Reload();
   void EvaluateInBackground();
+  // Verdict changes and RDMA device appearance/disappearance go to the log.
+  void Observe(const std::shared_ptr<const Report>& report);
 
   Options options_;
   ConfigStore config_;
   CollectionEngine engine_;
   VerdictTracker tracker_;
+  std::mutex devices_mu_;
+  std::optional<std::size_t> last_device_count_;  // guarded by devices_mu_
   std::atomic<bool> ready_{false};
   std::atomic<std::int64_t> last_loop_tick_ns_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -22,11 +22,13 @@ UPDATE = os.environ.get("RDMAHD_UPDATE_GOLDEN") == "1"
 def fixture_trees():
     """(name, sysfs root, procfs root) of every tree the daemon is run on."""
     trees = []
-    for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "*"))):
+    for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "*", ""))):
+        d = d.rstrip("/")
         trees.append(("project-" + os.path.basename(d), d))
     if os.path.isdir(os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")):
         trees.append(("project-rxe", os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")))
-    for d in sorted(glob.glob(os.path.join(REAL_FIXTURES, "sysfs", "*"))):
+    for d in sorted(glob.glob(os.path.join(REAL_FIXTURES, "sysfs", "*", ""))):
+        d = d.rstrip("/")
         trees.append(("real-" + os.path.basename(d), d))
     out = []
     for name, d in trees:

@@ -27,8 +27,8 @@ expect_num "$(metric_one "$m1" rdma_port_roce_v2_gids device=rxe0 port=1)" ">=" 
 expect_num "$(metric_one "$m1" rdma_port_rate_bytes_per_second device=rxe0 port=1)" "==" 1250000000 \
   "rdma_port_rate_bytes_per_second{rxe0,1}"
 expect_collectors_succeeded "$m1"
-sent1="$(metric_one "$m1" rdma_port_hw_counter_total device=rxe0 port=1 counter=sent_pkts)"
-rcvd1="$(metric_one "$m1" rdma_port_hw_counter_total device=rxe0 port=1 counter=rcvd_pkts)"
+sent1="$(metric_one "$m1" rdma_port_hw_counters_total device=rxe0 port=1 counter=sent_pkts)"
+rcvd1="$(metric_one "$m1" rdma_port_hw_counters_total device=rxe0 port=1 counter=rcvd_pkts)"
 
 step "traffic between scrapes: 200 ib_send_lat ping-pongs to rxe0's own GID"
 typical="$(rxe_self_traffic 200)" || exit 1
@@ -37,8 +37,8 @@ ok "ib_send_lat t_typical $typical us"
 step "second scrape"
 scrape "$m2"
 sysfs_sent="$(<"$port/hw_counters/sent_pkts")" sysfs_rcvd="$(<"$port/hw_counters/rcvd_pkts")"
-sent2="$(metric_one "$m2" rdma_port_hw_counter_total device=rxe0 port=1 counter=sent_pkts)"
-rcvd2="$(metric_one "$m2" rdma_port_hw_counter_total device=rxe0 port=1 counter=rcvd_pkts)"
+sent2="$(metric_one "$m2" rdma_port_hw_counters_total device=rxe0 port=1 counter=sent_pkts)"
+rcvd2="$(metric_one "$m2" rdma_port_hw_counters_total device=rxe0 port=1 counter=rcvd_pkts)"
 # Each ping-pong is one send each way, both on rxe0.
 expect_num "$sent2" ">=" "$(awk -v a="$sent1" 'BEGIN { print a + 400 }')" "sent_pkts after traffic (was $sent1)"
 expect_num "$rcvd2" ">=" "$(awk -v a="$rcvd1" 'BEGIN { print a + 400 }')" "rcvd_pkts after traffic (was $rcvd1)"

@@ -1,0 +1,81 @@
+// firmware_version: each RDMA device's fw_ver against the first matching policy rule
+// (config.firmware: hca_type and/or board_id -> min_version). One verdict per device.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "checks/check.h"
+#include "checks/version_compare.h"
+#include "collectors/rdma_devices.h"
+
+namespace rdmahd {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Empty rule fields match anything; hca_type/board_id compare case-insensitively (configs are
+// typed by hand, sysfs prints "MT4119").
+bool RuleMatches(const FirmwareRule& rule, const RdmaDeviceFacts& d) {
+  if (!rule.hca_type.empty() && !(d.hca_type && EqualsIgnoreCase(rule.hca_type, *d.hca_type))) return false;
+  if (!rule.board_id.empty() && !(d.board_id && EqualsIgnoreCase(rule.board_id, *d.board_id))) return false;
+  return true;
+}
+
+std::string Identity(const RdmaDeviceFacts& d) {
+  return "hca_type " + (d.hca_type ? *d.hca_type : std::string("<none>")) + ", board_id " +
+         (d.board_id ? *d.board_id : std::string("<none>"));
+}
+
+class FirmwareVersionCheck : public Check {
+ public:
+  std::string_view Name() const override { return "firmware_version"; }
+  std::string_view Description() const override {
+    return "RDMA device firmware is at least the policy minimum for its hca_type/board_id";
+  }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+    if (facts == nullptr) return;
+    for (const RdmaDeviceFacts& d : facts->devices) {
+      CheckResult r{std::string(Name()), d.name, Verdict::kUnknown, "", ""};
+      const FirmwareRule* rule = nullptr;
+      for (const FirmwareRule& candidate : config.firmware) {
+        if (RuleMatches(candidate, d)) {
+          rule = &candidate;
+          break;
+        }
+      }
+      const std::string fw = d.fw_ver ? *d.fw_ver : std::string("<unreadable>");
+      if (rule == nullptr) {
+        r.reason = "firmware " + fw + "; no firmware policy for hca_type " +
+                   (d.hca_type ? *d.hca_type : std::string("<none>")) + " / board_id " +
+                   (d.board_id ? *d.board_id : std::string("<none>"));
+        r.fix = "add a rule under `firmware:` in the config (hca_type and/or board_id, min_version)";
+      } else if (!d.fw_ver) {
+        r.reason = "fw_ver unreadable (" + Identity(d) + ")";
+        r.fix = "check that /sys/class/infiniband/" + d.name + "/fw_ver is readable by rdma-healthd";
+      } else if (auto cmp = CompareDottedVersions(*d.fw_ver, rule->min_version); !cmp) {
+        r.reason = "cannot compare firmware " + fw + " with minimum " + rule->min_version +
+                   ": not a dotted numeric version";
+        r.fix = "compare by hand, or write min_version in the form the device prints (e.g. 16.35.2000)";
+      } else if (*cmp < 0) {
+        r.verdict = Verdict::kFailed;
+        r.reason = "firmware " + fw + " is older than the minimum " + rule->min_version + " (" + Identity(d) + ")";
+        r.fix = "update the firmware to " + rule->min_version +
+                " or newer with the vendor's tool (NVIDIA: `mlxfwmanager -u` or `mstflint`; Broadcom: "
+                "`niccli`; Intel: `nvmupdate`), then reset the device or reboot";
+      } else {
+        r.verdict = Verdict::kOk;
+        r.reason = "firmware " + fw + " >= minimum " + rule->min_version + " (" + Identity(d) + ")";
+      }
+      out.push_back(std::move(r));
+    }
+  }
+};
+RDMAHD_REGISTER_CHECK("firmware_version", FirmwareVersionCheck);
+
+}  // namespace
+}  // namespace rdmahd

@@ -1,0 +1,194 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "checks/check.h"
+#include "collectors/rdma_devices.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+std::unique_ptr<Check> MakeCheck(const std::string& name) {
+  for (const auto& reg : RegisteredChecks()) {
+    if (reg.name == name) return reg.factory();
+  }
+  ADD_FAILURE() << "check not registered: " << name;
+  return nullptr;
+}
+
+RdmaPortFacts HealthyRocePort() {
+  RdmaPortFacts p;
+  p.device = "mlx5_0";
+  p.port = 1;
+  p.state = SysfsEnumValue{4, "ACTIVE"};
+  p.phys_state = SysfsEnumValue{5, "LinkUp"};
+  p.rate_bytes_per_second = 12'500'000'000;  // 100 Gb/s
+  p.link_layer = "Ethernet";
+  p.netdev = "ens1f0np0";
+  p.roce_v2_gid_count = 2;
+  return p;
+}
+
+std::vector<CheckResult> Evaluate(const std::string& check, const RdmaPortFacts& port, const Config& config = {}) {
+  RdmaDevicesFacts facts;
+  facts.class_dir_present = true;
+  RdmaDeviceFacts dev;
+  dev.name = port.device;
+  dev.ports.push_back(port);
+  facts.devices.push_back(dev);
+  Snapshot snapshot;
+  snapshot.Put(facts);
+  std::vector<CheckResult> out;
+  MakeCheck(check)->Evaluate(snapshot, config, out);
+  return out;
+}
+
+bool Has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+TEST(PortActiveCheckTest, ActiveAndLinkUpIsOk) {
+  auto out = Evaluate("port_active", HealthyRocePort());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].subject, "mlx5_0/1");
+  EXPECT_EQ(out[0].verdict, Verdict::kOk);
+  EXPECT_TRUE(out[0].fix.empty());
+}
+
+TEST(PortActiveCheckTest, DownPortFailsWithObservedStatesAndAFix) {
+  RdmaPortFacts p = HealthyRocePort();
+  p.state = SysfsEnumValue{1, "DOWN"};
+  p.phys_state = SysfsEnumValue{2, "Polling"};
+  auto out = Evaluate("port_active", p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kFailed);
+  EXPECT_TRUE(Has(out[0].reason, "DOWN (1)")) << out[0].reason;
+  EXPECT_TRUE(Has(out[0].reason, "Polling (2)")) << out[0].reason;
+  EXPECT_TRUE(Has(out[0].fix, "cable")) << out[0].fix;
+  EXPECT_TRUE(Has(out[0].fix, "rdma link show mlx5_0/1")) << out[0].fix;
+}
+
+TEST(PortActiveCheckTest, LinkUpButNotActiveOnIbPointsAtTheSubnetManager) {
+  RdmaPortFacts p = HealthyRocePort();
+  p.link_layer = "InfiniBand";
+  p.netdev.clear();
+  p.state = SysfsEnumValue{2, "INIT"};
+  auto out = Evaluate("port_active", p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kFailed);
+  EXPECT_TRUE(Has(out[0].fix, "subnet manager")) << out[0].fix;
+}
+
+TEST(PortActiveCheckTest, UnreadableStateIsUnknownAndPolicyCanTurnItOff) {
+  RdmaPortFacts p = HealthyRocePort();
+  p.phys_state.reset();
+  auto out = Evaluate("port_active", p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_TRUE(Has(out[0].reason, "unreadable"));
+
+  Config off;
+  off.ports.require_active = false;
+  EXPECT_TRUE(Evaluate("port_active", HealthyRocePort(), off).empty());
+}
+
+TEST(PortRateCheckTest, VerdictsAgainstThePolicyMinimum) {
+  Config config;
+  auto unset = Evaluate("port_rate", HealthyRocePort(), config);
+  ASSERT_EQ(unset.size(), 1u);
+  EXPECT_EQ(unset[0].verdict, Verdict::kUnknown);
+  EXPECT_TRUE(Has(unset[0].reason, "no minimum configured (ports.min_rate_gbps)")) << unset[0].reason;
+  EXPECT_TRUE(Has(unset[0].reason, "100 Gb/s")) << unset[0].reason;
+
+  config.ports.min_rate_gbps = 100;
+  EXPECT_EQ(Evaluate("port_rate", HealthyRocePort(), config)[0].verdict, Verdict::kOk);
+
+  RdmaPortFacts slow = HealthyRocePort();
+  slow.rate_bytes_per_second = 3'125'000'000;  // 25 Gb/s
+  auto failed = Evaluate("port_rate", slow, config);
+  EXPECT_EQ(failed[0].verdict, Verdict::kFailed);
+  EXPECT_TRUE(Has(failed[0].reason, "rate 25 Gb/s")) << failed[0].reason;
+  EXPECT_TRUE(Has(failed[0].reason, "minimum 100 Gb/s")) << failed[0].reason;
+  EXPECT_TRUE(Has(failed[0].fix, "ethtool ens1f0np0")) << failed[0].fix;
+
+  config.ports.min_rate_gbps = 2.5;
+  slow.rate_bytes_per_second = 312'500'000;  // exactly 2.5 Gb/s: not below
+  EXPECT_EQ(Evaluate("port_rate", slow, config)[0].verdict, Verdict::kOk);
+}
+
+TEST(PortRateCheckTest, DownPortOrUnreadableRateIsUnknown) {
+  Config config;
+  config.ports.min_rate_gbps = 100;
+  RdmaPortFacts down = HealthyRocePort();
+  down.state = SysfsEnumValue{1, "DOWN"};
+  down.rate_bytes_per_second = 1'250'000'000;
+  auto out = Evaluate("port_rate", down, config);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_TRUE(Has(out[0].reason, "DOWN")) << out[0].reason;
+
+  RdmaPortFacts unreadable = HealthyRocePort();
+  unreadable.rate_bytes_per_second.reset();
+  EXPECT_EQ(Evaluate("port_rate", unreadable, config)[0].verdict, Verdict::kUnknown);
+}
+
+TEST(RoceV2GidCheckTest, Verdicts) {
+  auto ok = Evaluate("roce_v2_gid", HealthyRocePort());
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].verdict, Verdict::kOk);
+  EXPECT_TRUE(Has(ok[0].reason, "2 RoCE v2 GIDs")) << ok[0].reason;
+
+  RdmaPortFacts none = HealthyRocePort();
+  none.roce_v2_gid_count = 0;
+  auto failed = Evaluate("roce_v2_gid", none);
+  EXPECT_EQ(failed[0].verdict, Verdict::kFailed);
+  EXPECT_TRUE(Has(failed[0].fix, "ip addr add <ip>/<len> dev ens1f0np0")) << failed[0].fix;
+  EXPECT_TRUE(Has(failed[0].fix, "rdma link show mlx5_0/1")) << failed[0].fix;
+
+  RdmaPortFacts unknown = HealthyRocePort();
+  unknown.roce_v2_gid_count.reset();
+  EXPECT_EQ(Evaluate("roce_v2_gid", unknown)[0].verdict, Verdict::kUnknown);
+}
+
+TEST(RoceV2GidCheckTest, InfiniBandPortsAreNotChecked) {
+  RdmaPortFacts ib = HealthyRocePort();
+  ib.link_layer = "InfiniBand";
+  ib.roce_v2_gid_count = 0;
+  EXPECT_TRUE(Evaluate("roce_v2_gid", ib).empty());
+}
+
+TEST(PortChecksTest, NoFactsNoVerdicts) {
+  Snapshot empty;
+  std::vector<CheckResult> out;
+  for (const char* name : {"port_active", "port_rate", "roce_v2_gid"}) MakeCheck(name)->Evaluate(empty, Config{}, out);
+  EXPECT_TRUE(out.empty());
+}
+
+// The degraded fixture end to end: collector facts into the checks.
+TEST(PortChecksTest, DegradedFixture) {
+  RdmaDevicesCollector collector;
+  NodeFs fs(testing::ProjectFixture("sysfs/degraded/sys"), "/nonexistent");
+  Config config;
+  config.ports.min_rate_gbps = 100;
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  ASSERT_TRUE(collector.Collect(CollectContext{fs, config}, snapshot, outcome).ok());
+  std::vector<CheckResult> out;
+  for (const char* name : {"port_active", "port_rate", "roce_v2_gid"}) MakeCheck(name)->Evaluate(snapshot, config, out);
+  auto verdict = [&](const std::string& check, const std::string& subject) {
+    for (const auto& r : out) {
+      if (r.check == check && r.subject == subject) return VerdictName(r.verdict);
+    }
+    return std::string_view("missing");
+  };
+  EXPECT_EQ(verdict("port_active", "mlx5_0/1"), "ok");
+  EXPECT_EQ(verdict("port_active", "mlx5_1/1"), "failed");
+  EXPECT_EQ(verdict("port_active", "mlx4_0/2"), "failed");
+  EXPECT_EQ(verdict("port_rate", "mlx5_0/1"), "failed");   // 25 < 100
+  EXPECT_EQ(verdict("port_rate", "mlx4_0/1"), "failed");   // 40 < 100
+  EXPECT_EQ(verdict("port_rate", "mlx5_1/1"), "unknown");  // DOWN
+  EXPECT_EQ(verdict("roce_v2_gid", "mlx5_0/1"), "ok");
+  EXPECT_EQ(verdict("roce_v2_gid", "mlx5_1/1"), "failed");  // empty GID table
+  EXPECT_EQ(verdict("roce_v2_gid", "mlx4_0/1"), "failed");  // RoCE v1 only
+}
+
+}  // namespace
+}  // namespace rdmahd

@@ -1,0 +1,368 @@
+// RoCE lossless-fabric checks: PFC on the RoCE priority (and only there), no global pause next to
+// PFC, trust mode and DSCP mapping, ECN for both DCQCN roles, MTU, pause storms. Facts come from
+// the "netdev" and "roce" collectors (collectors/roce_qos.h); the policy from config.roce. Each
+// verdict's subject is the netdev name.
+#include <sstream>
+
+#include "checks/check.h"
+#include "collectors/roce_qos.h"
+
+namespace rdmahd {
+namespace {
+
+// A paused share of wall time above this between two collections is a warning: short pauses are
+// PFC doing its job, sustained ones mean a congested or stuck receiver somewhere downstream.
+constexpr double kPausedShareWarn = 0.01;
+
+CheckResult Result(std::string_view check, const std::string& subject, Verdict v, std::string reason,
+                   std::string fix = "") {
+  return CheckResult{std::string(check), subject, v, std::move(reason), std::move(fix)};
+}
+
+std::string PriorityList(std::uint8_t mask) {
+  std::string out;
+  for (int p = 0; p < kDcbPriorities; ++p) {
+    if ((mask >> p) & 1) out += (out.empty() ? "" : ",") + std::to_string(p);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The PFC config of a netdev, or why it is unknown.
+const PfcConfig* KnownPfc(const RoceNetdevFacts& f, std::string& why) {
+  if (!f.dcb) {
+    why = "DCB state unknown: " + f.dcb_note;
+    return nullptr;
+  }
+  if (!f.dcb->supported) {
+    why = "the driver has no DCB support (EOPNOTSUPP), so PFC cannot be read; PFC state unknown";
+    return nullptr;
+  }
+  if (!f.dcb->pfc) {
+    why = "the DCB answer carries no IEEE PFC configuration; PFC state unknown";
+    return nullptr;
+  }
+  return &*f.dcb->pfc;
+}
+
+constexpr std::string_view kNotConfiguredPriority = "not configured (roce.priority)";
+constexpr std::string_view kSetPriority = "set roce.priority in the config file";
+
+// ---------------------------------------------------------------------------------------------------
+class PfcOnRocePriorityCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_pfc_priority"; }
+  std::string_view Description() const override { return "PFC is enabled on the RoCE priority"; }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    const auto* roce = snapshot.Get<RoceQosFacts>();
+    if (roce == nullptr) return;
+    for (const auto& f : roce->netdevs) {
+      if (!config.roce.priority) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, std::string(kNotConfiguredPriority),
+                             std::string(kSetPriority)));
+        continue;
+      }
+      const int prio = *config.roce.priority;
+      std::string why;
+      const PfcConfig* pfc = KnownPfc(f, why);
+      if (pfc == nullptr) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, why));
+      } else if (pfc->Enabled(prio)) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
+                             "PFC enabled on RoCE priority " + std::to_string(prio) +
+                                 " (enabled: " + PriorityList(pfc->enabled_mask) + ")"));
+      } else {
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             "PFC is off on RoCE priority " + std::to_string(prio) +
+                                 " (enabled: " + PriorityList(pfc->enabled_mask) +
+                                 "): RoCE traffic is not lossless and drops turn into retransmission timeouts",
+                             "dcb pfc set dev " + f.netdev + " prio-pfc " + std::to_string(prio) + ":on"));
+      }
+    }
+  }
+};
+
+class PfcOtherPrioritiesCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_pfc_other_priorities"; }
+  std::string_view Description() const override { return "PFC is enabled on no priority besides the RoCE one"; }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    const auto* roce = snapshot.Get<RoceQosFacts>();
+    if (roce == nullptr) return;
+    for (const auto& f : roce->netdevs) {
+      if (!config.roce.priority) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, std::string(kNotConfiguredPriority),
+                             std::string(kSetPriority)));
+        continue;
+      }
+      const int prio = *config.roce.priority;
+      std::string why;
+      const PfcConfig* pfc = KnownPfc(f, why);
+      if (pfc == nullptr) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, why));
+        continue;
+      }
+      const std::uint8_t others = pfc->enabled_mask & static_cast<std::uint8_t>(~(1u << prio));
+      if (others == 0) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
+                             "no PFC on priorities other than " + std::to_string(prio)));
+        continue;
+      }
+      std::string off;
+      for (int p = 0; p < kDcbPriorities; ++p) {
+        if ((others >> p) & 1) off += " " + std::to_string(p) + ":off";
+      }
+      out.push_back(Result(Name(), f.netdev, Verdict::kWarning,
+                           "PFC also enabled on priorities " + PriorityList(others) +
+                               " besides RoCE priority " + std::to_string(prio) +
+                               ": pauses there can spread congestion (head-of-line blocking, deadlock risk)",
+                           "dcb pfc set dev " + f.netdev + " prio-pfc" + off));
+    }
+  }
+};
+
+class GlobalPauseWithPfcCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_global_pause"; }
+  std::string_view Description() const override { return "link-level pause is off where PFC is on"; }
+  void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
+    const auto* roce = snapshot.Get<RoceQosFacts>();
+    const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
+    if (roce == nullptr || netdevs == nullptr) return;
+    for (const auto& f : roce->netdevs) {
+      const NetdevFacts* nd = netdevs->Find(f.netdev);
+      if (nd == nullptr || !nd->global_pause) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
+                             "global pause state unknown: " + (nd ? nd->global_pause_note : std::string("netdev not collected"))));
+        continue;
+      }
+      const PauseParam& gp = *nd->global_pause;
+      std::string state = std::string("rx ") + (gp.rx ? "on" : "off") + ", tx " + (gp.tx ? "on" : "off");
+      if (!gp.rx && !gp.tx) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk, "global pause off (" + state + ")"));
+        continue;
+      }
+      std::string why;
+      const PfcConfig* pfc = KnownPfc(f, why);
+      if (pfc == nullptr) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "global pause " + state + "; " + why));
+      } else if (pfc->enabled_mask == 0) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
+                             "global pause " + state + " and no PFC: link-level pause is the flow control"));
+      } else {
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             "global pause " + state + " together with PFC on priorities " +
+                                 PriorityList(pfc->enabled_mask) +
+                                 ": link-level pause stops every priority and defeats PFC",
+                             "ethtool -A " + f.netdev + " rx off tx off"));
+      }
+    }
+  }
+};
+
+class TrustCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_trust"; }
+  std::string_view Description() const override { return "trust mode as policy and the RoCE DSCP mapped to the RoCE priority"; }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    const auto* roce = snapshot.Get<RoceQosFacts>();
+    if (roce == nullptr) return;
+    const RocePolicy& pol = config.roce;
+    // A DSCP in the policy implies DSCP trust when the trust mode itself is not given.
+    const bool configured = pol.trust.has_value() || pol.dscp.has_value();
+    const TrustMode want = pol.trust.value_or(TrustMode::kDscp);
+    for (const auto& f : roce->netdevs) {
+      if (!configured) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "not configured (roce.trust)",
+                             "set roce.trust (and roce.dscp) in the config file"));
+        continue;
+      }
+      if (!f.trust) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
+                             f.dcb ? std::string("trust mode unknown: the driver reports no DCB APP table")
+                                   : "trust mode unknown: " + f.dcb_note));
+        continue;
+      }
+      auto name = [](TrustMode t) { return t == TrustMode::kDscp ? "dscp" : "pcp"; };
+      if (want == TrustMode::kPcp) {
+        if (*f.trust == TrustMode::kPcp) {
+          out.push_back(Result(Name(), f.netdev, Verdict::kOk, "trust pcp as configured"));
+        } else {
+          out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                               "trust is dscp (DSCP entries in the APP table), policy says pcp",
+                               "dcb app flush dev " + f.netdev + " dscp-prio"));
+        }
+        continue;
+      }
+      // DSCP trust wanted.
+      const std::string dscp = pol.dscp ? std::to_string(*pol.dscp) : "";
+      const std::string prio = pol.priority ? std::to_string(*pol.priority) : "";
+      if (*f.trust != TrustMode::kDscp) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             std::string("trust is ") + name(*f.trust) +
+                                 " (no DSCP entries in the APP table), policy says dscp: RoCE packets "
+                                 "land on the priority of their VLAN PCP, not on the lossless one",
+                             pol.dscp && pol.priority
+                                 ? "dcb app add dev " + f.netdev + " dscp-prio " + dscp + ":" + prio
+                                 : "dcb app add dev " + f.netdev + " dscp-prio DSCP:PRIO"));
+        continue;
+      }
+      if (!pol.dscp || !pol.priority) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
+                             "trust dscp as configured (mapping not checked: roce.dscp/roce.priority not configured)"));
+        continue;
+      }
+      auto it = f.dscp_priority.find(*pol.dscp);
+      if (it != f.dscp_priority.end() && it->second == *pol.priority) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
+                             "trust dscp, DSCP " + dscp + " -> priority " + prio));
+      } else if (it == f.dscp_priority.end()) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             "trust dscp but DSCP " + dscp + " is not mapped (it falls to the default priority), "
+                             "RoCE priority is " + prio,
+                             "dcb app add dev " + f.netdev + " dscp-prio " + dscp + ":" + prio));
+      } else {
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             "trust dscp but DSCP " + dscp + " maps to priority " + std::to_string(it->second) +
+                                 ", RoCE priority is " + prio,
+                             "dcb app replace dev " + f.netdev + " dscp-prio " + dscp + ":" + prio));
+      }
+    }
+  }
+};
+
+class EcnCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_ecn"; }
+  std::string_view Description() const override { return "ECN (DCQCN) enabled for both roles on the RoCE priority"; }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    const auto* roce = snapshot.Get<RoceQosFacts>();
+    if (roce == nullptr) return;
+    for (const auto& f : roce->netdevs) {
+      if (!config.roce.priority) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, std::string(kNotConfiguredPriority),
+                             std::string(kSetPriority)));
+        continue;
+      }
+      if (!config.roce.require_ecn) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk, "ECN not required by policy (roce.require_ecn: false)"));
+        continue;
+      }
+      const int prio = *config.roce.priority;
+      const std::string p = std::to_string(prio);
+      std::vector<std::string> off, missing;
+      std::string fix;
+      for (const auto& [role, facts] : {std::pair{"roce_np", &f.ecn_np}, std::pair{"roce_rp", &f.ecn_rp}}) {
+        const std::string path = "/sys/class/net/" + f.netdev + "/ecn/" + role + "/enable/" + p;
+        if (!facts->enabled[prio]) {
+          missing.push_back(path);
+        } else if (!*facts->enabled[prio]) {
+          off.push_back(role);
+          fix += (fix.empty() ? "" : " && ") + std::string("echo 1 > ") + path;
+        }
+      }
+      if (!off.empty()) {
+        std::string roles;
+        for (const auto& r : off) roles += (roles.empty() ? "" : " and ") + r;
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             "ECN off on priority " + p + " for " + roles +
+                                 ": without DCQCN congestion is handled by PFC alone (pause spreading)",
+                             fix));
+      } else if (!missing.empty()) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
+                             "no " + missing.front() +
+                                 " (per-priority ECN enables exist only with MLNX_OFED/DOCA drivers)"));
+      } else {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk, "ECN enabled on priority " + p + " for roce_np and roce_rp"));
+      }
+    }
+  }
+};
+
+class MtuCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_mtu"; }
+  std::string_view Description() const override { return "netdev MTU at least roce.min_mtu"; }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
+    if (netdevs == nullptr) return;
+    for (const auto& f : netdevs->netdevs) {
+      if (!config.roce.min_mtu) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "not configured (roce.min_mtu)",
+                             "set roce.min_mtu in the config file"));
+      } else if (!f.mtu) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "MTU unknown (/sys/class/net/" + f.netdev + "/mtu unreadable)"));
+      } else if (*f.mtu < *config.roce.min_mtu) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
+                             "MTU " + std::to_string(*f.mtu) + " below the required " +
+                                 std::to_string(*config.roce.min_mtu) +
+                                 ": RoCE falls back to a smaller path MTU (4096-byte RoCE MTU needs 4200)",
+                             "ip link set dev " + f.netdev + " mtu " + std::to_string(*config.roce.min_mtu)));
+      } else {
+        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
+                             "MTU " + std::to_string(*f.mtu) + " >= " + std::to_string(*config.roce.min_mtu)));
+      }
+    }
+  }
+};
+
+class PauseStormCheck : public Check {
+ public:
+  std::string_view Name() const override { return "roce_pause_storm"; }
+  std::string_view Description() const override { return "no pause storms and no sustained pause"; }
+  void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
+    const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
+    if (netdevs == nullptr) return;
+    const std::string fix_hint = "find the receiver that cannot drain: check rdma_pause_frames_total{direction=\"tx\"} "
+                                 "on the peers and the switch's PFC watchdog; ethtool -S ";
+    for (const auto& f : netdevs->netdevs) {
+      if (!f.stats_read) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "driver statistics unknown: " + f.stats_note));
+        continue;
+      }
+      if (!f.storm_events_total && !f.rx_paused_seconds_total) {
+        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
+                             "the driver exposes no pause-storm or pause-duration counters"));
+        continue;
+      }
+      std::ostringstream reason;
+      bool warn = false;
+      if (f.interval_seconds) {
+        // Growth between two collections.
+        if (f.storm_events_delta && *f.storm_events_delta > 0) {
+          warn = true;
+          reason << *f.storm_events_delta << " pause-storm events in the last " << *f.interval_seconds << " s";
+        }
+        if (f.rx_paused_seconds_delta && *f.interval_seconds > 0) {
+          double share = *f.rx_paused_seconds_delta / *f.interval_seconds;
+          if (share > kPausedShareWarn) {
+            if (warn) reason << "; ";
+            warn = true;
+            reason << "paused " << static_cast<int>(share * 100 + 0.5) << "% of the last " << *f.interval_seconds << " s";
+          }
+        }
+        if (!warn) reason << "no pause-storm events and pause below 1% since the previous collection";
+      } else {
+        // First collection: only totals since the driver loaded are known.
+        if (f.storm_events_total && *f.storm_events_total > 0) {
+          warn = true;
+          reason << *f.storm_events_total << " pause-storm events since the driver loaded";
+        } else {
+          reason << "no pause-storm events since the driver loaded (pause growth needs two collections)";
+        }
+      }
+      out.push_back(Result(Name(), f.netdev, warn ? Verdict::kWarning : Verdict::kOk, reason.str(),
+                           warn ? fix_hint + f.netdev : ""));
+    }
+  }
+};
+
+RDMAHD_REGISTER_CHECK("roce_pfc_priority", PfcOnRocePriorityCheck);
+RDMAHD_REGISTER_CHECK("roce_pfc_other_priorities", PfcOtherPrioritiesCheck);
+RDMAHD_REGISTER_CHECK("roce_global_pause", GlobalPauseWithPfcCheck);
+RDMAHD_REGISTER_CHECK("roce_trust", TrustCheck);
+RDMAHD_REGISTER_CHECK("roce_ecn", EcnCheck);
+RDMAHD_REGISTER_CHECK("roce_mtu", MtuCheck);
+RDMAHD_REGISTER_CHECK("roce_pause_storm", PauseStormCheck);
+
+}  // namespace
+}  // namespace rdmahd

@@ -1,0 +1,95 @@
+#include "collectors/dcb_json.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+TEST(DcbPfcJsonTest, CurrentIproute2FormatWithStats) {
+  auto pfc = ParseDcbPfcJson(
+      R"({"pfc_cap":8,"macsec_bypass":false,"delay":4096,)"
+      R"("prio_pfc":[false,false,false,true,false,false,false,false],)"
+      R"("requests":[0,0,0,217,0,0,0,0],"indications":[0,0,0,179,0,0,0,0]})");
+  ASSERT_TRUE(pfc.ok()) << pfc.error().message;
+  EXPECT_EQ(pfc->enabled_mask, 0x08);
+  EXPECT_EQ(pfc->pfc_cap, 8);
+  EXPECT_EQ(pfc->delay, 4096);
+  EXPECT_FALSE(pfc->macsec_bypass);
+  ASSERT_TRUE(pfc->requests);
+  EXPECT_EQ((*pfc->requests)[3], 217u);
+  EXPECT_EQ((*pfc->indications)[3], 179u);
+}
+
+TEST(DcbPfcJsonTest, OlderOnOffStringsAndArrayWrapping) {
+  // The man page example (prio 6 and 7 on), as older iproute2 printed it and wrapped in an array.
+  auto pfc = ParseDcbPfcJson(
+      R"([{"pfc_cap":8,"macsec_bypass":"off","delay":4096,)"
+      R"("prio_pfc":["off","off","off","off","off","off","on","on"]}])");
+  ASSERT_TRUE(pfc.ok()) << pfc.error().message;
+  EXPECT_EQ(pfc->enabled_mask, 0xC0);
+  EXPECT_FALSE(pfc->requests.has_value());
+}
+
+TEST(DcbPfcJsonTest, MalformedIsRejectedWithTheReason) {
+  auto short_array = ParseDcbPfcJson(R"({"prio_pfc":[true,false]})");
+  ASSERT_FALSE(short_array.ok());
+  EXPECT_NE(short_array.error().message.find("prio_pfc"), std::string::npos);
+  EXPECT_FALSE(ParseDcbPfcJson("pfc-cap 8 macsec-bypass off delay 4096").ok());  // text, not -j
+  EXPECT_FALSE(ParseDcbPfcJson(R"({"prio_pfc":[1,0,0,0,0,0,0,0]})").ok());
+  EXPECT_FALSE(ParseDcbPfcJson(R"({"pfc_cap":-1,"prio_pfc":[false,false,false,false,false,false,false,false]})").ok());
+}
+
+TEST(DcbAppJsonTest, DscpAndDefaultEntries) {
+  auto app = ParseDcbAppJson(R"({"default_prio":[0],"ethtype_prio":[[35078,3]],"dscp_prio":[[26,3],[48,6]]})");
+  ASSERT_TRUE(app.ok()) << app.error().message;
+  DcbState st;
+  st.app = *app;
+  EXPECT_EQ(DscpPriorityMap(st), (std::map<int, int>{{26, 3}, {48, 6}}));
+  EXPECT_EQ(app->size(), 4u);
+  auto empty = ParseDcbAppJson("{}");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(DcbAppJsonTest, OutOfRangeEntriesAreRejected) {
+  EXPECT_FALSE(ParseDcbAppJson(R"({"dscp_prio":[[26,9]]})").ok());   // priority 9
+  EXPECT_FALSE(ParseDcbAppJson(R"({"dscp_prio":[[64,3]]})").ok());   // DSCP 64
+  EXPECT_FALSE(ParseDcbAppJson(R"({"dscp_prio":[26,3]})").ok());     // not pairs
+}
+
+TEST(DcbCaptureTest, ReadsTheFixtureFolder) {
+  auto st = ReadDcbCapture(testing::ProjectFixture("roce/pfc-off/dcb"), "ens1f0np0");
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_TRUE(st->pfc);
+  EXPECT_FALSE(st->pfc->Enabled(3));
+  EXPECT_TRUE(st->pfc->Enabled(4));
+  EXPECT_EQ(DscpPriorityMap(*st).at(26), 3);
+}
+
+TEST(DcbCaptureTest, MissingUnsupportedAndBrokenCaptures) {
+  testing::TempDir dir;
+  auto missing = ReadDcbCapture(dir.path(), "eth0");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errno_value, ENOENT);
+
+  dir.Write("veth0/pfc.json", "unsupported\n");
+  auto none = ReadDcbCapture(dir.path(), "veth0");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->supported);
+
+  dir.Write("eth1/pfc.json", "{\"prio_pfc\": [true]}");
+  auto broken = ReadDcbCapture(dir.path(), "eth1");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().message.find("eth1/pfc.json"), std::string::npos) << broken.error().message;
+
+  dir.Write("eth2/app.json", R"({"dscp_prio":[[26,3]]})");  // no pfc.json: PFC unknown
+  auto app_only = ReadDcbCapture(dir.path(), "eth2");
+  ASSERT_TRUE(app_only.ok());
+  EXPECT_FALSE(app_only->pfc.has_value());
+  EXPECT_TRUE(app_only->app.has_value());
+}
+
+}  // namespace
+}  // namespace rdmahd

@@ -1,0 +1,282 @@
+#include "collectors/dcb_netlink.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace rdmahd {
+namespace {
+
+// Attribute numbers newer than the UAPI headers this builds against (Linux 6.2+).
+constexpr std::uint16_t kAttrDcbAppTrustTable = 11;  // DCB_ATTR_DCB_APP_TRUST_TABLE in enum ieee_attrs
+constexpr std::uint16_t kAttrDcbApp = 2;             // DCB_ATTR_DCB_APP in enum ieee_attrs_app
+
+struct Attr {
+  std::uint16_t type;
+  std::span<const std::uint8_t> payload;
+};
+
+Error Malformed(std::string_view what) {
+  return Error{"DCB netlink reply malformed: " + std::string(what), EBADMSG};
+}
+
+// Splits `bytes` into netlink attributes. Every header and every payload is checked against the end
+// of `bytes` before use; headers are copied out, so alignment of the input does not matter.
+Result<std::vector<Attr>> SplitAttrs(std::span<const std::uint8_t> bytes, std::string_view where) {
+  std::vector<Attr> out;
+  std::size_t off = 0;
+  while (off < bytes.size()) {
+    const std::size_t left = bytes.size() - off;
+    if (left < sizeof(nlattr)) {
+      return Malformed(std::string(where) + ": truncated attribute header (" + std::to_string(left) +
+                       " bytes left)");
+    }
+    nlattr hdr;
+    std::memcpy(&hdr, bytes.data() + off, sizeof(hdr));
+    if (hdr.nla_len < NLA_HDRLEN) {
+      return Malformed(std::string(where) + ": attribute length " + std::to_string(hdr.nla_len) +
+                       " shorter than its header");
+    }
+    if (hdr.nla_len > left) {
+      return Malformed(std::string(where) + ": attribute type " +
+                       std::to_string(hdr.nla_type & NLA_TYPE_MASK) + " claims " +
+                       std::to_string(hdr.nla_len) + " bytes, only " + std::to_string(left) + " left");
+    }
+    out.push_back({static_cast<std::uint16_t>(hdr.nla_type & NLA_TYPE_MASK),
+                   bytes.subspan(off + NLA_HDRLEN, hdr.nla_len - NLA_HDRLEN)});
+    // The last attribute of a message may omit its alignment padding.
+    off += std::min<std::size_t>(NLA_ALIGN(hdr.nla_len), left);
+  }
+  return out;
+}
+
+Status ParseIeeeNest(std::span<const std::uint8_t> nest, DcbState& state) {
+  auto attrs = SplitAttrs(nest, "DCB_ATTR_IEEE");
+  if (!attrs) return attrs.error();
+  for (const Attr& a : *attrs) {
+    switch (a.type) {
+      case DCB_ATTR_IEEE_PFC: {
+        if (a.payload.size() < sizeof(ieee_pfc)) {
+          return Malformed("DCB_ATTR_IEEE_PFC has " + std::to_string(a.payload.size()) +
+                           " bytes, struct ieee_pfc needs " + std::to_string(sizeof(ieee_pfc)));
+        }
+        ieee_pfc raw;
+        std::memcpy(&raw, a.payload.data(), sizeof(raw));
+        PfcConfig pfc;
+        pfc.pfc_cap = raw.pfc_cap;
+        pfc.enabled_mask = raw.pfc_en;
+        pfc.macsec_bypass = raw.mbc != 0;
+        pfc.delay = raw.delay;
+        pfc.requests.emplace();
+        pfc.indications.emplace();
+        for (int i = 0; i < kDcbPriorities; ++i) {
+          (*pfc.requests)[i] = raw.requests[i];
+          (*pfc.indications)[i] = raw.indications[i];
+        }
+        state.pfc = pfc;
+        break;
+      }
+      case DCB_ATTR_IEEE_APP_TABLE: {
+        auto entries = SplitAttrs(a.payload, "DCB_ATTR_IEEE_APP_TABLE");
+        if (!entries) return entries.error();
+        std::vector<DcbAppEntry> app;
+        for (const Attr& e : *entries) {
+          if (e.type != DCB_ATTR_IEEE_APP && e.type != kAttrDcbApp) continue;
+          if (e.payload.size() < sizeof(dcb_app)) {
+            return Malformed("APP entry has " + std::to_string(e.payload.size()) +
+                             " bytes, struct dcb_app needs " + std::to_string(sizeof(dcb_app)));
+          }
+          dcb_app raw;
+          std::memcpy(&raw, e.payload.data(), sizeof(raw));
+          app.push_back({raw.selector, raw.protocol, raw.priority});
+        }
+        state.app = std::move(app);
+        break;
+      }
+      case kAttrDcbAppTrustTable: {
+        auto entries = SplitAttrs(a.payload, "DCB_ATTR_DCB_APP_TRUST_TABLE");
+        if (!entries) return entries.error();
+        std::vector<std::uint8_t> order;
+        for (const Attr& e : *entries) {
+          if (e.payload.empty()) return Malformed("empty APP trust entry");
+          order.push_back(e.payload[0]);
+        }
+        state.app_trust = std::move(order);
+        break;
+      }
+      default:
+        break;  // ETS, maxrate, buffers, peer info: not needed here
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::map<int, int> DscpPriorityMap(const DcbState& state) {
+  std::map<int, int> out;
+  if (!state.app) return out;
+  for (const DcbAppEntry& e : *state.app) {
+    if (e.selector == kAppSelectorDscp) out[e.protocol] = e.priority;
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> BuildDcbIeeeGetRequest(const std::string& ifname, std::uint32_t seq) {
+  std::vector<std::uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+  nlh->nlmsg_type = RTM_GETDCB;
+  nlh->nlmsg_flags = NLM_F_REQUEST;
+  nlh->nlmsg_seq = seq;
+  auto* dcb = static_cast<dcbmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(dcbmsg)));
+  dcb->dcb_family = AF_UNSPEC;
+  dcb->cmd = DCB_CMD_IEEE_GET;
+  mnl_attr_put_strz(nlh, DCB_ATTR_IFNAME, ifname.c_str());
+  buf.resize(nlh->nlmsg_len);
+  return buf;
+}
+
+Result<DcbState> ParseDcbIeeeReply(std::span<const std::uint8_t> reply, std::uint32_t expected_seq) {
+  if (reply.size() < sizeof(nlmsghdr)) {
+    return Malformed("truncated: " + std::to_string(reply.size()) + " bytes, a netlink header needs " +
+                     std::to_string(sizeof(nlmsghdr)));
+  }
+  nlmsghdr hdr;
+  std::memcpy(&hdr, reply.data(), sizeof(hdr));
+  if (hdr.nlmsg_len < sizeof(nlmsghdr)) {
+    return Malformed("message length " + std::to_string(hdr.nlmsg_len) + " shorter than its header");
+  }
+  if (hdr.nlmsg_len > reply.size()) {
+    return Malformed("truncated: message claims " + std::to_string(hdr.nlmsg_len) + " bytes, got " +
+                     std::to_string(reply.size()));
+  }
+  if (expected_seq != 0 && hdr.nlmsg_seq != expected_seq) {
+    return Malformed("sequence " + std::to_string(hdr.nlmsg_seq) + ", expected " +
+                     std::to_string(expected_seq));
+  }
+  auto body = reply.subspan(NLMSG_HDRLEN, hdr.nlmsg_len - NLMSG_HDRLEN);
+
+  if (hdr.nlmsg_type == NLMSG_ERROR) {
+    int neg_errno = 0;
+    if (body.size() < sizeof(neg_errno)) return Malformed("truncated NLMSG_ERROR");
+    std::memcpy(&neg_errno, body.data(), sizeof(neg_errno));
+    // The kernel sends -errno (MAX_ERRNO is 4095); anything else is not a kernel answer (and
+    // negating INT_MIN would overflow).
+    if (neg_errno > 0 || neg_errno < -4095) {
+      return Malformed("NLMSG_ERROR code " + std::to_string(neg_errno) + " is not a -errno");
+    }
+    const int err = -neg_errno;
+    if (err == EOPNOTSUPP) {
+      DcbState none;
+      none.supported = false;
+      return none;
+    }
+    if (err == 0) return Malformed("acknowledgement without a DCB answer");
+    return Error::FromErrno("RTM_GETDCB DCB_CMD_IEEE_GET", err);
+  }
+  if (hdr.nlmsg_type != RTM_GETDCB) {
+    return Malformed("unexpected message type " + std::to_string(hdr.nlmsg_type));
+  }
+  if (body.size() < sizeof(dcbmsg)) return Malformed("truncated dcbmsg header");
+  dcbmsg dm;
+  std::memcpy(&dm, body.data(), sizeof(dm));
+  if (dm.cmd != DCB_CMD_IEEE_GET) {
+    return Malformed("answer to DCB command " + std::to_string(dm.cmd) + ", expected IEEE_GET");
+  }
+  const std::size_t attrs_at = std::min<std::size_t>(NLMSG_ALIGN(sizeof(dcbmsg)), body.size());
+  auto attrs = SplitAttrs(body.subspan(attrs_at), "RTM_GETDCB");
+  if (!attrs) return attrs.error();
+
+  DcbState state;
+  for (const Attr& a : *attrs) {
+    if (a.type == DCB_ATTR_IEEE) {
+      Status st = ParseIeeeNest(a.payload, state);
+      if (!st) return st.error();
+    } else if (a.type == DCB_ATTR_DCBX) {
+      if (a.payload.empty()) return Malformed("empty DCB_ATTR_DCBX");
+      state.dcbx = a.payload[0];
+    }
+  }
+  return state;
+}
+
+// ---------------------------------------------------------------------------------------------
+MnlDcbTransport::~MnlDcbTransport() { Close(); }
+
+void MnlDcbTransport::Close() {
+  if (nl_ != nullptr) mnl_socket_close(nl_);
+  nl_ = nullptr;
+}
+
+Status MnlDcbTransport::Open() {
+  if (nl_ != nullptr) return Status::Ok();
+  mnl_socket* nl = mnl_socket_open(NETLINK_ROUTE);
+  if (nl == nullptr) return Error::FromErrno("open NETLINK_ROUTE socket", errno);
+  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+    int err = errno;
+    mnl_socket_close(nl);
+    return Error::FromErrno("bind NETLINK_ROUTE socket", err);
+  }
+  timeval timeout{1, 0};
+  if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
+    int err = errno;
+    mnl_socket_close(nl);
+    return Error::FromErrno("set netlink receive timeout", err);
+  }
+  nl_ = nl;
+  return Status::Ok();
+}
+
+Result<std::vector<std::uint8_t>> MnlDcbTransport::Exchange(std::span<const std::uint8_t> request) {
+  if (Status st = Open(); !st) return st.error();
+  nlmsghdr req;
+  if (request.size() < sizeof(req)) return Error{"DCB netlink request shorter than a header", EINVAL};
+  std::memcpy(&req, request.data(), sizeof(req));
+
+  if (mnl_socket_sendto(nl_, request.data(), request.size()) < 0) {
+    int err = errno;
+    Close();
+    return Error::FromErrno("send RTM_GETDCB", err);
+  }
+  std::vector<std::uint8_t> buf(32768);  // MNL_SOCKET_DUMP_SIZE in newer libmnl
+  // A reply to an earlier request that timed out may still be queued: skip it (bounded).
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
+    if (n < 0) {
+      int err = errno;
+      Close();
+      return Error::FromErrno("receive RTM_GETDCB answer", err);
+    }
+    nlmsghdr got;
+    if (static_cast<std::size_t>(n) >= sizeof(got)) {
+      std::memcpy(&got, buf.data(), sizeof(got));
+      if (got.nlmsg_seq != req.nlmsg_seq) continue;
+    }
+    buf.resize(static_cast<std::size_t>(n));
+    return buf;
+  }
+  Close();
+  return Error{"RTM_GETDCB: no answer with the request's sequence number", EPROTO};
+}
+
+DcbNetlinkReader::DcbNetlinkReader(std::unique_ptr<DcbNetlinkTransport> transport)
+    : transport_(std::move(transport)) {}
+
+Result<DcbState> DcbNetlinkReader::Read(const std::string& ifname) {
+  if (++seq_ == 0) ++seq_;
+  auto request = BuildDcbIeeeGetRequest(ifname, seq_);
+  auto reply = transport_->Exchange(request);
+  if (!reply) return Error{ifname + ": " + reply.error().message, reply.error().errno_value};
+  auto state = ParseDcbIeeeReply(*reply, seq_);
+  if (!state) return Error{ifname + ": " + state.error().message, state.error().errno_value};
+  return state;
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,122 @@
+// Driver statistics and pause settings of a netdev, the way `ethtool -S` and `ethtool -a` get them:
+// the SIOCETHTOOL ioctl (ETHTOOL_GSSET_INFO -> ETHTOOL_GSTRINGS -> ETHTOOL_GSTATS, and
+// ETHTOOL_GPAUSEPARAM). None of these needs privilege.
+//
+// Layers, as for DCB netlink: pure parsers over the kernel's reply buffers (tested with byte-exact
+// buffers built from <linux/ethtool.h> structs, and fuzzed); an EthtoolIoctl interface (the real one
+// is SocketEthtoolIoctl); EthtoolReader on top. Also parsers for the text of `ethtool -S IF` and
+// `ethtool -a IF`, for captured nodes (support bundles, fixtures).
+//
+// Driver stat names differ per vendor; ClassifyDriverStat maps the ones that carry pause/PFC/storm/
+// discard meaning (mlx5, bnxt_en, ice) onto a common vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace rdmahd {
+
+struct DriverStat {
+  std::string name;  // as the driver names it, e.g. rx_prio3_pause or "[0]: rx_discards" (bnxt ring)
+  std::uint64_t value = 0;
+  bool operator==(const DriverStat&) const = default;
+};
+
+// ETHTOOL_GPAUSEPARAM: link-level (global, 802.3x) pause.
+struct PauseParam {
+  bool autoneg = false;
+  bool rx = false;
+  bool tx = false;
+};
+
+// ---- What a driver stat means -----------------------------------------------------------------
+enum class StatKind {
+  kOther,
+  kPauseFrames,           // per-priority PFC pause frames
+  kPauseDuration,         // per-priority time paused
+  kPauseTransitions,      // per-priority pause on/off transitions
+  kGlobalPauseFrames,     // link-level pause frames
+  kGlobalPauseDuration,   // link-level time paused
+  kPauseStormEvents,      // the NIC's pause-storm detector fired
+  kRxDiscards,            // packets dropped by the port for lack of NIC buffer
+  kRxOutOfBuffer,         // packets dropped because the host posted no receive buffer
+};
+
+struct StatMeaning {
+  StatKind kind = StatKind::kOther;
+  int priority = -1;              // 0..7 for per-priority kinds
+  std::string_view direction;     // "rx" (pause frames received: we were paused) or "tx" (we paused the peer)
+  double divide_by = 1.0;         // raw value / divide_by = base unit (1e6: microseconds -> seconds)
+};
+
+StatMeaning ClassifyDriverStat(std::string_view name);
+
+// ---- Kernel reply buffers (pure, fuzzed) ------------------------------------------------------
+// Each takes the whole buffer handed to the ioctl (command header included, as the kernel filled
+// it) and checks every length against the buffer before reading.
+// ETHTOOL_GSSET_INFO for ETH_SS_STATS: struct ethtool_sset_info followed by one __u32.
+Result<std::uint32_t> ParseSsetInfoReply(std::span<const std::uint8_t> buffer);
+// ETHTOOL_GSTRINGS: struct ethtool_gstrings followed by len * ETH_GSTRING_LEN bytes.
+Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t> buffer,
+                                                    std::uint32_t expected_count);
+// ETHTOOL_GSTATS: struct ethtool_stats followed by n_stats * __u64.
+Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t> buffer,
+                                                    std::uint32_t expected_count);
+// ETHTOOL_GPAUSEPARAM: struct ethtool_pauseparam.
+Result<PauseParam> ParsePauseParamReply(std::span<const std::uint8_t> buffer);
+
+// ---- Captured text ------------------------------------------------------------------------------
+// `ethtool -S IF` output: "NIC statistics:" header (optional), then "name: value" lines, with or
+// without indentation. A name may itself contain ": " (bnxt_en per-ring lines "[0]: rx_discards: 5"),
+// so the split is at the LAST ": ". Lines that are not a name and an unsigned decimal value are
+// skipped (and counted).
+struct EthtoolStatsText {
+  std::vector<DriverStat> stats;
+  std::size_t skipped_lines = 0;
+};
+EthtoolStatsText ParseEthtoolStatsText(std::string_view text);
+// `ethtool -a IF` output ("Autonegotiate: off", "RX: on", "TX: on"; later lines ignored).
+Result<PauseParam> ParseEthtoolPauseText(std::string_view text);
+
+// ---- The ioctl -----------------------------------------------------------------------------------
+class EthtoolIoctl {
+ public:
+  virtual ~EthtoolIoctl() = default;
+  // SIOCETHTOOL on `ifname` with `buffer` as ifr_data. The buffer starts with the __u32 command;
+  // the kernel fills in the rest. A driver without the command gives errno EOPNOTSUPP.
+  virtual Status Call(const std::string& ifname, std::span<std::uint8_t> buffer) = 0;
+};
+
+// AF_INET datagram socket, opened on first use (in the calling thread's network namespace) and kept.
+class SocketEthtoolIoctl : public EthtoolIoctl {
+ public:
+  SocketEthtoolIoctl() = default;
+  ~SocketEthtoolIoctl() override;
+  SocketEthtoolIoctl(const SocketEthtoolIoctl&) = delete;
+  SocketEthtoolIoctl& operator=(const SocketEthtoolIoctl&) = delete;
+  Status Call(const std::string& ifname, std::span<std::uint8_t> buffer) override;
+
+ private:
+  int fd_ = -1;
+};
+
+class EthtoolReader {
+ public:
+  explicit EthtoolReader(std::unique_ptr<EthtoolIoctl> ioctl);
+  // All driver stats, names and values paired. Errors name the netdev and the step.
+  Result<std::vector<DriverStat>> ReadStats(const std::string& ifname);
+  // Global pause; nullopt when the driver does not report it (EOPNOTSUPP: veth, many virtual devices).
+  Result<std::optional<PauseParam>> ReadPause(const std::string& ifname);
+
+ private:
+  std::unique_ptr<EthtoolIoctl> ioctl_;
+};
+
+}  // namespace rdmahd

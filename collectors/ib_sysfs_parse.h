@@ -1,0 +1,46 @@
+// Pure parsers for the text of /sys/class/infiniband attributes. No I/O, so every quirk drivers
+// print (extra blank lines, missing newlines, "N/A (no PMA)") is testable on strings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rdmahd {
+
+// sysfs prints IB enums as "<id>: <name>": ports/P/state "4: ACTIVE", phys_state "5: LinkUp",
+// node_type "1: CA".
+struct SysfsEnumValue {
+  std::uint32_t id = 0;
+  std::string name;
+
+  bool operator==(const SysfsEnumValue&) const = default;
+};
+
+// "4: ACTIVE\n" -> {4, "ACTIVE"}. nullopt when there is no "<digits>:" prefix or no name.
+std::optional<SysfsEnumValue> ParseSysfsEnum(std::string_view text);
+
+// IB port state ids (IBTA PortInfo PortState) and physical state ids (PortPhysicalState) that
+// checks compare against.
+inline constexpr std::uint32_t kPortStateActive = 4;
+inline constexpr std::uint32_t kPhysStateLinkUp = 5;
+
+// ports/P/rate, e.g. "40 Gb/sec (4X QDR)", "10 Gb/sec (4X)", "2.5 Gb/sec (1X SDR)", in bytes per
+// second: Gb/sec * 1e9 / 8, computed exactly in integers (40 -> 5e9, 2.5 -> 312500000), as
+// node_exporter does. nullopt when the text does not start with "<number> Gb/sec".
+std::optional<std::uint64_t> ParseIbRateBytesPerSecond(std::string_view text);
+
+// ports/P/gid_attrs/types/N.
+enum class GidType { kIbRoceV1, kRoceV2, kOther };
+GidType ParseGidType(std::string_view text);
+inline constexpr std::string_view kGidTypeRoceV2 = "RoCE v2";
+
+// A GID as ports/P/gids/N prints it ("fe80:0000:...:0001"); an unused table slot is all zeros.
+bool IsZeroGid(std::string_view text);
+
+// Drivers without a performance-management agent print "N/A (no PMA)" in every counters/ file
+// (i40iw): the value does not exist, it is not an error of the node.
+bool IsNotAvailableValue(std::string_view text);
+
+}  // namespace rdmahd

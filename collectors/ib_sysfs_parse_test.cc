@@ -1,0 +1,60 @@
+#include "collectors/ib_sysfs_parse.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmahd {
+namespace {
+
+TEST(ParseSysfsEnumTest, StatesAsTheKernelPrintsThem) {
+  EXPECT_EQ(ParseSysfsEnum("4: ACTIVE\n"), (SysfsEnumValue{4, "ACTIVE"}));
+  EXPECT_EQ(ParseSysfsEnum("5: LinkUp\n"), (SysfsEnumValue{5, "LinkUp"}));
+  EXPECT_EQ(ParseSysfsEnum("1: DOWN"), (SysfsEnumValue{1, "DOWN"}));
+  EXPECT_EQ(ParseSysfsEnum("2: Polling\n"), (SysfsEnumValue{2, "Polling"}));
+  EXPECT_EQ(ParseSysfsEnum("1: CA\n"), (SysfsEnumValue{1, "CA"}));
+  // Names with spaces survive whole.
+  EXPECT_EQ(ParseSysfsEnum("4: PortConfigurationTraining\n"),
+            (SysfsEnumValue{4, "PortConfigurationTraining"}));
+}
+
+TEST(ParseSysfsEnumTest, RejectsTextWithoutIdOrName) {
+  EXPECT_FALSE(ParseSysfsEnum("ACTIVE\n"));
+  EXPECT_FALSE(ParseSysfsEnum(": ACTIVE"));
+  EXPECT_FALSE(ParseSysfsEnum("4:"));
+  EXPECT_FALSE(ParseSysfsEnum("4x: ACTIVE"));
+  EXPECT_FALSE(ParseSysfsEnum(""));
+}
+
+TEST(ParseIbRateTest, GbPerSecondToBytesLikeNodeExporter) {
+  EXPECT_EQ(ParseIbRateBytesPerSecond("40 Gb/sec (4X QDR)\n"), 5'000'000'000u);
+  EXPECT_EQ(ParseIbRateBytesPerSecond("10 Gb/sec (4X)\n"), 1'250'000'000u);
+  EXPECT_EQ(ParseIbRateBytesPerSecond("100 Gb/sec (4X EDR)"), 12'500'000'000u);
+  EXPECT_EQ(ParseIbRateBytesPerSecond("2.5 Gb/sec (1X SDR)\n"), 312'500'000u);
+  EXPECT_EQ(ParseIbRateBytesPerSecond("25 Gb/sec (1X EDR)\n"), 3'125'000'000u);
+  EXPECT_EQ(ParseIbRateBytesPerSecond("400 Gb/sec (4X NDR)\n"), 50'000'000'000u);
+  EXPECT_EQ(ParseIbRateBytesPerSecond("14.0625 Gb/sec"), 1'757'812'500u);
+}
+
+TEST(ParseIbRateTest, RejectsOtherUnitsAndGarbage) {
+  EXPECT_FALSE(ParseIbRateBytesPerSecond("40 Mb/sec (4X QDR)"));
+  EXPECT_FALSE(ParseIbRateBytesPerSecond("Gb/sec"));
+  EXPECT_FALSE(ParseIbRateBytesPerSecond("2. Gb/sec"));
+  EXPECT_FALSE(ParseIbRateBytesPerSecond(""));
+  EXPECT_FALSE(ParseIbRateBytesPerSecond("99999999999999999999 Gb/sec"));
+}
+
+TEST(GidTest, TypesAndZeroGids) {
+  EXPECT_EQ(ParseGidType("RoCE v2\n"), GidType::kRoceV2);
+  EXPECT_EQ(ParseGidType("IB/RoCE v1\n"), GidType::kIbRoceV1);
+  EXPECT_EQ(ParseGidType("roce v2"), GidType::kOther);
+  EXPECT_TRUE(IsZeroGid("0000:0000:0000:0000:0000:0000:0000:0000\n"));
+  EXPECT_FALSE(IsZeroGid("fe80:0000:0000:0000:0202:c9ff:fe00:0001\n"));
+  EXPECT_FALSE(IsZeroGid("\n"));
+}
+
+TEST(NotAvailableTest, NoPmaIsNotAValue) {
+  EXPECT_TRUE(IsNotAvailableValue("N/A (no PMA)\n"));
+  EXPECT_FALSE(IsNotAvailableValue("0\n"));
+}
+
+}  // namespace
+}  // namespace rdmahd

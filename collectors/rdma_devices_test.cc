@@ -1,0 +1,344 @@
+#include "collectors/rdma_devices.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+using testing::ProjectFixture;
+using testing::RealFixture;
+using testing::TempDir;
+
+struct CollectRun {
+  Status status;
+  RdmaDevicesFacts facts;
+  CollectorOutcome outcome;
+  std::string text;  // rendered exposition
+};
+
+CollectRun Collect(RdmaDevicesCollector& c, const std::string& sysfs_root, const Config& config = Config{}) {
+  NodeFs fs(sysfs_root, "/nonexistent-proc");
+  CollectContext ctx{fs, config};
+  Snapshot snapshot;
+  CollectRun run;
+  run.status = c.Collect(ctx, snapshot, run.outcome);
+  if (const auto* f = snapshot.Get<RdmaDevicesFacts>()) run.facts = *f;
+  MetricSink sink;
+  c.Render(snapshot, sink);
+  run.text = sink.Serialize();
+  return run;
+}
+
+const RdmaDeviceFacts* Device(const RdmaDevicesFacts& f, const std::string& name) {
+  for (const auto& d : f.devices) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+bool Contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// Rewrites a file in place (same inode), as the kernel regenerates an attribute.
+void Overwrite(const std::string& path, const std::string& content) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  std::fputs(content.c_str(), f);
+  std::fclose(f);
+}
+
+// A minimal RoCE device: class/infiniband/<name> -> ../../devices/virtual/infiniband/<name>.
+void MakeDevice(const TempDir& dir, const std::string& name, const std::string& fw = "1.0.0") {
+  const std::string d = "devices/virtual/infiniband/" + name;
+  dir.Symlink("../../" + d, "class/infiniband/" + name);
+  dir.Write(d + "/fw_ver", fw + "\n");
+  dir.Write(d + "/ports/1/state", "4: ACTIVE\n");
+  dir.Write(d + "/ports/1/phys_state", "5: LinkUp\n");
+  dir.Write(d + "/ports/1/rate", "10 Gb/sec (1X QDR)\n");
+  dir.Write(d + "/ports/1/link_layer", "Ethernet\n");
+  dir.Write(d + "/ports/1/hw_counters/sent_pkts", "0\n");
+  dir.Write(d + "/ports/1/hw_counters/rcvd_pkts", "0\n");
+}
+
+std::string GidPath(const TempDir& dir, const std::string& dev, int i) {
+  return dir.path() + "/devices/virtual/infiniband/" + dev + "/ports/1/gids/" + std::to_string(i);
+}
+
+TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.outcome.errors.empty()) << r.outcome.errors.front();
+  EXPECT_TRUE(r.facts.class_dir_present);
+  ASSERT_EQ(r.facts.devices.size(), 2u);
+
+  const RdmaDeviceFacts& d0 = r.facts.devices[0];
+  EXPECT_EQ(d0.name, "mlx5_0");
+  EXPECT_EQ(d0.fw_ver, "22.36.1010");
+  EXPECT_EQ(d0.hca_type, "MT4125");
+  EXPECT_EQ(d0.node_type, "1: CA");
+  EXPECT_EQ(d0.pci_address, "0000:3b:00.0");
+  EXPECT_EQ(d0.numa_node, 0);
+  EXPECT_EQ(r.facts.devices[1].numa_node, 1);
+  ASSERT_EQ(d0.ports.size(), 1u);
+  const RdmaPortFacts& p = d0.ports[0];
+  EXPECT_EQ(p.Subject(), "mlx5_0/1");
+  EXPECT_TRUE(p.IsEthernet());
+  EXPECT_EQ(p.state, (SysfsEnumValue{4, "ACTIVE"}));
+  EXPECT_EQ(p.rate_bytes_per_second, 12'500'000'000u);
+  EXPECT_EQ(p.netdev, "ens1f0np0");
+  EXPECT_EQ(p.roce_v2_gid_count, 2u);
+  ASSERT_EQ(p.gids.size(), 4u);  // the 12 zero slots are not facts
+  EXPECT_EQ(p.gids[3].index, 3u);
+  EXPECT_EQ(p.gids[3].type, "RoCE v2");
+  EXPECT_EQ(p.gids[3].gid, "0000:0000:0000:0000:0000:ffff:c0a8:010a");
+  EXPECT_EQ(p.counters.at("port_rcv_data"), 3'750'000'000u);
+  EXPECT_EQ(p.hw_counters.size(), 30u);
+  EXPECT_EQ(p.hw_counters.at("np_cnp_sent"), 3600u);
+
+  // mlx5_1 has a hole in its GID table (slot 5 empty, 6 in use).
+  const RdmaPortFacts& p1 = r.facts.devices[1].ports[0];
+  EXPECT_EQ(p1.roce_v2_gid_count, 3u);
+  EXPECT_EQ(p1.gids.back().index, 6u);
+
+  EXPECT_TRUE(Contains(r.text, "rdma_devices_found 2"));
+  EXPECT_TRUE(Contains(r.text, "rdma_port_info{device=\"mlx5_1\",port=\"1\",link_layer=\"Ethernet\",netdev=\"ens2f0np0\"} 1"));
+  EXPECT_TRUE(Contains(r.text, "rdma_port_data_received_bytes_total{device=\"mlx5_0\",port=\"1\"} 15000000000"));
+  EXPECT_TRUE(Contains(r.text, "rdma_port_hw_counters_total{device=\"mlx5_1\",port=\"1\",counter=\"out_of_buffer\"} 17"));
+}
+
+// SOURCES.md §4 quirks, each read from the real capture in place.
+TEST(RdmaDevicesTest, ProcfsCaptureQuirks) {
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, RealFixture("sysfs/procfs-fixtures/sys"));
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.outcome.errors.empty());
+  ASSERT_EQ(r.facts.devices.size(), 3u);
+
+  const RdmaDeviceFacts* mlx5 = Device(r.facts, "mlx5_0");
+  ASSERT_NE(mlx5, nullptr);
+  EXPECT_EQ(mlx5->node_guid, "0a7f:bc12:45ef:d23b");  // file has no trailing newline
+  EXPECT_EQ(mlx5->ports[0].phys_state, (SysfsEnumValue{4, "ACTIVE"}));  // not the usual LinkUp
+  EXPECT_EQ(mlx5->ports[0].rate_bytes_per_second, 3'125'000'000u);      // "25 Gb/sec (1X EDR)"
+  EXPECT_FALSE(mlx5->pci_address);                                      // no device/ link captured
+
+  const RdmaDeviceFacts* mlx4 = Device(r.facts, "mlx4_0");
+  ASSERT_NE(mlx4, nullptr);
+  EXPECT_EQ(mlx4->ports[1].link_layer, "InfiniBand");  // "InfiniBand\n\n"
+  EXPECT_EQ(mlx4->ports[1].netdev, "");
+  EXPECT_FALSE(mlx4->ports[1].roce_v2_gid_count);  // no gids/ in the capture: unknown, not 0
+
+  const RdmaDeviceFacts* hfi1 = Device(r.facts, "hfi1_0");
+  ASSERT_NE(hfi1, nullptr);
+  EXPECT_FALSE(hfi1->hca_type);  // no hca_type file
+  EXPECT_EQ(hfi1->fw_ver, "1.27.0");
+  EXPECT_EQ(hfi1->ports[0].rate_bytes_per_second, 12'500'000'000u);
+  EXPECT_TRUE(Contains(r.text, "hca_type=\"\""));
+}
+
+TEST(RdmaDevicesTest, NodeExporterCaptureQuirks) {
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, RealFixture("sysfs/node-exporter-fixtures/sys"));
+  ASSERT_TRUE(r.status.ok());
+  // "N/A (no PMA)" is the driver saying the value does not exist: absent, and not an error.
+  EXPECT_TRUE(r.outcome.errors.empty());
+  const RdmaDeviceFacts* i40iw = Device(r.facts, "i40iw0");
+  ASSERT_NE(i40iw, nullptr);
+  EXPECT_TRUE(i40iw->ports[0].counters.empty());
+  EXPECT_EQ(i40iw->ports[0].rate_bytes_per_second, 1'250'000'000u);  // "10 Gb/sec (4X)"
+  EXPECT_FALSE(Contains(r.text, "rdma_port_data_received_bytes_total{device=\"i40iw0\""));
+
+  const RdmaDeviceFacts* mlx4 = Device(r.facts, "mlx4_0");
+  ASSERT_NE(mlx4, nullptr);
+  EXPECT_EQ(mlx4->ports[0].counters.at("port_xmit_wait"), 4294967295u);    // saturated 32-bit
+  EXPECT_EQ(mlx4->ports[0].counters.at("port_rcv_packets"), 6825908347u);  // > 2^32
+  EXPECT_EQ(mlx4->ports[1].counters.size(), 8u);  // port 2 has only 8 counters: no others invented
+  EXPECT_TRUE(Contains(r.text, "rdma_port_transmit_wait_total{device=\"mlx4_0\",port=\"1\"} 4294967295"));
+  EXPECT_TRUE(Contains(r.text, "rdma_port_legacy_data_received_bytes_total{device=\"mlx4_0\",port=\"2\"} 18527668"));
+  EXPECT_FALSE(Contains(r.text, "rdma_port_constraint_errors_received_total{device=\"mlx4_0\",port=\"2\"}"));
+}
+
+TEST(RdmaDevicesTest, MissingClassDirIsZeroDevicesNotAFailure) {
+  TempDir dir;
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, dir.path());
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_FALSE(r.facts.class_dir_present);
+  EXPECT_TRUE(r.facts.devices.empty());
+  EXPECT_TRUE(Contains(r.text, "rdma_devices_found 0"));
+}
+
+TEST(RdmaDevicesTest, UnlistableClassDirFailsTheCollector) {
+  TempDir dir;
+  dir.Write("class/infiniband", "not a directory\n");
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, dir.path());
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.error().message.find("class/infiniband"), std::string::npos);
+}
+
+TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
+  dir.MkDir(port + "hw_counters/broken");  // read() fails (EISDIR), like EINVAL/EACCES would
+  dir.Write(port + "hw_counters/garbled", "12abc\n");
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, dir.path());
+  ASSERT_TRUE(r.status.ok());
+  ASSERT_EQ(r.facts.devices.size(), 1u);
+  const RdmaPortFacts& p = r.facts.devices[0].ports[0];
+  EXPECT_EQ(p.hw_counters.size(), 2u);  // sent_pkts, rcvd_pkts
+  EXPECT_FALSE(p.hw_counters.contains("broken"));
+  EXPECT_FALSE(p.hw_counters.contains("garbled"));
+  EXPECT_TRUE(p.state.has_value());
+  ASSERT_EQ(r.outcome.errors.size(), 2u);
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "hw_counters/broken"));
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "Is a directory"));
+  EXPECT_TRUE(Contains(r.outcome.errors[1], "hw_counters/garbled"));
+  EXPECT_TRUE(p.counters.empty());  // rxe has no counters/ directory: normal, no error
+}
+
+TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  dir.Symlink("../../devices/virtual/infiniband/rxe9", "class/infiniband/rxe9");  // target gone
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, dir.path());
+  ASSERT_TRUE(r.status.ok());
+  ASSERT_EQ(r.facts.devices.size(), 1u);
+  EXPECT_EQ(r.facts.devices[0].name, "rxe0");
+  ASSERT_EQ(r.outcome.errors.size(), 1u);
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "rxe9"));
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "No such file or directory"));
+}
+
+TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  RdmaDevicesCollector c;
+  CollectRun first = Collect(c, dir.path());
+  ASSERT_EQ(first.facts.devices.size(), 1u);
+  const std::size_t held = c.held_descriptors();
+  EXPECT_GE(held, 7u);  // fw_ver, 4 port attributes, 2 hw counters (+ no GID table)
+
+  const std::string port = dir.path() + "/devices/virtual/infiniband/rxe0/ports/1/";
+  Overwrite(port + "hw_counters/sent_pkts", "1200\n");
+  Overwrite(port + "state", "1: DOWN\n");
+  CollectRun second = Collect(c, dir.path());
+  EXPECT_EQ(c.held_descriptors(), held);
+  ASSERT_EQ(second.facts.devices.size(), 1u);
+  EXPECT_EQ(second.facts.devices[0].ports[0].hw_counters.at("sent_pkts"), 1200u);
+  EXPECT_EQ(second.facts.devices[0].ports[0].state, (SysfsEnumValue{1, "DOWN"}));
+}
+
+TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  MakeDevice(dir, "rxe1");
+  RdmaDevicesCollector c;
+  Collect(c, dir.path());
+  const std::size_t both = c.held_descriptors();
+  std::filesystem::remove(dir.path() + "/class/infiniband/rxe1");  // `rdma link delete rxe1`
+  CollectRun r = Collect(c, dir.path());
+  ASSERT_EQ(r.facts.devices.size(), 1u);
+  EXPECT_EQ(c.held_descriptors(), both / 2);
+  EXPECT_TRUE(r.outcome.errors.empty());
+}
+
+TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0", "1.0.0");
+  RdmaDevicesCollector c;
+  CollectRun before = Collect(c, dir.path());
+  ASSERT_EQ(before.facts.devices.size(), 1u);
+  ASSERT_EQ(before.facts.devices[0].ports[0].hw_counters.size(), 2u);
+
+  // Re-create: the old directory stays alive elsewhere (so held descriptors still read it, as
+  // they never would on sysfs), the new one has another firmware and a new counter.
+  const std::string base = dir.path() + "/devices/virtual/infiniband/";
+  std::filesystem::rename(base + "rxe0", base + "rxe0-old");
+  dir.Write("devices/virtual/infiniband/rxe0/fw_ver", "2.0.0\n");
+  dir.Write("devices/virtual/infiniband/rxe0/ports/1/state", "4: ACTIVE\n");
+  dir.Write("devices/virtual/infiniband/rxe0/ports/1/hw_counters/sent_pkts", "5\n");
+  dir.Write("devices/virtual/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err", "1\n");
+  CollectRun after = Collect(c, dir.path());
+  ASSERT_EQ(after.facts.devices.size(), 1u);
+  EXPECT_EQ(after.facts.devices[0].fw_ver, "2.0.0");
+  EXPECT_EQ(after.facts.devices[0].ports[0].hw_counters.size(), 2u);
+  EXPECT_EQ(after.facts.devices[0].ports[0].hw_counters.at("retry_exceeded_err"), 1u);
+  EXPECT_FALSE(after.facts.devices[0].ports[0].rate_bytes_per_second);  // no rate file any more
+  EXPECT_TRUE(after.outcome.errors.empty());
+}
+
+TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
+  RdmaDevicesCollector c;
+  const std::string root = ProjectFixture("sysfs/mlx5-roce/sys");
+  Collect(c, root);
+  const std::size_t both = c.held_descriptors();
+  Config config;
+  config.devices.exclude = {"mlx5_1"};
+  CollectRun r = Collect(c, root, config);
+  ASSERT_EQ(r.facts.devices.size(), 1u);
+  EXPECT_EQ(r.facts.devices[0].name, "mlx5_0");
+  EXPECT_LT(c.held_descriptors(), both);
+  EXPECT_TRUE(Contains(r.text, "rdma_devices_found 1"));
+}
+
+TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTable) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
+  for (int i = 0; i < 64; ++i) dir.Write(port + "gids/" + std::to_string(i), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  auto set_gid = [&](int i, const std::string& gid, const std::string& type) {
+    Overwrite(GidPath(dir, "rxe0", i), gid + "\n");
+    dir.Write(port + "gid_attrs/types/" + std::to_string(i), type + "\n");
+    dir.Write(port + "gid_attrs/ndevs/" + std::to_string(i), "eth0\n");
+  };
+  set_gid(0, "fe80:0000:0000:0000:5054:00ff:fe12:3456", "IB/RoCE v1");
+  set_gid(1, "fe80:0000:0000:0000:5054:00ff:fe12:3456", "RoCE v2");
+
+  RdmaDevicesCollector c;
+  CollectRun r1 = Collect(c, dir.path());  // first collection scans the whole table
+  ASSERT_EQ(r1.facts.devices.size(), 1u);
+  EXPECT_EQ(r1.facts.devices[0].ports[0].roce_v2_gid_count, 1u);
+  EXPECT_EQ(r1.facts.devices[0].ports[0].netdev, "eth0");
+  const std::size_t held_after_first = c.held_descriptors();
+  EXPECT_LT(held_after_first, 20u);  // the 64-slot table is not held open
+
+  // An address is added: the kernel puts its GIDs in the lowest free slots, 2 and 3.
+  set_gid(2, "0000:0000:0000:0000:0000:ffff:c0a8:0101", "IB/RoCE v1");
+  CollectRun r2 = Collect(c, dir.path());
+  set_gid(3, "0000:0000:0000:0000:0000:ffff:c0a8:0101", "RoCE v2");
+  CollectRun r3 = Collect(c, dir.path());
+  EXPECT_EQ(r3.facts.devices[0].ports[0].gids.size(), 4u);
+  EXPECT_EQ(r3.facts.devices[0].ports[0].roce_v2_gid_count, 2u);
+
+  // Removed again: slot 3 reads zero at once.
+  const std::size_t held_with_four = c.held_descriptors();
+  Overwrite(GidPath(dir, "rxe0", 3), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  CollectRun r4 = Collect(c, dir.path());
+  EXPECT_EQ(r4.facts.devices[0].ports[0].roce_v2_gid_count, 1u);
+  // The address goes entirely: the window shrinks back to slots 0..2 and slot 3 is closed.
+  Overwrite(GidPath(dir, "rxe0", 2), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  Collect(c, dir.path());
+  EXPECT_EQ(Collect(c, dir.path()).facts.devices[0].ports[0].gids.size(), 2u);
+  EXPECT_EQ(c.held_descriptors(), held_with_four - 1);
+
+  // A GID far past the first free slot (not how the kernel allocates) is found by the periodic
+  // full rescan, within kGidFullRescanInterval collections.
+  set_gid(40, "fd00:0000:0000:0000:0000:0000:0000:0001", "RoCE v2");
+  bool seen = false;
+  for (int i = 0; i < RdmaDevicesCollector::kGidFullRescanInterval && !seen; ++i) {
+    seen = Collect(c, dir.path()).facts.devices[0].ports[0].roce_v2_gid_count == 2u;
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace rdmahd

@@ -1,0 +1,78 @@
+#include "collectors/rdma_netdevs.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/parse.h"
+
+namespace rdmahd {
+
+std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter& filter,
+                                            std::vector<std::string>& errors) {
+  std::vector<RdmaNetdev> out;
+  const std::string ib = fs.Sys("class/infiniband");
+  if (!NodeFs::IsDir(ib)) return out;
+  auto devices = NodeFs::ListDir(ib);
+  if (!devices) {
+    errors.push_back(devices.error().message);
+    return out;
+  }
+  for (const std::string& dev : *devices) {
+    if (!filter.Matches(dev)) continue;
+    const std::string dev_dir = ib + "/" + dev;
+    auto ports = NodeFs::ListDir(dev_dir + "/ports");
+    if (!ports) {
+      errors.push_back(dev + ": " + ports.error().message);
+      continue;
+    }
+    std::vector<int> ethernet_ports;
+    for (const std::string& p : *ports) {
+      auto port = ParseU64(p);
+      if (!port || *port == 0 || *port > 255) continue;
+      const std::string port_dir = dev_dir + "/ports/" + p;
+      auto ll = NodeFs::ReadFile(port_dir + "/link_layer");
+      if (!ll) {
+        errors.push_back(dev + "/" + p + ": " + ll.error().message);
+        continue;
+      }
+      if (Trim(*ll) != "Ethernet") continue;
+      ethernet_ports.push_back(static_cast<int>(*port));
+
+      std::set<std::string> names;
+      auto ndevs = NodeFs::ListDir(port_dir + "/gid_attrs/ndevs");
+      if (ndevs) {
+        for (const std::string& n : *ndevs) {
+          auto name = NodeFs::ReadFile(port_dir + "/gid_attrs/ndevs/" + n);
+          if (name && !Trim(*name).empty()) names.insert(std::string(Trim(*name)));
+        }
+      }
+      for (const auto& n : names) out.push_back({dev, static_cast<int>(*port), n});
+    }
+
+    // Fallback for Ethernet ports the GID table named no netdev for.
+    std::vector<int> unresolved;
+    for (int port : ethernet_ports) {
+      bool found = std::any_of(out.begin(), out.end(),
+                               [&](const RdmaNetdev& r) { return r.device == dev && r.port == port; });
+      if (!found) unresolved.push_back(port);
+    }
+    if (unresolved.empty()) continue;
+    auto nets = NodeFs::ListDir(dev_dir + "/device/net");
+    if (!nets) continue;  // not a PCI function with netdevs (rxe has no device/ link)
+    for (const std::string& net : *nets) {
+      std::optional<std::uint64_t> dev_port;
+      if (auto text = NodeFs::ReadFile(dev_dir + "/device/net/" + net + "/dev_port")) dev_port = ParseU64(*text);
+      for (int port : unresolved) {
+        bool belongs = dev_port ? static_cast<int>(*dev_port) == port - 1 : ports->size() == 1;
+        if (belongs) out.push_back({dev, port, net});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const RdmaNetdev& a, const RdmaNetdev& b) {
+    return std::tie(a.device, a.port, a.netdev) < std::tie(b.device, b.port, b.netdev);
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,51 @@
+#include "collectors/rdma_netdevs.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+NodeFs FixtureFs() {
+  return NodeFs(testing::ProjectFixture("roce/pfc-off/sys"), testing::ProjectFixture("roce/pfc-off/proc"));
+}
+
+TEST(RdmaNetdevsTest, GidTableAndDeviceNetFallbackEthernetOnly) {
+  std::vector<std::string> errors;
+  auto links = DiscoverRdmaNetdevs(FixtureFs(), DeviceFilter{}, errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  // mlx5_0 from gid_attrs/ndevs (duplicates and the empty GID entry folded), mlx5_1 from
+  // device/net + dev_port, mlx5_2 (InfiniBand, ib0) skipped.
+  EXPECT_EQ(links, (std::vector<RdmaNetdev>{{"mlx5_0", 1, "ens1f0np0"}, {"mlx5_1", 1, "ens1f1np1"}}));
+}
+
+TEST(RdmaNetdevsTest, DeviceFilterApplies) {
+  std::vector<std::string> errors;
+  DeviceFilter filter;
+  filter.exclude = {"mlx5_1"};
+  auto links = DiscoverRdmaNetdevs(FixtureFs(), filter, errors);
+  EXPECT_EQ(links, (std::vector<RdmaNetdev>{{"mlx5_0", 1, "ens1f0np0"}}));
+}
+
+TEST(RdmaNetdevsTest, NodeWithoutRdmaIsEmptyNotAnError) {
+  std::vector<std::string> errors;
+  testing::TempDir dir;
+  auto links = DiscoverRdmaNetdevs(NodeFs(dir.path(), dir.path()), DeviceFilter{}, errors);
+  EXPECT_TRUE(links.empty());
+  EXPECT_TRUE(errors.empty());
+}
+
+TEST(RdmaNetdevsTest, MultiPortFallbackUsesDevPort) {
+  testing::TempDir dir;
+  dir.Write("class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/mlx5_0/ports/2/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/mlx5_0/device/net/p0/dev_port", "0\n");
+  dir.Write("class/infiniband/mlx5_0/device/net/p1/dev_port", "1\n");
+  std::vector<std::string> errors;
+  auto links = DiscoverRdmaNetdevs(NodeFs(dir.path(), dir.path()), DeviceFilter{}, errors);
+  EXPECT_EQ(links, (std::vector<RdmaNetdev>{{"mlx5_0", 1, "p0"}, {"mlx5_0", 2, "p1"}}));
+}
+
+}  // namespace
+}  // namespace rdmahd

@@ -1,0 +1,139 @@
+// The RoCE lossless-fabric collectors.
+//
+// "netdev": the Ethernet netdevs behind RDMA ports (rdma_netdevs.h) and what the NIC says about
+//           them: MTU, operstate, speed, carrier changes (sysfs), global pause and driver
+//           statistics (ethtool ioctl): per-priority pause frames/durations/transitions, link-level
+//           pause, pause-storm events, discards, plus allowlisted raw stats.
+// "roce":   the QoS configuration of those netdevs: PFC, APP table (trust mode, DSCP->priority),
+//           DCBX (DCB netlink), and ECN/DCQCN enables and parameters (MLNX_OFED sysfs).
+//
+// When NodeFs::dcb_dir() is set the node is a capture (see dcb_json.h for the folder layout): DCB,
+// ethtool stats and global pause come from the captured files and the local kernel is not asked.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "collectors/collector.h"
+#include "collectors/dcb_netlink.h"
+#include "collectors/dcb_state.h"
+#include "collectors/ethtool_stats.h"
+#include "collectors/rdma_netdevs.h"
+#include "config/config.h"
+
+namespace rdmahd {
+
+// ---- "netdev" facts ------------------------------------------------------------------------------
+struct NetdevFacts {
+  std::string netdev;
+  std::optional<std::int64_t> mtu;              // bytes
+  std::optional<std::string> operstate;         // "up", "down", ...
+  std::optional<std::int64_t> speed_mbps;       // absent while the link is down (-1 / EINVAL)
+  std::optional<std::uint64_t> carrier_changes;
+
+  std::optional<PauseParam> global_pause;       // absent: unknown (see global_pause_note)
+  std::string global_pause_note;
+
+  bool stats_read = false;                      // false: unknown (see stats_note)
+  std::string stats_note;
+  std::vector<DriverStat> classified_stats;     // ClassifyDriverStat(name).kind != kOther
+  std::vector<DriverStat> allowlisted_stats;    // matched config.roce.extra_ethtool_stats
+
+  // Pause-storm evidence. Totals are absent when the driver has no such counters.
+  std::optional<std::uint64_t> storm_events_total;
+  std::optional<double> rx_paused_seconds_total;  // time this port was told to pause, all priorities + link-level
+  // Growth since this collector's previous run (absent on the first run, or after a counter reset).
+  std::optional<double> interval_seconds;
+  std::optional<std::uint64_t> storm_events_delta;
+  std::optional<double> rx_paused_seconds_delta;
+};
+
+struct RdmaNetdevFacts {
+  std::vector<RdmaNetdev> links;      // RDMA port -> netdev
+  std::vector<NetdevFacts> netdevs;   // one per distinct netdev, sorted by name
+  const NetdevFacts* Find(const std::string& netdev) const;
+};
+
+// ---- "roce" facts --------------------------------------------------------------------------------
+struct EcnRoleFacts {
+  std::array<std::optional<bool>, kDcbPriorities> enabled;  // absent: no enable/N file
+  std::map<std::string, std::int64_t> parameters;           // other files of the role folder
+  bool present = false;                                     // the role folder exists
+};
+
+struct RoceNetdevFacts {
+  std::string netdev;
+  std::string dcb_source;               // "netlink" or the capture folder
+  std::optional<DcbState> dcb;          // absent: could not be read (dcb_note says why)
+  std::string dcb_note;
+  std::optional<TrustMode> trust;       // absent: unknown
+  std::map<int, int> dscp_priority;     // DSCP -> priority from the APP table
+  EcnRoleFacts ecn_np;                  // notification point (receiver: marks CNPs)
+  EcnRoleFacts ecn_rp;                  // reaction point (sender: slows down on CNPs)
+};
+
+struct RoceQosFacts {
+  std::vector<RoceNetdevFacts> netdevs;  // sorted by name
+  const RoceNetdevFacts* Find(const std::string& netdev) const;
+};
+
+// Trust from DCB state: the APP trust table when the kernel has one, else DSCP APP entries =>
+// DSCP trust, none => PCP trust. Absent when DCB is unsupported or the APP table was not read.
+std::optional<TrustMode> DeriveTrust(const DcbState& dcb);
+
+// ---- Collectors ----------------------------------------------------------------------------------
+class NetdevCollector : public Collector {
+ public:
+  NetdevCollector();                                        // real SIOCETHTOOL
+  explicit NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl);
+
+  std::string_view Name() const override { return "netdev"; }
+  std::string_view Description() const override {
+    return "netdevs behind RDMA ports: MTU, state, speed, global pause, pause/discard driver stats";
+  }
+  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
+  void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+
+ private:
+  struct Previous {
+    std::chrono::steady_clock::time_point at;
+    std::optional<std::uint64_t> storm_events_total;
+    std::optional<double> rx_paused_seconds_total;
+  };
+  void ReadEthtool(const CollectContext& ctx, NetdevFacts& f, CollectorOutcome& outcome);
+  void ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f);
+  void ComputeGrowth(NetdevFacts& f);
+
+  EthtoolReader ethtool_;
+  HeldFiles held_;
+  std::map<std::string, Previous> previous_;
+  std::vector<std::string> allowlist_patterns_;
+  std::vector<std::regex> allowlist_;
+};
+
+class RoceCollector : public Collector {
+ public:
+  RoceCollector();                                          // real DCB netlink
+  explicit RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport);
+
+  std::string_view Name() const override { return "roce"; }
+  std::string_view Description() const override {
+    return "RoCE QoS of netdevs behind RDMA ports: PFC, trust/DSCP map, DCBX, ECN";
+  }
+  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
+  void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+
+ private:
+  DcbNetlinkReader dcb_;
+};
+
+// Reads /sys/class/net/<netdev>/ecn/<role>/ (role "roce_np" or "roce_rp") under `fs`.
+EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std::string& role);
+
+}  // namespace rdmahd

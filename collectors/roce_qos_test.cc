@@ -1,0 +1,332 @@
+#include "collectors/roce_qos.h"
+
+#include <gtest/gtest.h>
+#include <linux/ethtool.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "checks/check.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+std::string Render(const Collector& c, const Snapshot& s) {
+  MetricSink sink;
+  c.Render(s, sink);
+  return sink.Serialize();
+}
+
+bool Has(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
+
+TEST(EcnTest, RealProcfsFixtureNpAndRpDifferOnPriority7) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  NodeFs fs(testing::RealFixture("sysfs/procfs-fixtures/sys"), testing::RealFixture("sysfs/procfs-fixtures/proc"));
+  EcnRoleFacts np = ReadEcnRole(fs, "eth0", "roce_np");
+  EcnRoleFacts rp = ReadEcnRole(fs, "eth0", "roce_rp");
+  ASSERT_TRUE(np.present);
+  ASSERT_TRUE(rp.present);
+  const std::array<bool, 8> np_want = {true, true, false, true, true, false, true, true};
+  const std::array<bool, 8> rp_want = {true, true, false, true, true, false, true, false};
+  for (int p = 0; p < 8; ++p) {
+    ASSERT_TRUE(np.enabled[p].has_value()) << p;
+    EXPECT_EQ(*np.enabled[p], np_want[p]) << "np prio " << p;
+    EXPECT_EQ(*rp.enabled[p], rp_want[p]) << "rp prio " << p;
+  }
+  EXPECT_EQ(np.parameters.at("cnp_dscp"), 48);
+  EXPECT_EQ(np.parameters.at("cnp_802p_prio"), 6);
+  EXPECT_EQ(rp.parameters.at("rpg_time_reset"), 300);
+  EXPECT_EQ(rp.parameters.at("dce_tcp_g"), 1019);
+  // No ecn folder => nothing known.
+  EcnRoleFacts none = ReadEcnRole(fs, "nonexistent0", "roce_np");
+  EXPECT_FALSE(none.present);
+  EXPECT_FALSE(none.enabled[3].has_value());
+}
+
+// ---- the pfc-off capture ------------------------------------------------------------------------
+NodeFs PfcOffFs() {
+  return NodeFs(testing::ProjectFixture("roce/pfc-off/sys"), testing::ProjectFixture("roce/pfc-off/proc"),
+                testing::ProjectFixture("roce/pfc-off/dcb"));
+}
+
+struct Collected {
+  Snapshot snapshot;
+  std::string metrics;
+  std::vector<std::string> errors;
+};
+
+Collected CollectFixture(const Config& config) {
+  Collected out;
+  NetdevCollector netdev;
+  RoceCollector roce;
+  NodeFs fs = PfcOffFs();
+  CollectContext ctx{fs, config};
+  CollectorOutcome o1, o2;
+  EXPECT_TRUE(netdev.Collect(ctx, out.snapshot, o1).ok());
+  EXPECT_TRUE(roce.Collect(ctx, out.snapshot, o2).ok());
+  out.errors = o1.errors;
+  out.errors.insert(out.errors.end(), o2.errors.begin(), o2.errors.end());
+  MetricSink sink;
+  netdev.Render(out.snapshot, sink);
+  roce.Render(out.snapshot, sink);
+  out.metrics = sink.Serialize();
+  return out;
+}
+
+TEST(RoceCollectorsTest, PfcOffCaptureFactsAndGoldenMetrics) {
+  Config config;
+  config.roce.extra_ethtool_stats = {"rx_packets|tx_packets"};
+  Collected c = CollectFixture(config);
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+
+  const auto* roce = c.snapshot.Get<RoceQosFacts>();
+  ASSERT_NE(roce, nullptr);
+  const RoceNetdevFacts* f0 = roce->Find("ens1f0np0");
+  ASSERT_NE(f0, nullptr);
+  ASSERT_TRUE(f0->dcb && f0->dcb->pfc);
+  EXPECT_EQ(f0->dcb->pfc->enabled_mask, 0x10);
+  EXPECT_EQ(f0->trust, TrustMode::kDscp);
+  EXPECT_EQ(f0->ecn_np.enabled[3], true);
+  EXPECT_EQ(f0->ecn_rp.enabled[3], false);
+  const RoceNetdevFacts* f1 = roce->Find("ens1f1np1");
+  ASSERT_NE(f1, nullptr);
+  EXPECT_FALSE(f1->ecn_np.present);
+
+  // Absent is not zero: PFC is off on 3, so ens1f0np0 has no priority-3 pause series at all.
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_pfc_enabled{netdev="ens1f0np0",priority="3"} 0)")) << c.metrics;
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_pfc_enabled{netdev="ens1f0np0",priority="4"} 1)"));
+  EXPECT_EQ(c.metrics.find(R"(rdma_pause_frames_total{netdev="ens1f0np0",priority="3")"), std::string::npos);
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_pause_duration_seconds_total{netdev="ens1f0np0",priority="4",direction="tx"} 0.076)"));
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_pause_frames_total{netdev="ens1f1np1",priority="3",direction="rx"} 0)"));
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_global_pause_enabled{netdev="ens1f0np0",direction="rx"} 1)"));
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_netdev_info{device="mlx5_1",port="1",netdev="ens1f1np1"} 1)"));
+  EXPECT_TRUE(Has(c.metrics, R"(rdma_ecn_enabled{netdev="ens1f0np0",priority="3",role="rp"} 0)"));
+  EXPECT_EQ(c.metrics.find(R"(rdma_ecn_enabled{netdev="ens1f1np1")"), std::string::npos);
+
+  const std::string golden_path = testing::ProjectFixture("roce/pfc-off/expected_metrics.prom");
+  if (std::getenv("RDMAHD_UPDATE_GOLDEN") != nullptr) std::ofstream(golden_path) << c.metrics;
+  auto golden = NodeFs::ReadFile(golden_path);
+  ASSERT_TRUE(golden.ok()) << golden.error().message << " (RDMAHD_UPDATE_GOLDEN=1 writes it)";
+  EXPECT_EQ(c.metrics, *golden);
+}
+
+// The flagship alert in docs/checks.md must only use metric families these collectors expose.
+TEST(RoceCollectorsTest, FlagshipPromqlUsesExposedMetrics) {
+  auto doc = NodeFs::ReadFile(testing::SourceDir() + "/docs/checks.md");
+  ASSERT_TRUE(doc.ok());
+  const std::string marker = "<!-- alert: PfcMisconfiguredOnRocePort -->";
+  auto at = doc->find(marker);
+  ASSERT_NE(at, std::string::npos) << "docs/checks.md lost the alert marker";
+  auto open = doc->find("```promql\n", at);
+  auto close = doc->find("```", open + 10);
+  ASSERT_NE(open, std::string::npos);
+  const std::string expr = doc->substr(open + 10, close - open - 10);
+  Collected c = CollectFixture(Config{});
+  std::set<std::string> names;
+  std::regex metric(R"(\brdma_[a-z_]+\b)");
+  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metric); it != std::sregex_iterator(); ++it) {
+    names.insert(it->str());
+  }
+  ASSERT_GE(names.size(), 3u) << expr;
+  for (const auto& n : names) {
+    EXPECT_NE(c.metrics.find("\n" + n + "{"), std::string::npos) << n << " is not exposed";
+  }
+}
+
+// ---- live paths with injected kernels -----------------------------------------------------------
+class ScriptedDriver : public EthtoolIoctl {
+ public:
+  explicit ScriptedDriver(std::shared_ptr<std::vector<DriverStat>> stats) : stats_(std::move(stats)) {}
+  Status Call(const std::string&, std::span<std::uint8_t> buf) override {
+    std::uint32_t cmd;
+    std::memcpy(&cmd, buf.data(), 4);
+    const auto& s = *stats_;
+    if (cmd == ETHTOOL_GSSET_INFO) {
+      std::uint32_t n = static_cast<std::uint32_t>(s.size());
+      std::memcpy(buf.data() + sizeof(ethtool_sset_info), &n, 4);
+    } else if (cmd == ETHTOOL_GSTRINGS) {
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        std::memcpy(buf.data() + sizeof(ethtool_gstrings) + i * ETH_GSTRING_LEN, s[i].name.c_str(), s[i].name.size() + 1);
+      }
+    } else if (cmd == ETHTOOL_GSTATS) {
+      for (std::size_t i = 0; i < s.size(); ++i) std::memcpy(buf.data() + sizeof(ethtool_stats) + i * 8, &s[i].value, 8);
+    } else {
+      return Error::FromErrno("SIOCETHTOOL", EOPNOTSUPP);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<std::vector<DriverStat>> stats_;
+};
+
+class RefusingTransport : public DcbNetlinkTransport {
+ public:
+  Result<std::vector<std::uint8_t>> Exchange(std::span<const std::uint8_t> request) override {
+    // NLMSG_ERROR -EOPNOTSUPP with the request's sequence number: a driver without dcbnl_ops.
+    std::vector<std::uint8_t> r(16 + sizeof(nlmsgerr), 0);
+    nlmsghdr h{static_cast<std::uint32_t>(r.size()), NLMSG_ERROR, 0, 0, 0};
+    std::memcpy(&h.nlmsg_seq, request.data() + 8, 4);
+    std::memcpy(r.data(), &h, sizeof(h));
+    int err = -EOPNOTSUPP;
+    std::memcpy(r.data() + 16, &err, 4);
+    return r;
+  }
+};
+
+void WriteOneRocePort(const testing::TempDir& dir, const std::string& netdev) {
+  dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0", netdev + "\n");
+  dir.Write("class/net/" + netdev + "/mtu", "1500\n");
+  dir.Write("class/net/" + netdev + "/operstate", "up\n");
+}
+
+TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
+  testing::TempDir dir;
+  WriteOneRocePort(dir, "ens1");
+  auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
+      {"tx_pause_storm_warning_events", 0}, {"rx_prio3_pause_duration", 0}});
+  NetdevCollector collector(std::make_unique<ScriptedDriver>(stats));
+  NodeFs fs(dir.path(), dir.path());
+  Config config;
+  CollectContext ctx{fs, config};
+  auto run_check = [&](Snapshot& s) {
+    CollectorOutcome o;
+    EXPECT_TRUE(collector.Collect(ctx, s, o).ok());
+    std::vector<CheckResult> out;
+    for (const auto& reg : RegisteredChecks()) {
+      if (reg.name == "roce_pause_storm") reg.factory()->Evaluate(s, config, out);
+    }
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? CheckResult{} : out[0];
+  };
+  Snapshot s1;
+  CheckResult first = run_check(s1);
+  EXPECT_EQ(first.verdict, Verdict::kOk) << first.reason;
+  ASSERT_TRUE(s1.Get<RdmaNetdevFacts>()->netdevs[0].global_pause_note.find("EOPNOTSUPP") != std::string::npos);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  (*stats)[0].value = 3;  // the storm detector fired 3 times
+  Snapshot s2;
+  CheckResult second = run_check(s2);
+  EXPECT_EQ(second.verdict, Verdict::kWarning);
+  EXPECT_NE(second.reason.find("3 pause-storm events in the last"), std::string::npos) << second.reason;
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  (*stats)[1].value = 10'000'000;  // paused 10 s (in microseconds) within ~20 ms: sustained pause
+  Snapshot s3;
+  CheckResult third = run_check(s3);
+  EXPECT_EQ(third.verdict, Verdict::kWarning);
+  EXPECT_NE(third.reason.find("paused"), std::string::npos) << third.reason;
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Snapshot s4;
+  EXPECT_EQ(run_check(s4).verdict, Verdict::kOk);  // nothing grew
+}
+
+TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
+  testing::TempDir dir;
+  WriteOneRocePort(dir, "veth0");
+  RoceCollector collector(std::make_unique<RefusingTransport>());
+  NodeFs fs(dir.path(), dir.path());
+  Config config;
+  config.roce.priority = 3;
+  CollectContext ctx{fs, config};
+  Snapshot s;
+  CollectorOutcome o;
+  ASSERT_TRUE(collector.Collect(ctx, s, o).ok());
+  EXPECT_TRUE(o.errors.empty());
+  std::string text = Render(collector, s);
+  EXPECT_TRUE(Has(text, R"(rdma_dcb_supported{netdev="veth0"} 0)")) << text;
+  EXPECT_EQ(text.find("rdma_pfc_enabled"), std::string::npos);
+  EXPECT_EQ(text.find("rdma_trust_info"), std::string::npos);
+}
+
+// ---- the real kernel ------------------------------------------------------------------------------
+// A veth pair in a network namespace this test creates (only the test thread enters it). Runs the
+// real SIOCETHTOOL and DCB netlink code, and both collectors over a sysfs tree naming the veth as a
+// RoCE netdev: stats are read, DCB is unknown (veth has no dcbnl_ops), nothing crashes.
+TEST(RoceRealKernelTest, VethInOwnNetnsStatsReadDcbUnknown) {
+  std::string skip;
+  Result<std::vector<DriverStat>> stats = Error{"not run"};
+  Result<std::optional<PauseParam>> pause = Error{"not run"};
+  Result<DcbState> dcb = Error{"not run"}, missing = Error{"not run"};
+  unsigned peer_index = 0;
+  std::string metrics;
+  std::vector<CheckResult> verdicts;
+  testing::TempDir sys;
+  WriteOneRocePort(sys, "rdmahd-v0");
+
+  std::thread t([&] {
+    if (::unshare(CLONE_NEWNET) != 0) {
+      skip = std::string("unshare(CLONE_NEWNET) not permitted: ") + std::strerror(errno);
+      return;
+    }
+    if (std::system("ip link add rdmahd-v0 type veth peer name rdmahd-v1 >/dev/null 2>&1") != 0) {
+      skip = "cannot create a veth pair with `ip link add` (no iproute2 or no veth module)";
+      return;
+    }
+    peer_index = if_nametoindex("rdmahd-v1");
+    EthtoolReader ethtool(std::make_unique<SocketEthtoolIoctl>());
+    stats = ethtool.ReadStats("rdmahd-v0");
+    pause = ethtool.ReadPause("rdmahd-v0");
+    DcbNetlinkReader reader(std::make_unique<MnlDcbTransport>());
+    dcb = reader.Read("rdmahd-v0");
+    missing = reader.Read("rdmahd-nope");
+
+    // The collectors, live (no capture folder), against this namespace's kernel.
+    NetdevCollector netdev;
+    RoceCollector roce;
+    NodeFs fs(sys.path(), sys.path());
+    Config config;
+    config.roce.priority = 3;
+    CollectContext ctx{fs, config};
+    Snapshot s;
+    CollectorOutcome o;
+    (void)netdev.Collect(ctx, s, o);
+    (void)roce.Collect(ctx, s, o);
+    MetricSink sink;
+    netdev.Render(s, sink);
+    roce.Render(s, sink);
+    metrics = sink.Serialize();
+    for (const auto& reg : RegisteredChecks()) {
+      if (reg.name == "roce_pfc_priority") reg.factory()->Evaluate(s, config, verdicts);
+    }
+  });
+  t.join();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  bool found_peer = false;
+  for (const auto& s : *stats) {
+    if (s.name == "peer_ifindex") {
+      found_peer = true;
+      EXPECT_EQ(s.value, peer_index);
+    }
+  }
+  EXPECT_TRUE(found_peer) << "veth stats without peer_ifindex (" << stats->size() << " stats)";
+  ASSERT_TRUE(pause.ok()) << pause.error().message;
+
+  ASSERT_TRUE(dcb.ok()) << dcb.error().message;
+  EXPECT_FALSE(dcb->supported);
+  EXPECT_FALSE(dcb->pfc.has_value());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errno_value, ENODEV) << missing.error().message;
+
+  EXPECT_TRUE(Has(metrics, R"(rdma_dcb_supported{netdev="rdmahd-v0"} 0)")) << metrics;
+  EXPECT_EQ(metrics.find("rdma_pfc_enabled"), std::string::npos) << metrics;
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].verdict, Verdict::kUnknown);
+  EXPECT_NE(verdicts[0].reason.find("no DCB support"), std::string::npos) << verdicts[0].reason;
+}
+
+}  // namespace
+}  // namespace rdmahd

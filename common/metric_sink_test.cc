@@ -1,0 +1,54 @@
+#include "common/metric_sink.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace rdmahd {
+namespace {
+
+std::string Value(double v) {
+  std::string s;
+  MetricSink::AppendValue(s, v);
+  return s;
+}
+
+TEST(MetricSinkTest, ValuesReadBackExactly) {
+  EXPECT_EQ(Value(0), "0");
+  EXPECT_EQ(Value(18527668), "18527668");
+  EXPECT_EQ(Value(4294967295.0), "4294967295");
+  EXPECT_EQ(Value(5e9), "5000000000");
+  EXPECT_EQ(Value(-1), "-1");
+  EXPECT_EQ(Value(0.25), "0.25");
+  EXPECT_EQ(Value(1e300), "1e+300");
+  EXPECT_EQ(Value(std::nan("")), "NaN");
+  EXPECT_EQ(Value(std::numeric_limits<double>::infinity()), "+Inf");
+  // Above 2^53 a double is no longer an exact integer: print its exact shortest form.
+  EXPECT_EQ(std::stod(Value(18446744073709551615.0)), 18446744073709551615.0);
+}
+
+TEST(MetricSinkTest, FamiliesMergeAndEscape) {
+  MetricSink sink;
+  sink.Counter("rdma_x_total", "Help with \\ and\nnewline.").Add({{"device", "a\"b\\c\nd"}}, 1);
+  sink.Gauge("rdma_y", "Y.").Add({}, 2.5);
+  sink.Counter("rdma_x_total", "ignored second help").Add({{"device", "e"}}, 3);
+  EXPECT_EQ(sink.Serialize(),
+            "# HELP rdma_x_total Help with \\\\ and\\nnewline.\n"
+            "# TYPE rdma_x_total counter\n"
+            "rdma_x_total{device=\"a\\\"b\\\\c\\nd\"} 1\n"
+            "rdma_x_total{device=\"e\"} 3\n"
+            "# HELP rdma_y Y.\n"
+            "# TYPE rdma_y gauge\n"
+            "rdma_y 2.5\n");
+  EXPECT_EQ(sink.sample_count(), 3u);
+}
+
+TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
+  MetricSink sink;
+  sink.Gauge("rdma_nothing", "No samples.");
+  EXPECT_EQ(sink.Serialize(), "");
+}
+
+}  // namespace
+}  // namespace rdmahd
