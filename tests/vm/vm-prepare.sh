@@ -21,7 +21,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache="${RDMAHD_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-healthd}"
+cache="${RDMAHD_VM_CACHE:-${XDG_CACHE_HOME:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache}/rdma-healthd}"
 
 log() { echo "vm-prepare: $*" >&2; }
 # apt's own chatter goes to a log in the cache, so that a skip is one line.
