@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the Soft-RoCE test VM (PID 1, busybox only).
 #
 # Loads the modules, mounts the host's / (9p tag "hostroot", read-only) under a tmpfs overlay so the
