@@ -20,21 +20,29 @@ UPDATE = os.environ.get("RDMAHD_UPDATE_GOLDEN") == "1"
 
 
 def fixture_trees():
-    """(name, sysfs root, procfs root) of every tree the daemon is run on."""
+    """(name, daemon args) for every tree the daemon is run on.
+
+    Trees without captured DCB state get an empty --path.dcb folder, so the build machine's own
+    netlink and ethtool answers never leak into a golden file."""
+    empty_dcb = os.path.join(SOURCE_DIR, "tests", "fixtures", "empty-dcb")
     trees = []
     for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "*", ""))):
-        d = d.rstrip("/")
-        trees.append(("project-" + os.path.basename(d), d))
+        trees.append(("project-" + os.path.basename(d.rstrip("/")), d.rstrip("/")))
     if os.path.isdir(os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")):
         trees.append(("project-rxe", os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")))
+    for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "roce", "*", ""))):
+        trees.append(("project-roce-" + os.path.basename(d.rstrip("/")), d.rstrip("/")))
     for d in sorted(glob.glob(os.path.join(REAL_FIXTURES, "sysfs", "*", ""))):
-        d = d.rstrip("/")
-        trees.append(("real-" + os.path.basename(d), d))
+        trees.append(("real-" + os.path.basename(d.rstrip("/")), d.rstrip("/")))
     out = []
     for name, d in trees:
         sysfs = os.path.join(d, "sys") if os.path.isdir(os.path.join(d, "sys")) else d
         procfs = os.path.join(d, "proc") if os.path.isdir(os.path.join(d, "proc")) else os.path.join(d, "no-proc")
-        out.append((name, sysfs, procfs))
+        dcb = os.path.join(d, "dcb") if os.path.isdir(os.path.join(d, "dcb")) else empty_dcb
+        args = [f"--path.sysfs={sysfs}", f"--path.procfs={procfs}", f"--path.dcb={dcb}"]
+        if os.path.exists(os.path.join(d, "config.yaml")):
+            args.append("--config.file=" + os.path.join(d, "config.yaml"))
+        out.append((name, args))
     return out
 
 
@@ -56,13 +64,13 @@ def documented_families():
 class GoldenExpositionTest(unittest.TestCase):
     def test_every_fixture_tree_matches_its_golden_file_and_passes_promtool(self):
         trees = fixture_trees()
-        self.assertTrue(any(n.startswith("real-") for n, _, _ in trees) or not os.path.isdir(REAL_FIXTURES),
-                        "real fixture trees exist but were not found")
-        self.assertGreaterEqual(len(trees), 2)
+        self.assertTrue(os.path.isdir(REAL_FIXTURES), f"real captures missing: {REAL_FIXTURES}")
+        self.assertTrue(any(n.startswith("real-") for n, _ in trees), "real fixture trees not found")
+        self.assertGreaterEqual(len(trees), 4)
         seen = set()
-        for name, sysfs, procfs in trees:
+        for name, args in trees:
             with self.subTest(fixture=name):
-                with Daemon(f"--path.sysfs={sysfs}", f"--path.procfs={procfs}") as d:
+                with Daemon(*args) as d:
                     status, ctype, body = d.get("/metrics")
                 self.assertEqual(status, 200)
                 self.assertTrue(ctype.startswith("text/plain; version=0.0.4"), ctype)
@@ -88,6 +96,99 @@ class GoldenExpositionTest(unittest.TestCase):
         docs = documented_families()
         self.assertEqual(sorted(seen - docs), [], "exposed but not documented in docs/metrics.md")
         self.assertEqual(sorted(docs - seen), [], "documented in docs/metrics.md but exposed by no fixture")
+
+
+class CheckCommandTest(unittest.TestCase):
+    """`rdma-healthd check` on a captured node whose RoCE priority has no PFC."""
+
+    FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "roce", "pfc-off")
+
+    def args(self, *extra):
+        f = self.FIXTURE
+        return ["check", f"--path.sysfs={f}/sys", f"--path.procfs={f}/no-proc", f"--path.dcb={f}/dcb",
+                f"--config.file={f}/config.yaml", *extra]
+
+    def test_table_golden_and_exit_code(self):
+        p = run(*self.args())
+        self.assertEqual(p.returncode, 1, p.stderr)
+        golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", "roce-pfc-off.txt")
+        if UPDATE:
+            os.makedirs(os.path.dirname(golden), exist_ok=True)
+            with open(golden, "w") as f:
+                f.write(p.stdout)
+            return
+        with open(golden) as f:
+            want = f.read()
+        self.assertEqual(p.stdout, want, "".join(difflib.unified_diff(
+            want.splitlines(True), p.stdout.splitlines(True), "golden", "check")))
+        # The flagship failure, its reason and its fix, as an operator reads them.
+        self.assertRegex(p.stdout, r"roce_pfc_priority +ens1f0np0 +failed +PFC is off on RoCE priority 3")
+        self.assertIn("fix: dcb pfc set dev ens1f0np0 prio-pfc 3:on", p.stdout)
+
+    def test_json_output(self):
+        import json
+        p = run(*self.args("--output=json"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["exit_code"], 1)
+        pfc = [v for v in doc["verdicts"] if v["check"] == "roce_pfc_priority"]
+        self.assertEqual({v["subject"]: v["status"] for v in pfc}, {"ens1f0np0": "failed", "ens1f1np1": "ok"})
+
+    def test_healthy_policy_exits_zero_and_bad_config_exits_two(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ok_cfg = os.path.join(tmp, "ok.yaml")
+            with open(ok_cfg, "w") as f:
+                f.write("ports:\n  require_roce_v2_gid: false\n")
+            f_ = self.FIXTURE
+            p = run("check", f"--path.sysfs={tmp}", f"--path.procfs={tmp}", f"--path.dcb={tmp}",
+                    f"--config.file={ok_cfg}")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            bad_cfg = os.path.join(tmp, "bad.yaml")
+            with open(bad_cfg, "w") as f:
+                f.write("roce: {priority: 12}\n")
+            p = run("check", f"--path.sysfs={f_}/sys", f"--config.file={bad_cfg}")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(bad_cfg + ":1:", p.stderr)
+
+
+class VanishingInputTest(unittest.TestCase):
+    """A device directory that disappears and a file that becomes unreadable between scrapes cost
+    that device / that value, never the scrape."""
+
+    def test_scrape_survives_and_reports_the_error(self):
+        src = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "mlx5-roce")
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = os.path.join(tmp, "tree")
+            shutil.copytree(src, tree, symlinks=True)
+            sysfs = os.path.join(tree, "sys") if os.path.isdir(os.path.join(tree, "sys")) else tree
+            ib = os.path.join(sysfs, "class", "infiniband")
+            devices = sorted(os.listdir(ib))
+            self.assertGreaterEqual(len(devices), 2)
+            gone, kept = devices[-1], devices[0]
+            # One attribute cannot be read (EISDIR stands in for EACCES, which root never gets).
+            counter = os.path.join(ib, kept, "ports", "1", "counters", "port_rcv_data")
+            os.unlink(counter)
+            os.mkdir(counter)
+            with Daemon(f"--path.sysfs={sysfs}", f"--path.dcb={tmp}") as d:
+                status, _, before = d.get("/metrics")
+                self.assertEqual(status, 200)
+                self.assertIn(f'device="{gone}"', before)
+                self.assertIn(f'rdma_port_packets_received_total{{device="{kept}",port="1"}}', before)
+                self.assertNotIn(f'rdma_port_data_received_bytes_total{{device="{kept}",port="1"}}', before)
+                self.assertRegex(before, r'rdma_healthd_collector_errors\{collector="devices"\} [1-9]')
+                # The other device vanishes between scrapes.
+                link = os.path.join(ib, gone)
+                target = os.path.realpath(link)
+                if os.path.islink(link):
+                    os.unlink(link)
+                shutil.rmtree(target)
+                time.sleep(0.3)  # past the scrape cache window
+                status, _, after = d.get("/metrics")
+            self.assertEqual(status, 200)
+            self.assertNotIn(f'device="{gone}"', after)
+            self.assertIn(f'rdma_port_state_id{{device="{kept}",port="1"}} 4', after)
+            self.assertIn('rdma_healthd_collector_success{collector="devices"} 1', after)
+            self.assertIn("rdma_devices_found 1", after)
 
 
 class DaemonEndpointsTest(unittest.TestCase):
