@@ -1,0 +1,76 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# /init of the Soft-RoCE test VM (PID 1, busybox only).
+#
+# Loads the modules, mounts the host's / (9p tag "hostroot", read-only) under a tmpfs overlay so the
+# guest runs the host's own binaries, mounts the per-run share (9p tag "vmshare", writable), then
+# runs /vmshare/job.sh in that root. Whatever happens, it prints a marker line on the console and
+# powers the VM off: the host never waits for a guest that has nothing left to do.
+#
+# Console markers (the host reads them when the share holds no status file):
+#   RDMAHD-VM: <progress>
+#   RDMAHD-VM-EXIT=<status>
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+say() { echo "RDMAHD-VM: [$(cut -d' ' -f1 /proc/uptime)] $*" >/dev/console; }
+
+power_off() {
+  sync
+  echo o >"$1/sysrq-trigger"
+  sleep 30
+}
+
+# Stops the VM with `status` (a setup failure: the job never ran).
+die() {
+  say "init failed: $*"
+  echo "RDMAHD-VM-EXIT=${2:-3}" >/dev/console
+  power_off /proc
+}
+
+# Same order as MODULES in vm-prepare.sh.
+for m in crc32_generic virtio_pci 9pnet_virtio 9p overlay rdma_rxe rdma_ucm veth virtio_net; do
+  modprobe "$m" || die "modprobe $m"
+done
+
+say "modules loaded"
+mkdir -p /lower /rw /newroot
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 hostroot /lower ||
+  die "mount hostroot"
+mount -t tmpfs -o size=60% tmpfs /rw || die "mount tmpfs"
+mkdir -p /rw/upper /rw/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
+  die "mount overlay"
+
+# The host's /run (sockets, pid files) means nothing here.
+mount -t tmpfs -o mode=755 tmpfs /newroot/run || die "mount /run"
+mkdir -p /newroot/vmshare
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vmshare /newroot/vmshare ||
+  die "mount vmshare"
+
+say "root mounted"
+# The chroot sees this kernel's modules (modprobe works there too). A bind mount: copying them into
+# the overlay costs seconds of 9p lookups under TCG.
+kver="$(uname -r)"
+mkdir -p "/newroot/lib/modules/$kver"
+mount --bind "/lib/modules/$kver" "/newroot/lib/modules/$kver"
+for fs in proc sys dev; do
+  mount --move "/$fs" "/newroot/$fs" || die "move /$fs"
+done
+mkdir -p /newroot/dev/pts /newroot/dev/shm
+mount -t devpts devpts /newroot/dev/pts
+mount -t tmpfs tmpfs /newroot/dev/shm
+
+# /dev now lives in the new root.
+console=/newroot/dev/console
+echo "RDMAHD-VM: [$(cut -d" " -f1 /newroot/proc/uptime)] booted $kver, running job" >"$console"
+env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+  TERM=dumb chroot /newroot /bin/bash /vmshare/job.sh </newroot/dev/null >"$console" 2>&1
+status=$?
+echo "RDMAHD-VM-EXIT=$status" >"$console"
+umount /newroot/vmshare 2>/dev/null
+power_off /newroot/proc

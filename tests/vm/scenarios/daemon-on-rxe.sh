@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# daemon-on-rxe (single VM): rdma-healthd on the real /sys of a kernel with a Soft-RoCE device.
+# /metrics must show rxe0 ACTIVE on Ethernet with its netdev and a RoCE v2 GID, at 10 Gb/s, and its
+# hw counters must move by at least the packets ib_send_lat sent between two scrapes.
+# shellcheck source=tests/vm/guest-lib.sh
+source "$RDMAHD_VM_LIB"
+port=/sys/class/infiniband/rxe0/ports/1
+m1="$RDMAHD_VM_OUT/metrics-1.txt" m2="$RDMAHD_VM_OUT/metrics-2.txt"
+
+step "start rdma-healthd"
+start_daemon --path.sysfs=/sys --path.procfs=/proc --log.level=info
+scrape "$RDMAHD_VM_OUT/healthy.txt" -/healthy
+ok "/-/healthy answers 200"
+
+step "first scrape"
+scrape "$m1"
+expect_num "$(metric_one "$m1" rdma_devices_found)" "==" 1 "rdma_devices_found"
+expect_num "$(metric_one "$m1" rdma_port_state_id device=rxe0 port=1)" "==" 4 \
+  "rdma_port_state_id{rxe0,1} (4 = ACTIVE)"
+expect_num "$(metric_one "$m1" rdma_port_physical_state_id device=rxe0 port=1)" "==" 5 \
+  "rdma_port_physical_state_id{rxe0,1} (5 = LinkUp)"
+expect_num "$(metric_one "$m1" rdma_port_info device=rxe0 port=1 link_layer=Ethernet \
+  netdev="$RDMAHD_VM_NETDEV")" "==" 1 "rdma_port_info{rxe0,1,Ethernet,$RDMAHD_VM_NETDEV}"
+expect_num "$(metric_one "$m1" rdma_port_roce_v2_gids device=rxe0 port=1)" ">=" 1 \
+  "rdma_port_roce_v2_gids{rxe0,1}"
+# rxe reports "10 Gb/sec (1X FDR10)".
+expect_num "$(metric_one "$m1" rdma_port_rate_bytes_per_second device=rxe0 port=1)" "==" 1250000000 \
+  "rdma_port_rate_bytes_per_second{rxe0,1}"
+expect_collectors_succeeded "$m1"
+sent1="$(metric_one "$m1" rdma_port_hw_counters_total device=rxe0 port=1 counter=sent_pkts)"
+rcvd1="$(metric_one "$m1" rdma_port_hw_counters_total device=rxe0 port=1 counter=rcvd_pkts)"
+
+step "traffic between scrapes: 200 ib_send_lat ping-pongs to rxe0's own GID"
+typical="$(rxe_self_traffic 200)" || exit 1
+ok "ib_send_lat t_typical $typical us"
+
+step "second scrape"
+scrape "$m2"
+sysfs_sent="$(<"$port/hw_counters/sent_pkts")" sysfs_rcvd="$(<"$port/hw_counters/rcvd_pkts")"
+sent2="$(metric_one "$m2" rdma_port_hw_counters_total device=rxe0 port=1 counter=sent_pkts)"
+rcvd2="$(metric_one "$m2" rdma_port_hw_counters_total device=rxe0 port=1 counter=rcvd_pkts)"
+# Each ping-pong is one send each way, both on rxe0.
+expect_num "$sent2" ">=" "$(awk -v a="$sent1" 'BEGIN { print a + 400 }')" "sent_pkts after traffic (was $sent1)"
+expect_num "$rcvd2" ">=" "$(awk -v a="$rcvd1" 'BEGIN { print a + 400 }')" "rcvd_pkts after traffic (was $rcvd1)"
+# The device is idle again: the exported value is the kernel's.
+expect_num "$sent2" "==" "$sysfs_sent" "sent_pkts equals sysfs"
+expect_num "$rcvd2" "==" "$sysfs_rcvd" "rcvd_pkts equals sysfs"
+expect_collectors_succeeded "$m2"
+
+step "rxe0 as exported"
+series_of_device "$m2" rxe0 | tee "$RDMAHD_VM_OUT/rxe0-metrics.txt"
+grep -E '^rdma_(devices_found|healthd_collector_success)' "$m2"
+stop_daemon

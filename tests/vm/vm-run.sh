@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# vm-run.sh: boots Soft-RoCE VM(s) with Debian's kernel under QEMU (TCG), runs a scenario script
+# inside as root with rxe0 ACTIVE, brings the results back and exits with the scenario's status.
+#
+#   vm-run.sh [--topology=single|peer] [--daemon=PATH] [--timeout=SECONDS] [--out=DIR]
+#             SCENARIO [ARGS...]
+#
+#   single  one VM (2 vCPUs): rxe0 on veth0 (192.0.2.1/24); a QP can reach its own GID.
+#   peer    two VMs (1 vCPU each) joined by a QEMU socket netdev on the host's 127.0.0.1; each has
+#           rxe0 on eth0 (192.0.2.1 and 192.0.2.2). The scenario runs on both (RDMAHD_VM_NODE=1|2)
+#           and the run fails when either fails.
+#   --daemon   the rdma-healthd binary the scenario tests (RDMAHD_BIN in the guest)
+#   --timeout  bound for the whole run, boot included (default 150 single, 240 peer); a guest
+#              still running then is killed and reported
+#   --out      copy each node's results (output.log, console.log, dmesg.log, out/) to DIR/nodeN
+#
+# The guest runs the host's own binaries (the host's / is shared read-only under a tmpfs overlay),
+# so paths are the same inside and out. Results come back through a writable 9p share (a per-run
+# temporary folder), with console markers as the fallback.
+#
+# Exit: the scenario's status; 77 = VM unavailable here (skip; a failure when
+# RDMAHD_REQUIRE_VM=1); 1 = harness or guest failure (hung guest, no result).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+topology=single daemon="" timeout="" out=""
+while (($#)); do
+  case "$1" in
+    --topology=*) topology="${1#*=}" ;;
+    --daemon=*) daemon="${1#*=}" ;;
+    --timeout=*) timeout="${1#*=}" ;;
+    --out=*) out="${1#*=}" ;;
+    --) shift; break ;;
+    -*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+  shift
+done
+(($# >= 1)) || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+scenario="$(realpath "$1")"
+shift
+[[ -r "$scenario" ]] || { echo "vm-run: no scenario $scenario" >&2; exit 2; }
+case "$topology" in
+  single) nodes=1 smp=2 mem=1024 timeout="${timeout:-150}" ;;
+  peer) nodes=2 smp=1 mem=768 timeout="${timeout:-240}" ;;
+  *) echo "vm-run: unknown topology $topology" >&2; exit 2 ;;
+esac
+if [[ -n "$daemon" ]]; then
+  daemon="$(realpath "$daemon")"
+  [[ -x "$daemon" ]] || { echo "vm-run: --daemon $daemon is not executable" >&2; exit 2; }
+fi
+name="$(basename "$scenario" .sh)"
+
+log() { echo "vm-run[$name]: $*" >&2; }
+
+started=$SECONDS
+prep_status=0
+prep="$("$here/vm-prepare.sh")" || prep_status=$?
+((prep_status == 0)) || exit "$prep_status"   # 77 skip / 1 failure; reason already printed
+eval "$prep"
+prepared=$((SECONDS - started))
+
+run_dir="$(mktemp -d "${TMPDIR:-/tmp}/rdmahd-vm.XXXXXX")"
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  if [[ "${RDMAHD_VM_KEEP:-0}" == 1 ]]; then log "kept $run_dir"; else rm -rf "$run_dir"; fi
+}
+trap cleanup EXIT
+
+# The guest bounds the scenario itself (and still powers off and reports) well before the host's
+# kill: boot takes ~5-20 s under TCG, power-off a second.
+scenario_timeout=$((timeout - 35))
+((scenario_timeout >= 10)) || { echo "vm-run: --timeout=$timeout is too short" >&2; exit 2; }
+
+write_job() {
+  local node="$1" dir="$run_dir/node$1"
+  mkdir -p "$dir"
+  if ((${#scenario_args[@]})); then printf '%s\n' "${scenario_args[@]}" >"$dir/args"; else : >"$dir/args"; fi
+  {
+    echo "# written by vm-run.sh"
+    printf 'export RDMAHD_VM_TOPOLOGY=%q RDMAHD_VM_NODE=%q RDMAHD_VM_NODES=%q\n' "$topology" "$node" "$nodes"
+    printf 'export RDMAHD_VM_SCENARIO=%q RDMAHD_VM_ARGS_FILE=/vmshare/args\n' "$scenario"
+    printf 'export RDMAHD_VM_SCENARIO_TIMEOUT=%q RDMAHD_BIN=%q\n' "$scenario_timeout" "$daemon"
+    printf 'export RDMAHD_REQUIRE_VM=%q\n' "${RDMAHD_REQUIRE_VM:-0}"
+    printf 'exec /bin/bash %q\n' "$here/guest-runner.sh"
+  } >"$dir/job.sh"
+}
+scenario_args=("$@")
+
+# boot NODE [QEMU ARGS...]: starts one VM in the background, bounded by the run's timeout.
+boot() {
+  local node="$1" dir="$run_dir/node$1"
+  shift
+  write_job "$node"
+  timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
+    -name "rdmahd-vm-$name-node$node" \
+    -accel tcg,thread=multi -cpu "${RDMAHD_VM_CPU:-max}" -smp "$smp" -m "$mem" \
+    -nodefaults -no-user-config -display none -monitor none -no-reboot \
+    -serial "file:$dir/console.log" \
+    -kernel "$RDMAHD_VM_KERNEL" -initrd "$RDMAHD_VM_INITRD" \
+    -append "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off tsc=reliable" \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs "local,path=$dir,mount_tag=vmshare,security_model=none" \
+    "$@" >"$dir/qemu.log" 2>&1 &
+  pids+=($!)
+}
+
+# A free TCP port on 127.0.0.1 for the socket netdev.
+free_port() {
+  local port i
+  for ((i = 0; i < 50; i++)); do
+    port=$((20000 + RANDOM % 30000))
+    [[ -z "$(ss -Htln "sport = :$port" 2>/dev/null)" ]] && { echo "$port"; return; }
+  done
+  echo "vm-run: no free port found" >&2
+  return 1
+}
+
+boot_started=$SECONDS
+if [[ "$topology" == single ]]; then
+  boot 1 -nic none
+else
+  port="$(free_port)"
+  boot 1 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
+    -device virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:01
+  # The second VM connects: wait (bounded) until the first listens.
+  for ((i = 0; i < 100; i++)); do
+    [[ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ]] && break
+    kill -0 "${pids[0]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  boot 2 -netdev "socket,id=n0,connect=127.0.0.1:$port" \
+    -device virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:02
+fi
+
+overall=0
+for ((n = 1; n <= nodes; n++)); do
+  dir="$run_dir/node$n"
+  qemu_status=0
+  wait "${pids[n - 1]}" || qemu_status=$?
+  status=""
+  if [[ -s "$dir/status" ]]; then
+    status="$(<"$dir/status")"
+  elif grep -qa 'RDMAHD-VM-EXIT=' "$dir/console.log" 2>/dev/null; then
+    status="$(grep -a -o 'RDMAHD-VM-EXIT=[0-9]*' "$dir/console.log" | tail -n1 | cut -d= -f2)"
+  fi
+  [[ -f "$dir/output.log" ]] && sed "s/^/[node$n] /" "$dir/output.log" >&2
+  if ((qemu_status == 124 || qemu_status == 137)); then
+    log "node$n: guest hung: killed after $timeout s (console tail below)"
+    status=1
+  elif [[ -z "$status" ]]; then
+    log "node$n: guest produced no result (qemu exit $qemu_status; console tail below)"
+    status=1
+  elif [[ "$status" == 77 ]]; then
+    log "node$n: the scenario skipped inside the VM; VM scenarios must not pass by skipping"
+    status=1
+  fi
+  if [[ "$status" != 0 ]]; then
+    { echo "--- node$n console (tail) ---"; tail -n 40 "$dir/console.log" 2>/dev/null
+      echo "--- node$n qemu ---"; cat "$dir/qemu.log" 2>/dev/null; } | sed "s/^/[node$n] /" >&2
+  fi
+  ((overall != 0)) || overall="$status"
+  if [[ -n "$out" ]]; then
+    mkdir -p "$out/node$n"
+    cp -a "$dir/." "$out/node$n/"
+  fi
+done
+
+log "$topology topology, kernel $RDMAHD_VM_KVER: status $overall; wall $((SECONDS - started)) s" \
+    "(prepare $prepared s, VM $((SECONDS - boot_started)) s)"
+exit "$overall"
