@@ -3,9 +3,39 @@
 #include <algorithm>
 #include <set>
 
+#include "collectors/rdma_devices.h"
+#include "collectors/roce_qos.h"
+#include "collectors/snapshot.h"
 #include "common/parse.h"
 
 namespace rdmahd {
+namespace {
+
+// device/net/* fallback for Ethernet ports whose GID table named no netdev: the netdev whose
+// dev_port is P-1, or every netdev of a single-port device.
+void AddFallbackNetdevs(const std::string& dev, const std::string& dev_dir, const std::vector<int>& unresolved,
+                        std::size_t port_count, std::vector<RdmaNetdev>& out) {
+  if (unresolved.empty()) return;
+  auto nets = NodeFs::ListDir(dev_dir + "/device/net");
+  if (!nets) return;  // not a PCI function with netdevs (rxe has no device/ link)
+  for (const std::string& net : *nets) {
+    std::optional<std::uint64_t> dev_port;
+    if (auto text = NodeFs::ReadFile(dev_dir + "/device/net/" + net + "/dev_port")) dev_port = ParseU64(*text);
+    for (int port : unresolved) {
+      bool belongs = dev_port ? static_cast<int>(*dev_port) == port - 1 : port_count == 1;
+      if (belongs) out.push_back({dev, port, net});
+    }
+  }
+}
+
+void SortUnique(std::vector<RdmaNetdev>& out) {
+  std::sort(out.begin(), out.end(), [](const RdmaNetdev& a, const RdmaNetdev& b) {
+    return std::tie(a.device, a.port, a.netdev) < std::tie(b.device, b.port, b.netdev);
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+}  // namespace
 
 std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter& filter,
                                             std::vector<std::string>& errors) {
@@ -56,22 +86,35 @@ std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter
                                [&](const RdmaNetdev& r) { return r.device == dev && r.port == port; });
       if (!found) unresolved.push_back(port);
     }
-    if (unresolved.empty()) continue;
-    auto nets = NodeFs::ListDir(dev_dir + "/device/net");
-    if (!nets) continue;  // not a PCI function with netdevs (rxe has no device/ link)
-    for (const std::string& net : *nets) {
-      std::optional<std::uint64_t> dev_port;
-      if (auto text = NodeFs::ReadFile(dev_dir + "/device/net/" + net + "/dev_port")) dev_port = ParseU64(*text);
-      for (int port : unresolved) {
-        bool belongs = dev_port ? static_cast<int>(*dev_port) == port - 1 : ports->size() == 1;
-        if (belongs) out.push_back({dev, port, net});
-      }
-    }
+    AddFallbackNetdevs(dev, dev_dir, unresolved, ports->size(), out);
   }
-  std::sort(out.begin(), out.end(), [](const RdmaNetdev& a, const RdmaNetdev& b) {
-    return std::tie(a.device, a.port, a.netdev) < std::tie(b.device, b.port, b.netdev);
-  });
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  SortUnique(out);
+  return out;
+}
+
+std::vector<RdmaNetdev> RdmaNetdevsOf(const Snapshot& snapshot, const NodeFs& fs,
+                                      const DeviceFilter& filter, std::vector<std::string>& errors) {
+  if (const auto* netdevs = snapshot.Get<RdmaNetdevFacts>()) return netdevs->links;
+  const auto* devices = snapshot.Get<RdmaDevicesFacts>();
+  if (devices == nullptr) return DiscoverRdmaNetdevs(fs, filter, errors);
+  std::vector<RdmaNetdev> out;
+  const std::string ib = fs.Sys("class/infiniband");
+  for (const RdmaDeviceFacts& dev : devices->devices) {  // already filtered by config.devices
+    std::vector<int> unresolved;
+    for (const RdmaPortFacts& port : dev.ports) {
+      if (!port.IsEthernet()) continue;
+      const int p = static_cast<int>(port.port);
+      bool found = false;
+      for (const RdmaGid& gid : port.gids) {
+        if (gid.ndev.empty()) continue;
+        out.push_back({dev.name, p, gid.ndev});
+        found = true;
+      }
+      if (!found) unresolved.push_back(p);
+    }
+    AddFallbackNetdevs(dev.name, ib + "/" + dev.name, unresolved, dev.ports.size(), out);
+  }
+  SortUnique(out);
   return out;
 }
 

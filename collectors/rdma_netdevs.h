@@ -28,4 +28,13 @@ struct RdmaNetdev {
 std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter& filter,
                                             std::vector<std::string>& errors);
 
+struct RdmaDevicesFacts;
+class Snapshot;
+
+// The same answer for this collection, read once: from the netdev collector's links when it ran
+// already, else from the GID tables the devices collector read (only ports whose GIDs name no
+// netdev touch sysfs, for the device/net fallback), else by DiscoverRdmaNetdevs.
+std::vector<RdmaNetdev> RdmaNetdevsOf(const Snapshot& snapshot, const NodeFs& fs,
+                                      const DeviceFilter& filter, std::vector<std::string>& errors);
+
 }  // namespace rdmahd

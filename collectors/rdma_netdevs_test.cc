@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/collection_engine.h"
+#include "collectors/rdma_devices.h"
+#include "collectors/roce_qos.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -18,6 +21,31 @@ TEST(RdmaNetdevsTest, GidTableAndDeviceNetFallbackEthernetOnly) {
   // mlx5_0 from gid_attrs/ndevs (duplicates and the empty GID entry folded), mlx5_1 from
   // device/net + dev_port, mlx5_2 (InfiniBand, ib0) skipped.
   EXPECT_EQ(links, (std::vector<RdmaNetdev>{{"mlx5_0", 1, "ens1f0np0"}, {"mlx5_1", 1, "ens1f1np1"}}));
+}
+
+// The netdev and roce collectors take the links from what the devices collector already read; the
+// answer must be the one a fresh discovery gives, on every fixture with RoCE ports.
+TEST(RdmaNetdevsTest, FromDevicesFactsEqualsFreshDiscovery) {
+  for (const std::string& sys : {testing::ProjectFixture("roce/pfc-off/sys"),
+                                testing::ProjectFixture("sysfs/mlx5-roce/sys"),
+                                testing::ProjectFixture("rxe/sys")}) {
+    SCOPED_TRACE(sys);
+    NodeFs fs(sys, "/nonexistent");
+    CollectionEngine engine(fs, {"devices"});
+    auto report = engine.Collect(std::make_shared<Config>());
+    ASSERT_NE(report->snapshot.Get<RdmaDevicesFacts>(), nullptr);
+    std::vector<std::string> e1, e2;
+    auto fresh = DiscoverRdmaNetdevs(fs, DeviceFilter{}, e1);
+    EXPECT_FALSE(fresh.empty());
+    EXPECT_EQ(RdmaNetdevsOf(report->snapshot, fs, DeviceFilter{}, e2), fresh);
+
+    // With the netdev collector's facts present, its links are used as they are.
+    Snapshot with_links;
+    RdmaNetdevFacts netdevs;
+    netdevs.links = {{"x", 1, "y"}};
+    with_links.Put(netdevs);
+    EXPECT_EQ(RdmaNetdevsOf(with_links, fs, DeviceFilter{}, e2), netdevs.links);
+  }
 }
 
 TEST(RdmaNetdevsTest, DeviceFilterApplies) {

@@ -181,7 +181,7 @@ void NetdevCollector::ComputeGrowth(NetdevFacts& f) {
 
 Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   RdmaNetdevFacts facts;
-  facts.links = DiscoverRdmaNetdevs(ctx.fs, ctx.config.devices, outcome.errors);
+  facts.links = RdmaNetdevsOf(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
   std::set<std::string> seen;
   for (const std::string& name : DistinctNetdevs(facts.links)) {
     seen.insert(name);
@@ -285,7 +285,7 @@ RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport) : d
 
 Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   RoceQosFacts facts;
-  auto links = DiscoverRdmaNetdevs(ctx.fs, ctx.config.devices, outcome.errors);
+  auto links = RdmaNetdevsOf(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
   for (const std::string& name : DistinctNetdevs(links)) {
     RoceNetdevFacts f;
     f.netdev = name;
