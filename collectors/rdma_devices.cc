@@ -108,22 +108,6 @@ std::optional<ino_t> DirInode(const std::string& path) {
   return st.st_ino;
 }
 
-// One lazily created family: a family appears in the exposition only when it has a sample.
-class LazyFamily {
- public:
-  LazyFamily(MetricSink& sink, std::string_view name, std::string_view help, prometheus::MetricType type)
-      : sink_(sink), name_(name), help_(help), type_(type) {}
-  void Add(std::initializer_list<Label> labels, double value) {
-    if (!ref_) ref_ = sink_.Family(name_, help_, type_);
-    ref_->Add(labels, value);
-  }
-
- private:
-  MetricSink& sink_;
-  std::string_view name_, help_;
-  prometheus::MetricType type_;
-  std::optional<MetricSink::FamilyRef> ref_;
-};
 
 }  // namespace
 
@@ -554,7 +538,7 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
   sink.Gauge("rdma_devices_found", "RDMA devices found under /sys/class/infiniband after device filtering.")
       .Add({}, static_cast<double>(facts->devices.size()));
 
-  LazyFamily info(sink, "rdma_device_info",
+  auto info = sink.Family("rdma_device_info",
                   "RDMA device identity from /sys/class/infiniband/<device>; value is always 1.", MetricType::Gauge);
   for (const RdmaDeviceFacts& d : facts->devices) {
     auto label = [](const std::optional<std::string>& v) -> std::string_view {
@@ -586,18 +570,18 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
     for (const RdmaPortFacts& p : d.ports) ports.push_back({&p, std::to_string(p.port)});
   }
 
-  LazyFamily port_info(sink, "rdma_port_info",
+  auto port_info = sink.Family("rdma_port_info",
                        "RDMA port link layer and the netdev behind it (from its RoCE GIDs); value is always 1.",
                        MetricType::Gauge);
-  LazyFamily state(sink, "rdma_port_state_id",
+  auto state = sink.Family("rdma_port_state_id",
                    "Port state (ports/P/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", MetricType::Gauge);
-  LazyFamily phys(sink, "rdma_port_physical_state_id",
+  auto phys = sink.Family("rdma_port_physical_state_id",
                   "Physical port state (ports/P/phys_state): 1 Sleep, 2 Polling, 3 Disabled, "
                   "4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.",
                   MetricType::Gauge);
-  LazyFamily rate(sink, "rdma_port_rate_bytes_per_second", "Port signalling rate (ports/P/rate), bytes per second.",
+  auto rate = sink.Family("rdma_port_rate_bytes_per_second", "Port signalling rate (ports/P/rate), bytes per second.",
                   MetricType::Gauge);
-  LazyFamily roce_v2(sink, "rdma_port_roce_v2_gids", "GIDs of type RoCE v2 in the port's GID table.",
+  auto roce_v2 = sink.Family("rdma_port_roce_v2_gids", "GIDs of type RoCE v2 in the port's GID table.",
                      MetricType::Gauge);
   for (const PortRef& r : ports) {
     const RdmaPortFacts& p = *r.facts;
@@ -624,7 +608,7 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
 
   auto render_named = [&](const auto& table, auto member) {
     for (const NamedCounter& c : table) {
-      LazyFamily family(sink, c.metric, c.help, MetricType::Counter);
+      auto family = sink.Family(c.metric, c.help, MetricType::Counter);
       for (const PortRef& r : ports) {
         const auto& values = r.facts->*member;
         auto it = values.find(c.file);
@@ -637,7 +621,7 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
   render_named(kNamedCounters, &RdmaPortFacts::counters);
   render_named(kNamedExtCounters, &RdmaPortFacts::counters_ext);
 
-  LazyFamily other(sink, "rdma_port_counters_total",
+  auto other = sink.Family("rdma_port_counters_total",
                    "Raw value of a counters/ or counters_ext/ file without a metric of its own.", MetricType::Counter);
   for (const PortRef& r : ports) {
     for (const auto& [name, value] : r.facts->counters) {
@@ -651,7 +635,7 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
       }
     }
   }
-  LazyFamily hw(sink, "rdma_port_hw_counters_total",
+  auto hw = sink.Family("rdma_port_hw_counters_total",
                 "Raw value of a ports/P/hw_counters/ file (driver-defined names).", MetricType::Counter);
   for (const PortRef& r : ports) {
     for (const auto& [name, value] : r.facts->hw_counters) {

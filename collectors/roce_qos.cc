@@ -18,29 +18,6 @@ std::vector<std::string> DistinctNetdevs(const std::vector<RdmaNetdev>& links) {
 
 std::string Priority(int p) { return std::to_string(p); }
 
-// A family created on its first sample, so a node without (say) ECN files exposes no empty
-// HELP/TYPE block for it.
-class LazyFamily {
- public:
-  LazyFamily(MetricSink& sink, std::string_view name, std::string_view help, prometheus::MetricType type)
-      : sink_(sink), name_(name), help_(help), type_(type) {}
-  void Add(std::initializer_list<Label> labels, double value) {
-    if (!ref_) ref_ = sink_.Family(name_, help_, type_);
-    ref_->Add(labels, value);
-  }
-
- private:
-  MetricSink& sink_;
-  std::string_view name_, help_;
-  prometheus::MetricType type_;
-  std::optional<MetricSink::FamilyRef> ref_;
-};
-LazyFamily Gauge(MetricSink& s, std::string_view name, std::string_view help) {
-  return LazyFamily(s, name, help, prometheus::MetricType::Gauge);
-}
-LazyFamily Counter(MetricSink& s, std::string_view name, std::string_view help) {
-  return LazyFamily(s, name, help, prometheus::MetricType::Counter);
-}
 
 }  // namespace
 
@@ -216,29 +193,29 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
 void NetdevCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
   const auto* facts = snapshot.Get<RdmaNetdevFacts>();
   if (facts == nullptr) return;
-  auto info = Gauge(sink, "rdma_netdev_info", "Netdev behind an RDMA port (value 1).");
+  auto info = sink.Gauge("rdma_netdev_info", "Netdev behind an RDMA port (value 1).");
   for (const auto& l : facts->links) {
     info.Add({{"device", l.device}, {"port", std::to_string(l.port)}, {"netdev", l.netdev}}, 1);
   }
-  auto mtu = Gauge(sink, "rdma_netdev_mtu_bytes", "MTU of the netdev behind an RDMA port.");
-  auto up = Gauge(sink, "rdma_netdev_up", "1 if the netdev's operstate is up, else 0.");
-  auto speed = Gauge(sink, "rdma_netdev_speed_bytes_per_second", "Link speed of the netdev.");
-  auto carrier = Counter(sink, "rdma_netdev_carrier_changes_total", "Carrier up/down changes of the netdev.");
-  auto gpause = Gauge(sink, "rdma_global_pause_enabled",
+  auto mtu = sink.Gauge("rdma_netdev_mtu_bytes", "MTU of the netdev behind an RDMA port.");
+  auto up = sink.Gauge("rdma_netdev_up", "1 if the netdev's operstate is up, else 0.");
+  auto speed = sink.Gauge("rdma_netdev_speed_bytes_per_second", "Link speed of the netdev.");
+  auto carrier = sink.Counter("rdma_netdev_carrier_changes_total", "Carrier up/down changes of the netdev.");
+  auto gpause = sink.Gauge("rdma_global_pause_enabled",
                            "1 if link-level (802.3x) pause is enabled in this direction (ethtool -a).");
-  auto pause = Counter(sink, "rdma_pause_frames_total",
+  auto pause = sink.Counter("rdma_pause_frames_total",
                             "Per-priority PFC pause frames; rx = received (this port was paused), tx = sent.");
-  auto pause_dur = Counter(sink, "rdma_pause_duration_seconds_total", "Per-priority time spent in PFC pause.");
-  auto pause_tr = Counter(sink, "rdma_pause_transitions_total", "Per-priority PFC pause on/off transitions.");
-  auto gframes = Counter(sink, "rdma_global_pause_frames_total", "Link-level (802.3x) pause frames.");
-  auto gdur = Counter(sink, "rdma_global_pause_duration_seconds_total", "Time spent in link-level pause.");
-  auto storm = Counter(sink, "rdma_pause_storm_events_total",
+  auto pause_dur = sink.Counter("rdma_pause_duration_seconds_total", "Per-priority time spent in PFC pause.");
+  auto pause_tr = sink.Counter("rdma_pause_transitions_total", "Per-priority PFC pause on/off transitions.");
+  auto gframes = sink.Counter("rdma_global_pause_frames_total", "Link-level (802.3x) pause frames.");
+  auto gdur = sink.Counter("rdma_global_pause_duration_seconds_total", "Time spent in link-level pause.");
+  auto storm = sink.Counter("rdma_pause_storm_events_total",
                             "Pause-storm detector events, by driver counter name.");
-  auto discards = Counter(sink, "rdma_netdev_rx_discards_total",
+  auto discards = sink.Counter("rdma_netdev_rx_discards_total",
                                "Packets the port dropped for lack of NIC buffer, by driver counter name.");
-  auto oob = Counter(sink, "rdma_netdev_rx_out_of_buffer_total",
+  auto oob = sink.Counter("rdma_netdev_rx_out_of_buffer_total",
                           "Packets dropped because no receive buffer was posted (mlx5 rx_out_of_buffer).");
-  auto driver = Counter(sink, "rdma_netdev_driver_stat_total",
+  auto driver = sink.Counter("rdma_netdev_driver_stat_total",
                              "Raw driver statistic selected by roce.extra_ethtool_stats.");
 
   for (const auto& f : facts->netdevs) {
@@ -316,16 +293,16 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
 void RoceCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
   const auto* facts = snapshot.Get<RoceQosFacts>();
   if (facts == nullptr) return;
-  auto supported = Gauge(sink, "rdma_dcb_supported",
+  auto supported = sink.Gauge("rdma_dcb_supported",
                               "1 if the netdev's driver answers DCB queries, 0 if it has no DCB (EOPNOTSUPP).");
-  auto pfc = Gauge(sink, "rdma_pfc_enabled", "1 if PFC is enabled on the priority, 0 if not (absent when unknown).");
-  auto cap = Gauge(sink, "rdma_pfc_capable_traffic_classes",
+  auto pfc = sink.Gauge("rdma_pfc_enabled", "1 if PFC is enabled on the priority, 0 if not (absent when unknown).");
+  auto cap = sink.Gauge("rdma_pfc_capable_traffic_classes",
                         "How many traffic classes may have PFC enabled at once (ieee_pfc.pfc_cap).");
-  auto trust = Gauge(sink, "rdma_trust_info", "The netdev's QoS trust mode (value 1).");
-  auto dscp = Gauge(sink, "rdma_dscp_priority", "Priority a DSCP value is mapped to by the DCB APP table.");
-  auto ecn = Gauge(sink, "rdma_ecn_enabled",
+  auto trust = sink.Gauge("rdma_trust_info", "The netdev's QoS trust mode (value 1).");
+  auto dscp = sink.Gauge("rdma_dscp_priority", "Priority a DSCP value is mapped to by the DCB APP table.");
+  auto ecn = sink.Gauge("rdma_ecn_enabled",
                         "1 if RoCE ECN (DCQCN) is enabled on the priority for the role (np/rp), else 0.");
-  auto ecn_param = Gauge(sink, "rdma_ecn_parameter", "Raw value of a RoCE ECN (DCQCN) parameter file.");
+  auto ecn_param = sink.Gauge("rdma_ecn_parameter", "Raw value of a RoCE ECN (DCQCN) parameter file.");
   for (const auto& f : facts->netdevs) {
     const std::string& n = f.netdev;
     if (f.dcb) {

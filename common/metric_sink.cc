@@ -17,6 +17,12 @@ std::string_view TypeName(prometheus::MetricType t) {
 }
 
 void AppendEscaped(std::string& out, std::string_view s, bool quote) {
+  // Label values are almost never in need of escaping: append them whole.
+  if (s.find_first_of(quote ? std::string_view("\\\n\"") : std::string_view("\\\n")) ==
+      std::string_view::npos) {
+    out += s;
+    return;
+  }
   for (char c : s) {
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
