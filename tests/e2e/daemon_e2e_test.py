@@ -98,6 +98,23 @@ class GoldenExpositionTest(unittest.TestCase):
         self.assertEqual(sorted(docs - seen), [], "documented in docs/metrics.md but exposed by no fixture")
 
 
+class AlertExpressionTest(unittest.TestCase):
+    def test_flagship_alert_in_checks_doc_is_valid_promql(self):
+        """promtool parses the documented PFC alert as a rule (syntax, not semantics)."""
+        with open(os.path.join(SOURCE_DIR, "docs", "checks.md")) as f:
+            doc = f.read()
+        marker = doc.index("<!-- alert: PfcMisconfiguredOnRocePort -->")
+        start = doc.index("```promql", marker) + len("```promql")
+        expr = doc[start:doc.index("```", start)].strip()
+        rule = ("groups:\n- name: rdma-healthd\n  rules:\n  - alert: PfcMisconfiguredOnRocePort\n"
+                "    expr: |\n" + "".join("      " + l + "\n" for l in expr.splitlines()))
+        with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
+            f.write(rule)
+        self.addCleanup(os.unlink, f.name)
+        p = subprocess.run(["promtool", "check", "rules", f.name], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
 class CheckCommandTest(unittest.TestCase):
     """`rdma-healthd check` on a captured node whose RoCE priority has no PFC."""
 

@@ -1,0 +1,45 @@
+#include "checks/check.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/node_fs.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+TEST(CheckRegistryTest, NamesAreUniqueAndDescribed) {
+  std::set<std::string> names;
+  for (const auto& reg : RegisteredChecks()) {
+    EXPECT_TRUE(names.insert(reg.name).second) << "check registered twice: " << reg.name;
+    auto check = reg.factory();
+    EXPECT_EQ(check->Name(), reg.name) << "registration name and Check::Name() differ";
+    EXPECT_FALSE(check->Description().empty()) << reg.name;
+  }
+  EXPECT_GE(names.size(), 4u);
+}
+
+// docs/checks.md has a section for every check the binary runs, and none for a check it does not.
+TEST(CheckRegistryTest, ChecksDocHasExactlyOneSectionPerCheck) {
+  auto doc = NodeFs::ReadFile(testing::SourceDir() + "/docs/checks.md");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  std::set<std::string> documented;
+  std::size_t pos = 0;
+  while ((pos = doc->find("\n### `", pos)) != std::string::npos) {
+    pos += 6;
+    documented.insert(doc->substr(pos, doc->find('`', pos) - pos));
+  }
+  std::set<std::string> registered;
+  for (const auto& reg : RegisteredChecks()) registered.insert(reg.name);
+  for (const auto& name : registered) {
+    EXPECT_TRUE(documented.contains(name)) << "docs/checks.md has no section ### `" << name << "`";
+  }
+  for (const auto& name : documented) {
+    EXPECT_TRUE(registered.contains(name)) << "docs/checks.md documents an unknown check " << name;
+  }
+}
+
+}  // namespace
+}  // namespace rdmahd
