@@ -1,6 +1,5 @@
 #include "daemon/verdict_tracker.h"
 
-#include <set>
 
 #include "collectors/collection_engine.h"
 #include "daemon/logging.h"
@@ -14,23 +13,22 @@ std::vector<VerdictChange> VerdictTracker::Observe(const std::shared_ptr<const R
   last_report_ = report.get();
   keep_alive_ = report;  // so the address cannot be reused by a later report
 
-  std::set<std::pair<std::string, std::string>> seen;
+  const std::uint64_t gen = ++generation_;
   for (const CheckResult& r : report->verdicts) {
-    auto key = std::make_pair(r.check, r.subject);
-    seen.insert(key);
-    auto it = last_.find(key);
+    auto it = last_.find(r);  // CheckResult has .check and .subject: compared in place
     if (it == last_.end()) {
       changes.push_back({r, std::nullopt});
-      last_.emplace(key, r.verdict);
-    } else if (it->second != r.verdict) {
-      changes.push_back({r, it->second});
-      it->second = r.verdict;
+      last_.emplace(Key{r.check, r.subject}, Entry{r.verdict, gen});
+      continue;
+    }
+    it->second.seen_in = gen;
+    if (it->second.verdict != r.verdict) {
+      changes.push_back({r, it->second.verdict});
+      it->second.verdict = r.verdict;
     }
   }
   // Subjects that vanished (device removed) are forgotten, so their return is logged again.
-  for (auto it = last_.begin(); it != last_.end();) {
-    it = seen.count(it->first) ? std::next(it) : last_.erase(it);
-  }
+  std::erase_if(last_, [gen](const auto& kv) { return kv.second.seen_in != gen; });
   return changes;
 }
 

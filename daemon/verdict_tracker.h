@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,10 +29,27 @@ class VerdictTracker {
   void ObserveAndLog(const std::shared_ptr<const Report>& report);
 
  private:
+  struct Key {
+    std::string check, subject;
+  };
+  // Transparent, so a report's verdicts are looked up without copying their strings.
+  struct KeyLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::tie(a.check, a.subject) < std::tie(b.check, b.subject);
+    }
+  };
+  struct Entry {
+    Verdict verdict;
+    std::uint64_t seen_in;  // generation of the last report that had this subject
+  };
+
   std::mutex mu_;
   const Report* last_report_ = nullptr;  // identity only, never dereferenced
   std::shared_ptr<const Report> keep_alive_;
-  std::map<std::pair<std::string, std::string>, Verdict> last_;
+  std::uint64_t generation_ = 0;
+  std::map<Key, Entry, KeyLess> last_;
 };
 
 }  // namespace rdmahd
