@@ -6,9 +6,13 @@
 #include <cerrno>
 #include <limits>
 #include <map>
+#include <set>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tests/support/test_paths.h"
 
 namespace rdmahd {
 namespace {
@@ -329,6 +333,31 @@ TEST(VerbsDevicesTest, NoDevicesIsAnEmptySuccessAndListFailureIsAnError) {
   CollectRun failed = Collect(f.collector);
   ASSERT_FALSE(failed.status.ok());
   EXPECT_THAT(failed.status.error().message, HasSubstr("ibv_get_device_list"));
+}
+
+// docs/metrics.md's verbs section lists exactly the families the collector renders. (The daemon
+// e2e test cannot see them: on fixture trees the collector renders nothing.)
+TEST(VerbsDevicesTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
+  Fixture f;
+  f.node->devices["mlx5_0"] = Mlx5("mlx5_0", 0);
+  CollectRun r = Collect(f.collector);
+  std::set<std::string> rendered;
+  std::istringstream text(r.text);
+  std::string line;
+  while (std::getline(text, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) rendered.insert(line.substr(7, line.find(' ', 7) - 7));
+  }
+  auto doc = NodeFs::ReadFile(testing::SourceDir() + "/docs/metrics.md");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  std::set<std::string> documented;
+  std::istringstream lines(*doc);
+  bool in_section = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line.find("(collector `verbs`)") != std::string::npos;
+    if (in_section && line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
+  }
+  EXPECT_EQ(documented, rendered);
+  EXPECT_EQ(rendered.size(), 16u);
 }
 
 // The registered collector on this machine's own /sys, with the real libibverbs: the build hosts
