@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <regex>
@@ -27,6 +28,16 @@ struct PortPolicy {
   bool require_active = true;               // port state ACTIVE and phys_state LinkUp
   std::optional<double> min_rate_gbps;      // unset: rate check reports "not configured"
   bool require_roce_v2_gid = true;          // Ethernet ports must have a RoCE v2 GID
+  std::optional<int> min_active_mtu;        // 256..4096, a power of two; verbs active_mtu minimum
+};
+
+// Minimum device limits (ibv_query_device) a job on this node needs. Unset: not judged.
+struct DeviceLimitsPolicy {
+  std::optional<std::uint64_t> min_max_qp;
+  std::optional<std::uint64_t> min_max_cqe;
+  std::optional<std::uint64_t> min_max_mr_size;  // bytes
+
+  bool any() const { return min_max_qp || min_max_cqe || min_max_mr_size; }
 };
 
 // Minimum firmware for devices matching hca_type and/or board_id (a rule with both set needs both
@@ -65,6 +76,7 @@ struct Config {
   std::chrono::milliseconds scrape_cache_window{200};
 
   PortPolicy ports;
+  DeviceLimitsPolicy limits;
   std::vector<FirmwareRule> firmware;
   RocePolicy roce;
 

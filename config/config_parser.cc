@@ -148,13 +148,14 @@ class ConfigParser {
     Located top{root, "", root.Mark()};
     if (!root.IsMap()) {
       return Fail(top.mark, "the top level must be a map of sections (collectors, devices, scrape, "
-                            "ports, firmware, roce), got " + Describe(root));
+                            "ports, limits, firmware, roce), got " + Describe(root));
     }
     return VisitMap(top, {
         {"collectors", [&](const Located& v) { return ParseCollectors(v, config.collectors); }},
         {"devices", [&](const Located& v) { return ParseDevices(v, config.devices); }},
         {"scrape", [&](const Located& v) { return ParseScrape(v, config); }},
         {"ports", [&](const Located& v) { return ParsePorts(v, config.ports); }},
+        {"limits", [&](const Located& v) { return ParseLimits(v, config.limits); }},
         {"firmware", [&](const Located& v) { return ParseFirmware(v, config.firmware); }},
         {"roce", [&](const Located& v) { return ParseRoce(v, config.roce); }},
     });
@@ -201,6 +202,15 @@ class ConfigParser {
         {"require_active", [&](const Located& f) { return ReadBool(f, out.require_active); }},
         {"min_rate_gbps", [&](const Located& f) { return ReadRateGbps(f, out.min_rate_gbps); }},
         {"require_roce_v2_gid", [&](const Located& f) { return ReadBool(f, out.require_roce_v2_gid); }},
+        {"min_active_mtu", [&](const Located& f) { return ReadIbMtu(f, out.min_active_mtu); }},
+    });
+  }
+
+  Status ParseLimits(const Located& v, DeviceLimitsPolicy& out) const {
+    return VisitMap(v, {
+        {"min_max_qp", [&](const Located& f) { return ReadCount(f, out.min_max_qp); }},
+        {"min_max_cqe", [&](const Located& f) { return ReadCount(f, out.min_max_cqe); }},
+        {"min_max_mr_size", [&](const Located& f) { return ReadCount(f, out.min_max_mr_size); }},
     });
   }
 
@@ -338,6 +348,29 @@ class ConfigParser {
                            ", got " + Describe(v.node) + std::string(hint));
     }
     out = static_cast<int>(*n);
+    return Status::Ok();
+  }
+
+  // An InfiniBand MTU (what ibv_query_port's active_mtu can be): 256, 512, 1024, 2048 or 4096. A
+  // netdev MTU (1500, 4200, 9000) is the usual slip: it belongs in roce.min_mtu.
+  Status ReadIbMtu(const Located& v, std::optional<int>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<std::int64_t> n = v.node.IsScalar() ? ParseI64(v.node.Scalar()) : std::nullopt;
+    if (!n || (*n != 256 && *n != 512 && *n != 1024 && *n != 2048 && *n != 4096)) {
+      std::string hint;
+      if (n && *n > 4096) hint = " (that looks like a netdev MTU; it belongs in roce.min_mtu)";
+      return FailAt(v, "must be an RDMA MTU: 256, 512, 1024, 2048 or 4096, got " + Describe(v.node) + hint);
+    }
+    out = static_cast<int>(*n);
+    return Status::Ok();
+  }
+
+  // A positive integer (a count, or bytes), up to 2^64 - 1.
+  Status ReadCount(const Located& v, std::optional<std::uint64_t>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<std::uint64_t> n = v.node.IsScalar() ? ParseU64(Trim(v.node.Scalar())) : std::nullopt;
+    if (!n || *n == 0) return FailAt(v, "must be a positive integer, got " + Describe(v.node));
+    out = *n;
     return Status::Ok();
   }
 

@@ -38,6 +38,8 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.ports.require_active, d.ports.require_active);
   EXPECT_EQ(c.ports.min_rate_gbps, d.ports.min_rate_gbps);
   EXPECT_EQ(c.ports.require_roce_v2_gid, d.ports.require_roce_v2_gid);
+  EXPECT_EQ(c.ports.min_active_mtu, d.ports.min_active_mtu);
+  EXPECT_FALSE(c.limits.any());
   EXPECT_TRUE(c.firmware.empty());
   EXPECT_EQ(c.roce.priority, d.roce.priority);
   EXPECT_EQ(c.roce.dscp, d.roce.dscp);
@@ -122,6 +124,38 @@ roce:
   EXPECT_FALSE(c.roce.require_ecn);
   EXPECT_EQ(c.roce.min_mtu, 4200);
   EXPECT_EQ(c.roce.extra_ethtool_stats, (std::vector<std::string>{"rx_vport_rdma_.*", "rx_prio3_.*"}));
+}
+
+TEST(ConfigParseTest, VerbsPolicyKeysParse) {
+  Result<Config> r = Parse(R"(
+ports:
+  min_active_mtu: 4096
+limits:
+  min_max_qp: 65536
+  min_max_cqe: 4194303
+  min_max_mr_size: 18446744073709551615
+)");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->ports.min_active_mtu, 4096);
+  EXPECT_EQ(r->limits.min_max_qp, 65536u);
+  EXPECT_EQ(r->limits.min_max_cqe, 4194303u);
+  EXPECT_EQ(r->limits.min_max_mr_size, 18446744073709551615u);
+  Result<Config> partial = Parse("limits:\n  min_max_cqe: 1024\n");
+  ASSERT_TRUE(partial.ok()) << partial.error().message;
+  EXPECT_FALSE(partial->limits.min_max_qp);
+  EXPECT_TRUE(partial->limits.any());
+}
+
+TEST(ConfigParseTest, VerbsPolicyValuesAreValidated) {
+  EXPECT_EQ(ErrorOf("ports:\n  min_active_mtu: 4200\n"),
+            "t.yaml:2:19: ports.min_active_mtu: must be an RDMA MTU: 256, 512, 1024, 2048 or 4096, got "
+            "\"4200\" (that looks like a netdev MTU; it belongs in roce.min_mtu)");
+  EXPECT_THAT(ErrorOf("ports:\n  min_active_mtu: 3000\n"), StartsWith("t.yaml:2:19: ports.min_active_mtu: must be"));
+  EXPECT_EQ(ErrorOf("limits:\n  min_max_qp: -1\n"), "t.yaml:2:15: limits.min_max_qp: must be a positive integer, got \"-1\"");
+  EXPECT_THAT(ErrorOf("limits:\n  min_max_qp: 0\n"), HasSubstr("must be a positive integer"));
+  EXPECT_THAT(ErrorOf("limits:\n  min_max_mr_size: 4GiB\n"), StartsWith("t.yaml:2:20: limits.min_max_mr_size:"));
+  EXPECT_EQ(ErrorOf("limits:\n  min_max_cq: 10\n"),
+            "t.yaml:2:3: unknown key \"min_max_cq\" in limits (did you mean \"min_max_cqe\"?)");
 }
 
 TEST(ConfigParseTest, BoolsAcceptTrueAndFalseInAnyCase) {

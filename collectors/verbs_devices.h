@@ -1,0 +1,82 @@
+// The "verbs" collector: what only libibverbs can tell about each RDMA device: its limits
+// (ibv_query_device: max_qp, max_cqe, max_mr_size, ...) and per port the active and maximum MTU
+// and the port state as verbs reports it (ibv_query_port). Facts: VerbsFacts; metrics
+// rdma_device_max_* and rdma_port_{active,max}_mtu_bytes etc. (docs/metrics.md, "Verbs").
+//
+// Live system only: libibverbs always talks to the running kernel, whatever --path.sysfs says. So
+// the real provider is used only when the sysfs root is /sys; against any other root (fixture trees,
+// captured nodes) the collector succeeds with VerbsFacts{queried = false} and renders nothing,
+// instead of mixing the build machine's devices into a fixture's exposition.
+//
+// Cost: ibv_open_device is expensive (it opens /dev/infiniband/uverbsN and allocates a context in
+// the provider library), so opened devices are cached across collections, with their device
+// attributes (fixed while the device exists). Each collection lists the devices (cheap), queries
+// every port of every cached device, opens devices that are new or were re-created (same name,
+// other kernel index), and closes those that left. A query that fails with ENODEV/EIO/ENXIO means
+// the cached context outlived its device: it is closed and the device reopened once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectors/collector.h"
+#include "collectors/verbs_provider.h"
+
+namespace rdmahd {
+
+struct VerbsDeviceFacts {
+  std::string name;  // e.g. mlx5_0
+  VerbsDeviceAttrs attrs;
+  std::vector<VerbsPortAttrs> ports;  // ports that answered ibv_query_port, by number
+};
+
+struct VerbsFacts {
+  // False when libibverbs was not asked (the sysfs root is not the live /sys); `not_queried_reason`
+  // says why and `devices` is empty.
+  bool queried = false;
+  std::string not_queried_reason;
+  std::vector<VerbsDeviceFacts> devices;  // by name, after config.devices filtering
+};
+
+class VerbsDevicesCollector : public Collector {
+ public:
+  using ProviderFactory = std::function<std::unique_ptr<VerbsProvider>()>;
+
+  // The registered collector: libibverbs, created on first use on a live system.
+  VerbsDevicesCollector();
+  // For tests: any provider (the factory is called once, on the first collection that queries).
+  explicit VerbsDevicesCollector(ProviderFactory factory);
+  ~VerbsDevicesCollector() override;
+
+  std::string_view Name() const override { return "verbs"; }
+  std::string_view Description() const override {
+    return "RDMA device limits and port MTUs from libibverbs (ibv_query_device, ibv_query_port); live /sys only";
+  }
+  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
+  void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+
+  // Devices currently held open (for tests).
+  std::size_t open_devices() const { return open_.size(); }
+
+  // True for the sysfs roots that mean "this machine's own kernel" ("/sys", "/sys/").
+  static bool IsLiveSysfsRoot(const std::string& root);
+
+ private:
+  struct OpenDevice {
+    VerbsDeviceId id;
+    std::unique_ptr<VerbsDeviceHandle> handle;
+    VerbsDeviceAttrs attrs;  // queried once, right after opening
+  };
+  // Opens `id` and queries its attributes; on failure returns the error and caches nothing.
+  Result<OpenDevice*> OpenAndQuery(const VerbsDeviceId& id);
+
+  ProviderFactory factory_;
+  std::unique_ptr<VerbsProvider> provider_;
+  std::map<std::string, OpenDevice> open_;  // by device name
+};
+
+}  // namespace rdmahd
