@@ -47,6 +47,36 @@ expect_num "$sent2" "==" "$sysfs_sent" "sent_pkts equals sysfs"
 expect_num "$rcvd2" "==" "$sysfs_rcvd" "rcvd_pkts equals sysfs"
 expect_collectors_succeeded "$m2"
 
+step "verbs: what only libibverbs can tell (real ibv_query_device / ibv_query_port on rxe0)"
+# rxe's active MTU is the netdev MTU less its headers, rounded down to an IB MTU: 1500 -> 1024.
+expect_num "$(<"/sys/class/net/$RDMAHD_VM_NETDEV/mtu")" "==" 1500 "$RDMAHD_VM_NETDEV MTU before"
+expect_num "$(metric_one "$m2" rdma_port_active_mtu_bytes device=rxe0 port=1)" "==" 1024 \
+  "rdma_port_active_mtu_bytes{rxe0,1} at netdev MTU 1500"
+expect_num "$(metric_one "$m2" rdma_port_max_mtu_bytes device=rxe0 port=1)" "==" 4096 "rdma_port_max_mtu_bytes{rxe0,1}"
+expect_num "$(metric_one "$m2" rdma_port_verbs_state_id device=rxe0 port=1)" "==" 4 "rdma_port_verbs_state_id{rxe0,1}"
+for family in rdma_device_max_qp rdma_device_max_cqe rdma_device_max_cq rdma_device_max_mr \
+              rdma_device_max_pd rdma_device_max_qp_wr rdma_device_max_sge rdma_device_max_mr_size_bytes; do
+  expect_num "$(metric_one "$m2" "$family" device=rxe0)" ">=" 1 "$family{rxe0}"
+done
+# Every family of docs/metrics.md's verbs section is exposed on a real device.
+for family in rdma_device_max_qp rdma_device_max_qp_wr rdma_device_max_sge rdma_device_max_cq \
+              rdma_device_max_cqe rdma_device_max_mr rdma_device_max_pd rdma_device_max_srq \
+              rdma_device_max_srq_wr rdma_device_max_qp_rd_atom rdma_device_max_mr_size_bytes \
+              rdma_port_active_mtu_bytes rdma_port_max_mtu_bytes rdma_port_verbs_state_id \
+              rdma_port_gid_table_size rdma_port_max_message_size_bytes; do
+  grep -q "^$family{" "$m2" || fail "$family missing from /metrics"
+done
+ok "all 16 verbs families exported"
+ip link set dev "$RDMAHD_VM_NETDEV" mtu 4200 || fail "ip link set mtu 4200"
+m3="$RDMAHD_VM_OUT/metrics-3.txt"
+for _ in $(seq 1 25); do  # rxe follows the netdev MTU at once; allow for the scrape cache
+  scrape "$m3"
+  [[ "$(metric "$m3" rdma_port_active_mtu_bytes device=rxe0 port=1)" == 4096 ]] && break
+  sleep 0.3
+done
+expect_num "$(metric_one "$m3" rdma_port_active_mtu_bytes device=rxe0 port=1)" "==" 4096 \
+  "rdma_port_active_mtu_bytes{rxe0,1} at netdev MTU 4200"
+
 step "rxe0 as exported"
 series_of_device "$m2" rxe0 | tee "$RDMAHD_VM_OUT/rxe0-metrics.txt"
 grep -E '^rdma_(devices_found|healthd_collector_success)' "$m2"
