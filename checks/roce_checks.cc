@@ -14,11 +14,6 @@ namespace {
 // PFC doing its job, sustained ones mean a congested or stuck receiver somewhere downstream.
 constexpr double kPausedShareWarn = 0.01;
 
-CheckResult Result(std::string_view check, const std::string& subject, Verdict v, std::string reason,
-                   std::string fix = "") {
-  return CheckResult{std::string(check), subject, v, std::move(reason), std::move(fix)};
-}
-
 std::string PriorityList(std::uint8_t mask) {
   std::string out;
   for (int p = 0; p < kDcbPriorities; ++p) {
@@ -47,37 +42,48 @@ const PfcConfig* KnownPfc(const RoceNetdevFacts& f, std::string& why) {
 constexpr std::string_view kNotConfiguredPriority = "not configured (roce.priority)";
 constexpr std::string_view kSetPriority = "set roce.priority in the config file";
 
+// One verdict about one netdev; the check name and subject are added by EvaluateEach.
+struct Outcome {
+  Verdict verdict;
+  std::string reason;
+  std::string fix = "";
+};
+
+// Every check here judges each netdev behind an RDMA port on its own: `judge(netdev facts)` once
+// per netdev of `facts`, after the common gate "is the RoCE priority configured?" when the check
+// needs it.
+template <class Facts, class Judge>
+void EvaluateEach(const Facts* facts, std::string_view check, bool needs_priority, const Config& config,
+                  std::vector<CheckResult>& out, Judge judge) {
+  if (facts == nullptr) return;
+  for (const auto& f : facts->netdevs) {
+    Outcome o = needs_priority && !config.roce.priority
+                    ? Outcome{Verdict::kUnknown, std::string(kNotConfiguredPriority), std::string(kSetPriority)}
+                    : judge(f);
+    out.push_back(CheckResult{std::string(check), f.netdev, o.verdict, std::move(o.reason), std::move(o.fix)});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 class PfcOnRocePriorityCheck : public Check {
  public:
   std::string_view Name() const override { return "roce_pfc_priority"; }
   std::string_view Description() const override { return "PFC is enabled on the RoCE priority"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    const auto* roce = snapshot.Get<RoceQosFacts>();
-    if (roce == nullptr) return;
-    for (const auto& f : roce->netdevs) {
-      if (!config.roce.priority) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, std::string(kNotConfiguredPriority),
-                             std::string(kSetPriority)));
-        continue;
-      }
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), true, config, out, [&](const RoceNetdevFacts& f) {
       const int prio = *config.roce.priority;
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
-      if (pfc == nullptr) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, why));
-      } else if (pfc->Enabled(prio)) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
-                             "PFC enabled on RoCE priority " + std::to_string(prio) +
-                                 " (enabled: " + PriorityList(pfc->enabled_mask) + ")"));
-      } else {
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             "PFC is off on RoCE priority " + std::to_string(prio) +
-                                 " (enabled: " + PriorityList(pfc->enabled_mask) +
-                                 "): RoCE traffic is not lossless and drops turn into retransmission timeouts",
-                             "dcb pfc set dev " + f.netdev + " prio-pfc " + std::to_string(prio) + ":on"));
+      if (pfc == nullptr) return Outcome{Verdict::kUnknown, why};
+      const std::string enabled = " (enabled: " + PriorityList(pfc->enabled_mask) + ")";
+      if (pfc->Enabled(prio)) {
+        return Outcome{Verdict::kOk, "PFC enabled on RoCE priority " + std::to_string(prio) + enabled};
       }
-    }
+      return Outcome{Verdict::kFailed,
+                     "PFC is off on RoCE priority " + std::to_string(prio) + enabled +
+                         ": RoCE traffic is not lossless and drops turn into retransmission timeouts",
+                     "dcb pfc set dev " + f.netdev + " prio-pfc " + std::to_string(prio) + ":on"};
+    });
   }
 };
 
@@ -86,37 +92,23 @@ class PfcOtherPrioritiesCheck : public Check {
   std::string_view Name() const override { return "roce_pfc_other_priorities"; }
   std::string_view Description() const override { return "PFC is enabled on no priority besides the RoCE one"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    const auto* roce = snapshot.Get<RoceQosFacts>();
-    if (roce == nullptr) return;
-    for (const auto& f : roce->netdevs) {
-      if (!config.roce.priority) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, std::string(kNotConfiguredPriority),
-                             std::string(kSetPriority)));
-        continue;
-      }
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), true, config, out, [&](const RoceNetdevFacts& f) {
       const int prio = *config.roce.priority;
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
-      if (pfc == nullptr) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, why));
-        continue;
-      }
+      if (pfc == nullptr) return Outcome{Verdict::kUnknown, why};
       const std::uint8_t others = pfc->enabled_mask & static_cast<std::uint8_t>(~(1u << prio));
-      if (others == 0) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
-                             "no PFC on priorities other than " + std::to_string(prio)));
-        continue;
-      }
+      if (others == 0) return Outcome{Verdict::kOk, "no PFC on priorities other than " + std::to_string(prio)};
       std::string off;
       for (int p = 0; p < kDcbPriorities; ++p) {
         if ((others >> p) & 1) off += " " + std::to_string(p) + ":off";
       }
-      out.push_back(Result(Name(), f.netdev, Verdict::kWarning,
-                           "PFC also enabled on priorities " + PriorityList(others) +
-                               " besides RoCE priority " + std::to_string(prio) +
-                               ": pauses there can spread congestion (head-of-line blocking, deadlock risk)",
-                           "dcb pfc set dev " + f.netdev + " prio-pfc" + off));
-    }
+      return Outcome{Verdict::kWarning,
+                     "PFC also enabled on priorities " + PriorityList(others) + " besides RoCE priority " +
+                         std::to_string(prio) +
+                         ": pauses there can spread congestion (head-of-line blocking, deadlock risk)",
+                     "dcb pfc set dev " + f.netdev + " prio-pfc" + off};
+    });
   }
 };
 
@@ -124,38 +116,29 @@ class GlobalPauseWithPfcCheck : public Check {
  public:
   std::string_view Name() const override { return "roce_global_pause"; }
   std::string_view Description() const override { return "link-level pause is off where PFC is on"; }
-  void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
-    const auto* roce = snapshot.Get<RoceQosFacts>();
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
-    if (roce == nullptr || netdevs == nullptr) return;
-    for (const auto& f : roce->netdevs) {
+    if (netdevs == nullptr) return;
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), false, config, out, [&](const RoceNetdevFacts& f) {
       const NetdevFacts* nd = netdevs->Find(f.netdev);
       if (nd == nullptr || !nd->global_pause) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
-                             "global pause state unknown: " + (nd ? nd->global_pause_note : std::string("netdev not collected"))));
-        continue;
+        return Outcome{Verdict::kUnknown, "global pause state unknown: " +
+                                              (nd ? nd->global_pause_note : std::string("netdev not collected"))};
       }
       const PauseParam& gp = *nd->global_pause;
       std::string state = std::string("rx ") + (gp.rx ? "on" : "off") + ", tx " + (gp.tx ? "on" : "off");
-      if (!gp.rx && !gp.tx) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk, "global pause off (" + state + ")"));
-        continue;
-      }
+      if (!gp.rx && !gp.tx) return Outcome{Verdict::kOk, "global pause off (" + state + ")"};
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
-      if (pfc == nullptr) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "global pause " + state + "; " + why));
-      } else if (pfc->enabled_mask == 0) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
-                             "global pause " + state + " and no PFC: link-level pause is the flow control"));
-      } else {
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             "global pause " + state + " together with PFC on priorities " +
-                                 PriorityList(pfc->enabled_mask) +
-                                 ": link-level pause stops every priority and defeats PFC",
-                             "ethtool -A " + f.netdev + " rx off tx off"));
+      if (pfc == nullptr) return Outcome{Verdict::kUnknown, "global pause " + state + "; " + why};
+      if (pfc->enabled_mask == 0) {
+        return Outcome{Verdict::kOk, "global pause " + state + " and no PFC: link-level pause is the flow control"};
       }
-    }
+      return Outcome{Verdict::kFailed,
+                     "global pause " + state + " together with PFC on priorities " +
+                         PriorityList(pfc->enabled_mask) + ": link-level pause stops every priority and defeats PFC",
+                     "ethtool -A " + f.netdev + " rx off tx off"};
+    });
   }
 };
 
@@ -164,69 +147,53 @@ class TrustCheck : public Check {
   std::string_view Name() const override { return "roce_trust"; }
   std::string_view Description() const override { return "trust mode as policy and the RoCE DSCP mapped to the RoCE priority"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    const auto* roce = snapshot.Get<RoceQosFacts>();
-    if (roce == nullptr) return;
     const RocePolicy& pol = config.roce;
     // A DSCP in the policy implies DSCP trust when the trust mode itself is not given.
     const bool configured = pol.trust.has_value() || pol.dscp.has_value();
     const TrustMode want = pol.trust.value_or(TrustMode::kDscp);
-    for (const auto& f : roce->netdevs) {
+    const std::string dscp = pol.dscp ? std::to_string(*pol.dscp) : "";
+    const std::string prio = pol.priority ? std::to_string(*pol.priority) : "";
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), false, config, out, [&](const RoceNetdevFacts& f) {
       if (!configured) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "not configured (roce.trust)",
-                             "set roce.trust (and roce.dscp) in the config file"));
-        continue;
+        return Outcome{Verdict::kUnknown, "not configured (roce.trust)",
+                       "set roce.trust (and roce.dscp) in the config file"};
       }
       if (!f.trust) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
-                             f.dcb ? std::string("trust mode unknown: the driver reports no DCB APP table")
-                                   : "trust mode unknown: " + f.dcb_note));
-        continue;
+        return Outcome{Verdict::kUnknown, f.dcb ? std::string("trust mode unknown: the driver reports no DCB APP table")
+                                                : "trust mode unknown: " + f.dcb_note};
       }
-      auto name = [](TrustMode t) { return t == TrustMode::kDscp ? "dscp" : "pcp"; };
       if (want == TrustMode::kPcp) {
-        if (*f.trust == TrustMode::kPcp) {
-          out.push_back(Result(Name(), f.netdev, Verdict::kOk, "trust pcp as configured"));
-        } else {
-          out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                               "trust is dscp (DSCP entries in the APP table), policy says pcp",
-                               "dcb app flush dev " + f.netdev + " dscp-prio"));
-        }
-        continue;
+        if (*f.trust == TrustMode::kPcp) return Outcome{Verdict::kOk, "trust pcp as configured"};
+        return Outcome{Verdict::kFailed, "trust is dscp (DSCP entries in the APP table), policy says pcp",
+                       "dcb app flush dev " + f.netdev + " dscp-prio"};
       }
       // DSCP trust wanted.
-      const std::string dscp = pol.dscp ? std::to_string(*pol.dscp) : "";
-      const std::string prio = pol.priority ? std::to_string(*pol.priority) : "";
       if (*f.trust != TrustMode::kDscp) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             std::string("trust is ") + name(*f.trust) +
-                                 " (no DSCP entries in the APP table), policy says dscp: RoCE packets "
-                                 "land on the priority of their VLAN PCP, not on the lossless one",
-                             pol.dscp && pol.priority
-                                 ? "dcb app add dev " + f.netdev + " dscp-prio " + dscp + ":" + prio
-                                 : "dcb app add dev " + f.netdev + " dscp-prio DSCP:PRIO"));
-        continue;
+        return Outcome{Verdict::kFailed,
+                       "trust is pcp (no DSCP entries in the APP table), policy says dscp: RoCE packets land on "
+                       "the priority of their VLAN PCP, not on the lossless one",
+                       pol.dscp && pol.priority ? "dcb app add dev " + f.netdev + " dscp-prio " + dscp + ":" + prio
+                                                : "dcb app add dev " + f.netdev + " dscp-prio DSCP:PRIO"};
       }
       if (!pol.dscp || !pol.priority) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
-                             "trust dscp as configured (mapping not checked: roce.dscp/roce.priority not configured)"));
-        continue;
+        return Outcome{Verdict::kOk,
+                       "trust dscp as configured (mapping not checked: roce.dscp/roce.priority not configured)"};
       }
       auto it = f.dscp_priority.find(*pol.dscp);
       if (it != f.dscp_priority.end() && it->second == *pol.priority) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
-                             "trust dscp, DSCP " + dscp + " -> priority " + prio));
-      } else if (it == f.dscp_priority.end()) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             "trust dscp but DSCP " + dscp + " is not mapped (it falls to the default priority), "
-                             "RoCE priority is " + prio,
-                             "dcb app add dev " + f.netdev + " dscp-prio " + dscp + ":" + prio));
-      } else {
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             "trust dscp but DSCP " + dscp + " maps to priority " + std::to_string(it->second) +
-                                 ", RoCE priority is " + prio,
-                             "dcb app replace dev " + f.netdev + " dscp-prio " + dscp + ":" + prio));
+        return Outcome{Verdict::kOk, "trust dscp, DSCP " + dscp + " -> priority " + prio};
       }
-    }
+      if (it == f.dscp_priority.end()) {
+        return Outcome{Verdict::kFailed,
+                       "trust dscp but DSCP " + dscp + " is not mapped (it falls to the default priority), "
+                       "RoCE priority is " + prio,
+                       "dcb app add dev " + f.netdev + " dscp-prio " + dscp + ":" + prio};
+      }
+      return Outcome{Verdict::kFailed,
+                     "trust dscp but DSCP " + dscp + " maps to priority " + std::to_string(it->second) +
+                         ", RoCE priority is " + prio,
+                     "dcb app replace dev " + f.netdev + " dscp-prio " + dscp + ":" + prio};
+    });
   }
 };
 
@@ -235,46 +202,34 @@ class EcnCheck : public Check {
   std::string_view Name() const override { return "roce_ecn"; }
   std::string_view Description() const override { return "ECN (DCQCN) enabled for both roles on the RoCE priority"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    const auto* roce = snapshot.Get<RoceQosFacts>();
-    if (roce == nullptr) return;
-    for (const auto& f : roce->netdevs) {
-      if (!config.roce.priority) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, std::string(kNotConfiguredPriority),
-                             std::string(kSetPriority)));
-        continue;
-      }
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), true, config, out, [&](const RoceNetdevFacts& f) {
       if (!config.roce.require_ecn) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk, "ECN not required by policy (roce.require_ecn: false)"));
-        continue;
+        return Outcome{Verdict::kOk, "ECN not required by policy (roce.require_ecn: false)"};
       }
       const int prio = *config.roce.priority;
       const std::string p = std::to_string(prio);
-      std::vector<std::string> off, missing;
-      std::string fix;
+      std::string off_roles, missing, fix;
       for (const auto& [role, facts] : {std::pair{"roce_np", &f.ecn_np}, std::pair{"roce_rp", &f.ecn_rp}}) {
         const std::string path = "/sys/class/net/" + f.netdev + "/ecn/" + role + "/enable/" + p;
         if (!facts->enabled[prio]) {
-          missing.push_back(path);
+          if (missing.empty()) missing = path;
         } else if (!*facts->enabled[prio]) {
-          off.push_back(role);
+          off_roles += (off_roles.empty() ? "" : " and ") + std::string(role);
           fix += (fix.empty() ? "" : " && ") + std::string("echo 1 > ") + path;
         }
       }
-      if (!off.empty()) {
-        std::string roles;
-        for (const auto& r : off) roles += (roles.empty() ? "" : " and ") + r;
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             "ECN off on priority " + p + " for " + roles +
-                                 ": without DCQCN congestion is handled by PFC alone (pause spreading)",
-                             fix));
-      } else if (!missing.empty()) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
-                             "no " + missing.front() +
-                                 " (per-priority ECN enables exist only with MLNX_OFED/DOCA drivers)"));
-      } else {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk, "ECN enabled on priority " + p + " for roce_np and roce_rp"));
+      if (!off_roles.empty()) {
+        return Outcome{Verdict::kFailed,
+                       "ECN off on priority " + p + " for " + off_roles +
+                           ": without DCQCN congestion is handled by PFC alone (pause spreading)",
+                       fix};
       }
-    }
+      if (!missing.empty()) {
+        return Outcome{Verdict::kUnknown,
+                       "no " + missing + " (per-priority ECN enables exist only with MLNX_OFED/DOCA drivers)"};
+      }
+      return Outcome{Verdict::kOk, "ECN enabled on priority " + p + " for roce_np and roce_rp"};
+    });
   }
 };
 
@@ -283,25 +238,20 @@ class MtuCheck : public Check {
   std::string_view Name() const override { return "roce_mtu"; }
   std::string_view Description() const override { return "netdev MTU at least roce.min_mtu"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
-    if (netdevs == nullptr) return;
-    for (const auto& f : netdevs->netdevs) {
+    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), Name(), false, config, out, [&](const NetdevFacts& f) {
       if (!config.roce.min_mtu) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "not configured (roce.min_mtu)",
-                             "set roce.min_mtu in the config file"));
-      } else if (!f.mtu) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "MTU unknown (/sys/class/net/" + f.netdev + "/mtu unreadable)"));
-      } else if (*f.mtu < *config.roce.min_mtu) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kFailed,
-                             "MTU " + std::to_string(*f.mtu) + " below the required " +
-                                 std::to_string(*config.roce.min_mtu) +
-                                 ": RoCE falls back to a smaller path MTU (4096-byte RoCE MTU needs 4200)",
-                             "ip link set dev " + f.netdev + " mtu " + std::to_string(*config.roce.min_mtu)));
-      } else {
-        out.push_back(Result(Name(), f.netdev, Verdict::kOk,
-                             "MTU " + std::to_string(*f.mtu) + " >= " + std::to_string(*config.roce.min_mtu)));
+        return Outcome{Verdict::kUnknown, "not configured (roce.min_mtu)", "set roce.min_mtu in the config file"};
       }
-    }
+      const std::string want = std::to_string(*config.roce.min_mtu);
+      if (!f.mtu) return Outcome{Verdict::kUnknown, "MTU unknown (/sys/class/net/" + f.netdev + "/mtu unreadable)"};
+      if (*f.mtu < *config.roce.min_mtu) {
+        return Outcome{Verdict::kFailed,
+                       "MTU " + std::to_string(*f.mtu) + " below the required " + want +
+                           ": RoCE falls back to a smaller path MTU (4096-byte RoCE MTU needs 4200)",
+                       "ip link set dev " + f.netdev + " mtu " + want};
+      }
+      return Outcome{Verdict::kOk, "MTU " + std::to_string(*f.mtu) + " >= " + want};
+    });
   }
 };
 
@@ -309,20 +259,11 @@ class PauseStormCheck : public Check {
  public:
   std::string_view Name() const override { return "roce_pause_storm"; }
   std::string_view Description() const override { return "no pause storms and no sustained pause"; }
-  void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
-    const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
-    if (netdevs == nullptr) return;
-    const std::string fix_hint = "find the receiver that cannot drain: check rdma_pause_frames_total{direction=\"tx\"} "
-                                 "on the peers and the switch's PFC watchdog; ethtool -S ";
-    for (const auto& f : netdevs->netdevs) {
-      if (!f.stats_read) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown, "driver statistics unknown: " + f.stats_note));
-        continue;
-      }
+  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), Name(), false, config, out, [&](const NetdevFacts& f) {
+      if (!f.stats_read) return Outcome{Verdict::kUnknown, "driver statistics unknown: " + f.stats_note};
       if (!f.storm_events_total && !f.rx_paused_seconds_total) {
-        out.push_back(Result(Name(), f.netdev, Verdict::kUnknown,
-                             "the driver exposes no pause-storm or pause-duration counters"));
-        continue;
+        return Outcome{Verdict::kUnknown, "the driver exposes no pause-storm or pause-duration counters"};
       }
       std::ostringstream reason;
       bool warn = false;
@@ -341,18 +282,18 @@ class PauseStormCheck : public Check {
           }
         }
         if (!warn) reason << "no pause-storm events and pause below 1% since the previous collection";
-      } else {
+      } else if (f.storm_events_total && *f.storm_events_total > 0) {
         // First collection: only totals since the driver loaded are known.
-        if (f.storm_events_total && *f.storm_events_total > 0) {
-          warn = true;
-          reason << *f.storm_events_total << " pause-storm events since the driver loaded";
-        } else {
-          reason << "no pause-storm events since the driver loaded (pause growth needs two collections)";
-        }
+        warn = true;
+        reason << *f.storm_events_total << " pause-storm events since the driver loaded";
+      } else {
+        reason << "no pause-storm events since the driver loaded (pause growth needs two collections)";
       }
-      out.push_back(Result(Name(), f.netdev, warn ? Verdict::kWarning : Verdict::kOk, reason.str(),
-                           warn ? fix_hint + f.netdev : ""));
-    }
+      if (!warn) return Outcome{Verdict::kOk, reason.str()};
+      return Outcome{Verdict::kWarning, reason.str(),
+                     "find the receiver that cannot drain: check rdma_pause_frames_total{direction=\"tx\"} on the "
+                     "peers and the switch's PFC watchdog; ethtool -S " + f.netdev};
+    });
   }
 };
 
