@@ -6,7 +6,9 @@
 set -eu
 SECONDS_PER_TARGET=${1:-30}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${RDMAHD_FUZZ_BUILD:-${TMPDIR:-/tmp}/build-rdmahd-fuzz}
+# Inside the checkout (ignored by git): a build folder shared with another checkout would hold a
+# CMake cache for the wrong source tree.
+BUILD=${RDMAHD_FUZZ_BUILD:-$SRC/build-fuzz}
 TARGETS="dcb_netlink ethtool_stats dcb_json"
 
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DRDMAHD_FUZZ=ON >/dev/null
