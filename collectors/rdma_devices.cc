@@ -6,6 +6,9 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <iterator>
+#include <memory>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -18,17 +21,19 @@ namespace {
 bool IsGoneErrno(int err) { return err == ENODEV || err == ENOENT || err == ENXIO; }
 
 // Device attributes, in the order the info metric lists them.
+// `stable`: fixed while the device object exists (see the header), read once.
 struct DeviceAttr {
   std::string_view file;
   std::optional<std::string> RdmaDeviceFacts::*member;
+  bool stable;
 };
 constexpr std::array<DeviceAttr, 6> kDeviceAttrs = {{
-    {"fw_ver", &RdmaDeviceFacts::fw_ver},
-    {"board_id", &RdmaDeviceFacts::board_id},
-    {"hca_type", &RdmaDeviceFacts::hca_type},
-    {"node_guid", &RdmaDeviceFacts::node_guid},
-    {"sys_image_guid", &RdmaDeviceFacts::sys_image_guid},
-    {"node_type", &RdmaDeviceFacts::node_type},
+    {"fw_ver", &RdmaDeviceFacts::fw_ver, false},  // live firmware activation changes it
+    {"board_id", &RdmaDeviceFacts::board_id, true},
+    {"hca_type", &RdmaDeviceFacts::hca_type, true},
+    {"node_guid", &RdmaDeviceFacts::node_guid, true},
+    {"sys_image_guid", &RdmaDeviceFacts::sys_image_guid, true},
+    {"node_type", &RdmaDeviceFacts::node_type, true},
 }};
 
 // The first GID slots are reserved for default GIDs (one per GID type, 2 on RoCE); a non-default
@@ -79,9 +84,30 @@ constexpr NamedCounter kNamedExtCounters[] = {
     {"port_multicast_xmit_packets", "rdma_port_legacy_multicast_packets_transmitted_total", "Multicast packets transmitted (counters_ext/port_multicast_xmit_packets).", 1},
 };
 
+// Where each named counter of a table sits in one CounterValues name list, and which slots have no
+// name of their own. Computed once per distinct name list in a Render (ports of one driver share
+// equal lists, and discovery shares equal lists by pointer).
+struct NamedSlots {
+  const CounterValues::Names* names = nullptr;
+  std::vector<std::optional<std::size_t>> slot_of;  // per table entry
+  std::vector<bool> unnamed;                        // per slot
+};
+
 template <std::size_t N>
-bool IsNamed(const NamedCounter (&table)[N], const std::string& file) {
-  return std::any_of(std::begin(table), std::end(table), [&](const NamedCounter& c) { return c.file == file; });
+NamedSlots MapNamedSlots(const NamedCounter (&table)[N], const CounterValues::Names& names) {
+  NamedSlots m;
+  m.names = &names;
+  m.slot_of.resize(N);
+  m.unnamed.assign(names.size(), true);
+  for (std::size_t k = 0; k < N; ++k) {
+    auto it = std::lower_bound(names.begin(), names.end(), table[k].file);
+    if (it != names.end() && *it == table[k].file) {
+      const auto slot = static_cast<std::size_t>(it - names.begin());
+      m.slot_of[k] = slot;
+      m.unnamed[slot] = false;
+    }
+  }
+  return m;
 }
 
 std::optional<std::uint32_t> ParseIndex(std::string_view s) {
@@ -112,11 +138,46 @@ std::optional<ino_t> DirInode(const std::string& path) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+// CounterValues
+
+CounterValues::CounterValues(std::shared_ptr<const Names> names)
+    : names_(std::move(names)), values_(names_ ? names_->size() : 0) {}
+
+CounterValues CounterValues::FromPairs(std::vector<std::pair<std::string, std::uint64_t>> values) {
+  std::sort(values.begin(), values.end());
+  auto names = std::make_shared<Names>();
+  names->reserve(values.size());
+  for (const auto& [name, v] : values) names->push_back(name);
+  CounterValues out(std::move(names));
+  for (std::size_t i = 0; i < values.size(); ++i) out.Set(i, values[i].second);
+  return out;
+}
+
+void CounterValues::Set(std::size_t slot, std::uint64_t v) {
+  if (!values_[slot]) ++present_;
+  values_[slot] = v;
+}
+
+std::optional<std::uint64_t> CounterValues::Find(std::string_view name) const {
+  if (!names_) return std::nullopt;
+  auto it = std::lower_bound(names_->begin(), names_->end(), name);
+  if (it == names_->end() || *it != name) return std::nullopt;
+  return values_[static_cast<std::size_t>(it - names_->begin())];
+}
+
+std::uint64_t CounterValues::at(std::string_view name) const {
+  std::optional<std::uint64_t> v = Find(name);
+  if (!v) throw std::out_of_range("CounterValues::at: no value for " + std::string(name));
+  return *v;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cached layout
 
-struct CounterFile {
-  std::string name;
-  HeldFile file;
+// One counter directory: the names (shared with the snapshots) and a held file per name.
+struct CounterDir {
+  std::shared_ptr<const CounterValues::Names> names;
+  std::vector<HeldFile> files;  // parallel to *names
 };
 
 struct GidSlot {  // what was last seen in one GID table slot
@@ -127,8 +188,11 @@ struct GidSlot {  // what was last seen in one GID table slot
 struct PortLayout {
   std::uint32_t port = 0;
   std::string dir;
-  std::optional<HeldFile> state, phys_state, rate, link_layer;  // nullopt: file absent
-  std::vector<CounterFile> counters, counters_ext, hw_counters;
+  std::optional<HeldFile> state, phys_state, rate;  // nullopt: file absent
+  // Stable: read until one read succeeds, then the value is kept and the descriptor closed.
+  std::optional<HeldFile> link_layer;
+  std::optional<std::string> link_layer_value;
+  CounterDir counters, counters_ext, hw_counters;
   bool has_gid_table = false;
   std::string gids_dir, types_dir, ndevs_dir;  // with trailing '/'
   std::vector<GidSlot> gid_slots;              // one per table entry
@@ -141,7 +205,9 @@ struct RdmaDevicesCollector::DeviceLayout {
   std::string name;
   std::string dir, dir_prefix;  // prefix = dir + "/"
   ino_t inode = 0;
-  std::array<std::optional<HeldFile>, kDeviceAttrs.size()> attrs;  // nullopt: file absent
+  // nullopt: file absent, or (stable attributes) already read into stable_values.
+  std::array<std::optional<HeldFile>, kDeviceAttrs.size()> attrs;
+  std::array<std::optional<std::string>, kDeviceAttrs.size()> stable_values;
   std::optional<int> numa_node;
   std::optional<std::string> pci_address;
   std::vector<PortLayout> ports;
@@ -192,17 +258,20 @@ class DeviceReader {
     errors_.push_back("parse " + path + ": unexpected value \"" + std::string(Trim(text)) + "\"");
   }
 
-  void ReadCounters(std::vector<CounterFile>& files, CounterMap& out) {
-    for (CounterFile& f : files) {
-      std::optional<std::string_view> text = Read(f.file);
+  void ReadCounters(CounterDir& dir, CounterValues& out) {
+    if (dir.files.empty()) return;
+    out = CounterValues(dir.names);
+    for (std::size_t i = 0; i < dir.files.size(); ++i) {
+      HeldFile& f = dir.files[i];
+      std::optional<std::string_view> text = Read(f);
       if (!text) continue;
       if (IsNotAvailableValue(*text)) continue;  // "N/A (no PMA)": absent, not an error
       std::optional<std::uint64_t> v = ParseU64(*text);
       if (!v) {
-        Unparseable(f.file.path(), *text);
+        Unparseable(f.path(), *text);
         continue;
       }
-      out.emplace_hint(out.end(), f.name, *v);  // files are listed sorted
+      out.Set(i, *v);
     }
   }
 
@@ -214,20 +283,20 @@ class DeviceReader {
 
 // Lists a directory of counter files. A missing directory is normal (bnxt_re and rxe have no
 // counters/); other failures are reported and mark the layout incomplete.
-std::vector<CounterFile> DiscoverCounterFiles(const std::string& dir, std::vector<std::string>& errors,
-                                              bool& complete) {
-  std::vector<CounterFile> files;
-  auto names = NodeFs::ListDir(dir);
+CounterDir DiscoverCounterFiles(const std::string& dir, std::vector<std::string>& errors, bool& complete) {
+  CounterDir out;
+  auto names = NodeFs::ListDir(dir);  // sorted, unique
   if (!names.ok()) {
     if (names.error().errno_value != ENOENT) {
       errors.push_back(names.error().message);
       complete = false;
     }
-    return files;
+    return out;
   }
-  files.reserve(names->size());
-  for (std::string& n : *names) files.push_back({n, HeldFile(dir + "/" + n)});
-  return files;
+  out.files.reserve(names->size());
+  for (const std::string& n : *names) out.files.emplace_back(dir + "/" + n);
+  out.names = std::make_shared<const CounterValues::Names>(std::move(*names));
+  return out;
 }
 
 void DiscoverPort(PortLayout& p, std::vector<std::string>& errors, bool& complete) {
@@ -328,25 +397,31 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
   const std::uint32_t end = full ? size : window;
   std::optional<std::uint32_t> highest;
   std::uint32_t roce_v2 = 0;
+  std::string unheld;  // content of a read beyond the window
   for (std::uint32_t i = 0; i < end; ++i) {
-    AppendIndex(path_buf, p.gids_dir, i);
-    std::string text;
+    // `text` views the reader's buffer or `unheld`; both stay unchanged until the next slot.
+    std::string_view text;
     if (i < window) {
       std::optional<HeldFile>& file = p.gid_files[i];
-      if (!file) file.emplace(path_buf);
+      if (!file) {
+        AppendIndex(path_buf, p.gids_dir, i);
+        file.emplace(path_buf);
+      }
       std::optional<std::string_view> v = reader.Read(*file);
       if (reader.gone()) return;
       if (!v) continue;
-      text.assign(Trim(*v));
+      text = Trim(*v);
     } else {
       // Beyond the window: plain reads, so a full rescan does not pin hundreds of descriptors.
+      AppendIndex(path_buf, p.gids_dir, i);
       auto v = NodeFs::ReadFile(path_buf);
       if (!v.ok()) {
         reader.Fail(v.error());
         if (reader.gone()) return;
         continue;
       }
-      text.assign(Trim(*v));
+      unheld = std::move(*v);
+      text = Trim(unheld);
     }
     GidSlot& slot = p.gid_slots[i];
     if (IsZeroGid(text)) {
@@ -357,7 +432,7 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
     if (!slot.present || slot.gid != text) {
       // New or changed GID: its type and netdev are read once, then cached with the slot.
       slot = GidSlot{};
-      slot.gid = text;
+      slot.gid.assign(text);
       bool ok = true;
       AppendIndex(path_buf, p.types_dir, i);
       if (auto t = NodeFs::ReadFile(path_buf); t.ok()) {
@@ -391,6 +466,33 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
   for (std::uint32_t i = next_window; i < window; ++i) p.gid_files[i].reset();
 }
 
+// Ports of one driver list the same counter files: share one name list between them (across
+// devices too), so Render maps named counters once per distinct list instead of once per port.
+void ShareEqualCounterNames(RdmaDevicesCollector::State& st, RdmaDevicesCollector::DeviceLayout& fresh) {
+  std::vector<std::shared_ptr<const CounterValues::Names>> known;
+  for (const auto& [name, d] : st.layouts) {
+    if (&d == &fresh) continue;
+    for (const PortLayout& p : d.ports) {
+      for (const CounterDir* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+        if (dir->names && std::find(known.begin(), known.end(), dir->names) == known.end()) {
+          known.push_back(dir->names);
+        }
+      }
+    }
+  }
+  for (PortLayout& p : fresh.ports) {
+    for (CounterDir* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+      if (!dir->names) continue;
+      auto same = std::find_if(known.begin(), known.end(), [&](const auto& k) { return *k == *dir->names; });
+      if (same != known.end()) {
+        dir->names = *same;
+      } else {
+        known.push_back(dir->names);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 RdmaDevicesCollector::RdmaDevicesCollector() : state_(std::make_unique<State>()) {}
@@ -403,8 +505,8 @@ std::size_t RdmaDevicesCollector::held_descriptors() const {
     for (const auto& f : d.attrs) count(f);
     for (const PortLayout& p : d.ports) {
       for (const auto* f : {&p.state, &p.phys_state, &p.rate, &p.link_layer}) count(*f);
-      for (const auto* files : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-        for (const CounterFile& c : *files) n += c.file.is_open();
+      for (const auto* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+        for (const HeldFile& f : dir->files) n += f.is_open();
       }
       for (const auto& f : p.gid_files) count(f);
     }
@@ -449,6 +551,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
     }
   }
 
+  facts.devices.reserve(wanted.size());
   for (const std::string& name : wanted) {
     RdmaDeviceFacts dev;
     std::vector<std::string> errors;
@@ -471,6 +574,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
           continue;
         }
         it = st.layouts.emplace(name, std::move(*layout)).first;
+        ShareEqualCounterNames(st, it->second);
       }
       DeviceLayout& d = it->second;
       DeviceReader reader(st.read_buf, errors);
@@ -478,9 +582,20 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
       dev.numa_node = d.numa_node;
       dev.pci_address = d.pci_address;
       for (std::size_t i = 0; i < kDeviceAttrs.size() && !reader.gone(); ++i) {
+        if (d.stable_values[i]) {
+          dev.*kDeviceAttrs[i].member = d.stable_values[i];
+          continue;
+        }
         if (!d.attrs[i]) continue;
-        if (auto v = reader.Read(*d.attrs[i])) dev.*kDeviceAttrs[i].member = std::string(Trim(*v));
+        if (auto v = reader.Read(*d.attrs[i])) {
+          dev.*kDeviceAttrs[i].member = std::string(Trim(*v));
+          if (kDeviceAttrs[i].stable) {
+            d.stable_values[i] = dev.*kDeviceAttrs[i].member;
+            d.attrs[i].reset();  // closes the descriptor
+          }
+        }
       }
+      dev.ports.reserve(d.ports.size());
       for (PortLayout& p : d.ports) {
         if (reader.gone()) break;
         RdmaPortFacts& port = dev.ports.emplace_back();
@@ -504,8 +619,14 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
             if (!port.rate_bytes_per_second) reader.Unparseable(p.rate->path(), *v);
           }
         }
-        if (p.link_layer) {
-          if (auto v = reader.Read(*p.link_layer)) port.link_layer = std::string(Trim(*v));
+        if (p.link_layer_value) {
+          port.link_layer = p.link_layer_value;
+        } else if (p.link_layer) {
+          if (auto v = reader.Read(*p.link_layer)) {
+            port.link_layer = std::string(Trim(*v));
+            p.link_layer_value = port.link_layer;
+            p.link_layer.reset();
+          }
         }
         reader.ReadCounters(p.counters, port.counters);
         reader.ReadCounters(p.counters_ext, port.counters_ext);
@@ -606,40 +727,75 @@ void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) co
     }
   }
 
-  auto render_named = [&](const auto& table, auto member) {
-    for (const NamedCounter& c : table) {
+  // Named-counter slots per distinct name list (usually one list per driver and directory).
+  std::vector<NamedSlots> named_memo;
+  auto slots_for = [&](const auto& table, const CounterValues& values) -> const NamedSlots& {
+    const CounterValues::Names* names = values.names().get();
+    for (const NamedSlots& m : named_memo) {
+      if (m.names == names) return m;
+    }
+    return named_memo.emplace_back(MapNamedSlots(table, *names));
+  };
+  // Computed for every port first: named_memo must not grow (and move) while references are held.
+  std::vector<std::size_t> counters_slots(ports.size()), ext_slots(ports.size());
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  auto memo_index = [&](const auto& table, const CounterValues& values) -> std::size_t {
+    if (!values.names()) return kNone;
+    return static_cast<std::size_t>(&slots_for(table, values) - named_memo.data());
+  };
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    counters_slots[i] = memo_index(kNamedCounters, ports[i].facts->counters);
+    ext_slots[i] = memo_index(kNamedExtCounters, ports[i].facts->counters_ext);
+  }
+
+  auto render_named = [&](const auto& table, auto member, const std::vector<std::size_t>& memo_of_port) {
+    for (std::size_t k = 0; k < std::size(table); ++k) {
+      const NamedCounter& c = table[k];
       auto family = sink.Family(c.metric, c.help, MetricType::Counter);
-      for (const PortRef& r : ports) {
-        const auto& values = r.facts->*member;
-        auto it = values.find(c.file);
-        if (it != values.end()) {
-          family.Add({{"device", r.facts->device}, {"port", r.port}}, static_cast<double>(it->second) * c.scale);
-        }
+      for (std::size_t i = 0; i < ports.size(); ++i) {
+        if (memo_of_port[i] == kNone) continue;
+        const std::optional<std::size_t>& slot = named_memo[memo_of_port[i]].slot_of[k];
+        if (!slot) continue;
+        const std::optional<std::uint64_t>& v = (ports[i].facts->*member).value(*slot);
+        if (v) family.Add({{"device", ports[i].facts->device}, {"port", ports[i].port}}, static_cast<double>(*v) * c.scale);
       }
     }
   };
-  render_named(kNamedCounters, &RdmaPortFacts::counters);
-  render_named(kNamedExtCounters, &RdmaPortFacts::counters_ext);
+  render_named(kNamedCounters, &RdmaPortFacts::counters, counters_slots);
+  render_named(kNamedExtCounters, &RdmaPortFacts::counters_ext, ext_slots);
 
   auto other = sink.Family("rdma_port_counters_total",
                    "Raw value of a counters/ or counters_ext/ file without a metric of its own.", MetricType::Counter);
-  for (const PortRef& r : ports) {
-    for (const auto& [name, value] : r.facts->counters) {
-      if (!IsNamed(kNamedCounters, name)) {
-        other.Add({{"device", r.facts->device}, {"port", r.port}, {"counter", name}}, static_cast<double>(value));
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const RdmaPortFacts& p = *ports[i].facts;
+    if (counters_slots[i] != kNone) {
+      const NamedSlots& m = named_memo[counters_slots[i]];
+      for (std::size_t s = 0; s < p.counters.slot_count(); ++s) {
+        if (m.unnamed[s] && p.counters.value(s)) {
+          other.Add({{"device", p.device}, {"port", ports[i].port}, {"counter", p.counters.name(s)}},
+                    static_cast<double>(*p.counters.value(s)));
+        }
       }
     }
-    for (const auto& [name, value] : r.facts->counters_ext) {
-      if (!IsNamed(kNamedExtCounters, name) && !r.facts->counters.contains(name)) {
-        other.Add({{"device", r.facts->device}, {"port", r.port}, {"counter", name}}, static_cast<double>(value));
+    if (ext_slots[i] != kNone) {
+      const NamedSlots& m = named_memo[ext_slots[i]];
+      for (std::size_t s = 0; s < p.counters_ext.slot_count(); ++s) {
+        if (m.unnamed[s] && p.counters_ext.value(s) && !p.counters.contains(p.counters_ext.name(s))) {
+          other.Add({{"device", p.device}, {"port", ports[i].port}, {"counter", p.counters_ext.name(s)}},
+                    static_cast<double>(*p.counters_ext.value(s)));
+        }
       }
     }
   }
   auto hw = sink.Family("rdma_port_hw_counters_total",
                 "Raw value of a ports/P/hw_counters/ file (driver-defined names).", MetricType::Counter);
   for (const PortRef& r : ports) {
-    for (const auto& [name, value] : r.facts->hw_counters) {
-      hw.Add({{"device", r.facts->device}, {"port", r.port}, {"counter", name}}, static_cast<double>(value));
+    const CounterValues& values = r.facts->hw_counters;
+    for (std::size_t s = 0; s < values.slot_count(); ++s) {
+      if (values.value(s)) {
+        hw.Add({{"device", r.facts->device}, {"port", r.port}, {"counter", values.name(s)}},
+               static_cast<double>(*values.value(s)));
+      }
     }
   }
 }

@@ -12,6 +12,15 @@
 //    name), or when a read fails with ENODEV/ENOENT/ENXIO (the kernel object behind a held
 //    descriptor is gone, e.g. after `rdma link delete rxe0`); in that last case it is
 //    rediscovered and read again at once.
+//  - Attributes that cannot change while the device object exists are read once (on the first
+//    successful read after discovery) and their descriptor closed: board_id, hca_type, node_guid,
+//    sys_image_guid, node_type (set by the driver before the device is registered) and each port's
+//    link_layer (fixed by the port type; mlx4's IB/Ethernet switch re-registers the device).
+//    fw_ver is re-read every scrape: mlx5 prints it from the live initialization segment, and a
+//    live firmware activation (devlink reload action fw_activate) changes it without the device
+//    going away. A re-created device is rediscovered (inode check), which drops these values.
+//  - Counter names are listed once per layout and shared (immutable) with every snapshot; a scrape
+//    stores only the values (CounterValues), so it allocates per port, not per counter file.
 //  - GID tables have up to 255+ slots per port, nearly all zero. Each collection reads slots
 //    0..(highest non-zero + 1), at least 0..2: the kernel puts a new GID in the lowest free slot
 //    (the first slots are reserved for the default GIDs), so that window sees every addition and
@@ -21,11 +30,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectors/collector.h"
@@ -41,8 +50,42 @@ struct RdmaGid {
   std::string ndev;  // gid_attrs/ndevs/N (Ethernet ports only); empty if none
 };
 
-// Counter values by file name; transparent, so lookups by string_view do not allocate.
-using CounterMap = std::map<std::string, std::uint64_t, std::less<>>;
+// The values of one counter directory (ports/P/counters/, counters_ext/ or hw_counters/) at one
+// collection. The file names are listed once, when the device is discovered, and shared
+// (immutable) between the collector's layout and every snapshot; each collection stores only the
+// values, one slot per name, nullopt when the file was missing, "N/A (no PMA)" or unreadable.
+class CounterValues {
+ public:
+  using Names = std::vector<std::string>;  // sorted, unique
+
+  CounterValues() = default;
+  // All slots absent. `names` must be sorted and unique.
+  explicit CounterValues(std::shared_ptr<const Names> names);
+  // Convenience for tests and hand-built facts: the given values, any order, names unique.
+  static CounterValues FromPairs(std::vector<std::pair<std::string, std::uint64_t>> values);
+
+  // Slot access (every listed name, present or not), in name order.
+  std::size_t slot_count() const { return values_.size(); }
+  const std::string& name(std::size_t slot) const { return (*names_)[slot]; }
+  const std::optional<std::uint64_t>& value(std::size_t slot) const { return values_[slot]; }
+  void Set(std::size_t slot, std::uint64_t v);
+  // The shared name list (null for a default-constructed, empty value set).
+  const std::shared_ptr<const Names>& names() const { return names_; }
+
+  // Lookup by file name (binary search, no allocation).
+  std::optional<std::uint64_t> Find(std::string_view name) const;
+  bool contains(std::string_view name) const { return Find(name).has_value(); }
+  // Like std::map::at, for tests: throws std::out_of_range when `name` has no value.
+  std::uint64_t at(std::string_view name) const;
+  // Number of present values.
+  std::size_t size() const { return present_; }
+  bool empty() const { return present_ == 0; }
+
+ private:
+  std::shared_ptr<const Names> names_;
+  std::vector<std::optional<std::uint64_t>> values_;  // parallel to *names_
+  std::size_t present_ = 0;
+};
 
 struct RdmaPortFacts {
   std::string device;
@@ -56,9 +99,9 @@ struct RdmaPortFacts {
   // Number of GIDs of type "RoCE v2"; nullopt when the port has no readable GID table.
   std::optional<std::uint32_t> roce_v2_gid_count;
   // Raw values by file name; a file that is missing, "N/A (no PMA)" or unreadable is absent.
-  CounterMap counters;          // ports/P/counters/ (port_*_data in 4-byte words)
-  CounterMap counters_ext;      // ports/P/counters_ext/ (mlx4 64-bit)
-  CounterMap hw_counters;       // ports/P/hw_counters/
+  CounterValues counters;       // ports/P/counters/ (port_*_data in 4-byte words)
+  CounterValues counters_ext;   // ports/P/counters_ext/ (mlx4 64-bit)
+  CounterValues hw_counters;    // ports/P/hw_counters/
 
   bool IsEthernet() const { return link_layer && *link_layer == "Ethernet"; }
   std::string Subject() const { return device + "/" + std::to_string(port); }  // "mlx5_0/1"

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <stdexcept>
 
 #include "tests/support/test_paths.h"
 
@@ -225,7 +227,7 @@ TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
   CollectRun first = Collect(c, dir.path());
   ASSERT_EQ(first.facts.devices.size(), 1u);
   const std::size_t held = c.held_descriptors();
-  EXPECT_GE(held, 7u);  // fw_ver, 4 port attributes, 2 hw counters (+ no GID table)
+  EXPECT_EQ(held, 6u);  // fw_ver, state, phys_state, rate, 2 hw counters (link_layer is stable)
 
   const std::string port = dir.path() + "/devices/virtual/infiniband/rxe0/ports/1/";
   Overwrite(port + "hw_counters/sent_pkts", "1200\n");
@@ -235,6 +237,114 @@ TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
   ASSERT_EQ(second.facts.devices.size(), 1u);
   EXPECT_EQ(second.facts.devices[0].ports[0].hw_counters.at("sent_pkts"), 1200u);
   EXPECT_EQ(second.facts.devices[0].ports[0].state, (SysfsEnumValue{1, "DOWN"}));
+}
+
+// Identity attributes and the link layer are fixed while the device exists: read once. fw_ver
+// changes on a live firmware activation and the port state at any time: re-read every scrape.
+TEST(RdmaDevicesTest, StableAttributesAreReadOnceAndFirmwareEveryScrape) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0", "1.0.0");
+  const std::string d = "devices/virtual/infiniband/rxe0/";
+  dir.Write(d + "board_id", "MT_0000000224\n");
+  dir.Write(d + "node_guid", "b859:9f03:0000:1a2b\n");
+  RdmaDevicesCollector c;
+  CollectRun first = Collect(c, dir.path());
+  ASSERT_EQ(first.facts.devices.size(), 1u);
+  EXPECT_EQ(first.facts.devices[0].board_id, "MT_0000000224");
+
+  const std::string base = dir.path() + "/" + d;
+  Overwrite(base + "board_id", "changed\n");
+  Overwrite(base + "node_guid", "changed\n");
+  Overwrite(base + "ports/1/link_layer", "InfiniBand\n");
+  Overwrite(base + "fw_ver", "2.0.0\n");
+  Overwrite(base + "ports/1/state", "1: DOWN\n");
+  CollectRun second = Collect(c, dir.path());
+  ASSERT_EQ(second.facts.devices.size(), 1u);
+  const RdmaDeviceFacts& dev = second.facts.devices[0];
+  EXPECT_EQ(dev.board_id, "MT_0000000224");
+  EXPECT_EQ(dev.node_guid, "b859:9f03:0000:1a2b");
+  EXPECT_EQ(dev.ports[0].link_layer, "Ethernet");
+  EXPECT_EQ(dev.fw_ver, "2.0.0");
+  EXPECT_EQ(dev.ports[0].state, (SysfsEnumValue{1, "DOWN"}));
+  EXPECT_TRUE(Contains(second.text, "board_id=\"MT_0000000224\""));
+  EXPECT_TRUE(Contains(second.text, "firmware_version=\"2.0.0\""));
+}
+
+// A stable attribute that could not be read is not cached as absent: it is read again.
+TEST(RdmaDevicesTest, StableAttributeFailingToReadIsRetried) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  const std::string board = "devices/virtual/infiniband/rxe0/board_id";
+  dir.MkDir(board);  // exists, but read() fails (EISDIR)
+  RdmaDevicesCollector c;
+  CollectRun first = Collect(c, dir.path());
+  ASSERT_EQ(first.facts.devices.size(), 1u);
+  EXPECT_FALSE(first.facts.devices[0].board_id);
+  ASSERT_EQ(first.outcome.errors.size(), 1u);
+  EXPECT_TRUE(Contains(first.outcome.errors[0], "board_id"));
+
+  CollectRun second = Collect(c, dir.path());
+  EXPECT_EQ(second.outcome.errors.size(), 1u);  // still tried, still failing, still reported
+  std::filesystem::remove(dir.path() + "/" + board);
+  dir.Write(board, "MT_0000000224\n");
+  CollectRun third = Collect(c, dir.path());
+  ASSERT_EQ(third.facts.devices.size(), 1u);
+  EXPECT_EQ(third.facts.devices[0].board_id, "MT_0000000224");
+  EXPECT_TRUE(third.outcome.errors.empty());
+}
+
+// Snapshots keep their counter names after the collector dropped the layout they came from.
+TEST(RdmaDevicesTest, CounterValuesOutliveTheLayout) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  auto c = std::make_unique<RdmaDevicesCollector>();
+  CollectRun r = Collect(*c, dir.path());
+  c.reset();  // layouts, descriptors and the collector's references to the names are gone
+  ASSERT_EQ(r.facts.devices.size(), 1u);
+  const CounterValues& hw = r.facts.devices[0].ports[0].hw_counters;
+  ASSERT_EQ(hw.slot_count(), 2u);
+  EXPECT_EQ(hw.name(0), "rcvd_pkts");
+  EXPECT_EQ(hw.at("sent_pkts"), 0u);
+}
+
+// Two devices of one driver share one name list (Render maps named counters once per list), and
+// each snapshot's values stay its own.
+TEST(RdmaDevicesTest, PortsWithEqualCounterFilesShareOneNameList) {
+  RdmaDevicesCollector c;
+  CollectRun r = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
+  ASSERT_EQ(r.facts.devices.size(), 2u);
+  const CounterValues& a = r.facts.devices[0].ports[0].hw_counters;
+  const CounterValues& b = r.facts.devices[1].ports[0].hw_counters;
+  ASSERT_NE(a.names(), nullptr);
+  EXPECT_EQ(a.names(), b.names());  // the fixture's two devices list the same hw_counters/
+  EXPECT_EQ(r.facts.devices[0].ports[0].counters.names(), r.facts.devices[1].ports[0].counters.names());
+  CollectRun again = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
+  EXPECT_EQ(again.facts.devices[0].ports[0].hw_counters.names(), a.names());
+  EXPECT_EQ(again.facts.devices[0].ports[0].hw_counters.at("np_cnp_sent"), 3600u);
+}
+
+TEST(CounterValuesTest, LookupByNameAndAbsentValues) {
+  auto names = std::make_shared<const CounterValues::Names>(CounterValues::Names{"a", "b", "c"});
+  CounterValues v(names);
+  EXPECT_TRUE(v.empty());
+  EXPECT_EQ(v.slot_count(), 3u);
+  v.Set(2, 7);
+  v.Set(0, 0);  // zero is a value, not absence
+  v.Set(2, 9);  // overwrite does not count twice
+  EXPECT_EQ(v.size(), 2u);
+  EXPECT_EQ(v.Find("a"), 0u);
+  EXPECT_FALSE(v.Find("b"));  // listed, no value
+  EXPECT_FALSE(v.contains("b"));
+  EXPECT_FALSE(v.Find("zz"));  // not listed
+  EXPECT_EQ(v.at("c"), 9u);
+  EXPECT_THROW((void)v.at("b"), std::out_of_range);
+  EXPECT_FALSE(CounterValues().contains("a"));
+  EXPECT_TRUE(CounterValues().empty());
+
+  CounterValues p = CounterValues::FromPairs({{"z", 1}, {"m", 2}});
+  ASSERT_EQ(p.slot_count(), 2u);
+  EXPECT_EQ(p.name(0), "m");
+  EXPECT_EQ(p.at("z"), 1u);
 }
 
 TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {
