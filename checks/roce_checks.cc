@@ -17,7 +17,9 @@ constexpr double kPausedShareWarn = 0.01;
 std::string PriorityList(std::uint8_t mask) {
   std::string out;
   for (int p = 0; p < kDcbPriorities; ++p) {
-    if ((mask >> p) & 1) out += (out.empty() ? "" : ",") + std::to_string(p);
+    if (!((mask >> p) & 1)) continue;
+    if (!out.empty()) out += ',';
+    out += std::to_string(p);
   }
   return out.empty() ? "none" : out;
 }
@@ -101,7 +103,10 @@ class PfcOtherPrioritiesCheck : public Check {
       if (others == 0) return Outcome{Verdict::kOk, "no PFC on priorities other than " + std::to_string(prio)};
       std::string off;
       for (int p = 0; p < kDcbPriorities; ++p) {
-        if ((others >> p) & 1) off += " " + std::to_string(p) + ":off";
+        if (!((others >> p) & 1)) continue;
+        off += ' ';
+        off += std::to_string(p);
+        off += ":off";
       }
       return Outcome{Verdict::kWarning,
                      "PFC also enabled on priorities " + PriorityList(others) + " besides RoCE priority " +
@@ -214,8 +219,8 @@ class EcnCheck : public Check {
         if (!facts->enabled[prio]) {
           if (missing.empty()) missing = path;
         } else if (!*facts->enabled[prio]) {
-          off_roles += (off_roles.empty() ? "" : " and ") + std::string(role);
-          fix += (fix.empty() ? "" : " && ") + std::string("echo 1 > ") + path;
+          off_roles += off_roles.empty() ? role : std::string(" and ") + role;
+          fix += (fix.empty() ? "echo 1 > " : " && echo 1 > ") + path;
         }
       }
       if (!off_roles.empty()) {
