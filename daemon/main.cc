@@ -1,5 +1,7 @@
 // rdma-healthd entry point: parse flags, set up logging, then run the daemon, `check` or
 // `check-config`.
+#include <malloc.h>
+
 #include <iostream>
 
 #include "collectors/collector.h"
@@ -12,6 +14,11 @@ int main(int argc, char** argv) {
   using namespace rdmahd;
   // Before any thread exists, so every thread inherits the mask and signals reach the signalfd.
   Daemon::BlockDaemonSignals();
+  // A scrape builds a few buffers of a few hundred KiB and frees them. With glibc's defaults each
+  // HTTP worker thread gets its own arena and the mmap threshold climbs after the first free, so
+  // those buffers stay resident once per thread. One arena and a fixed threshold give them back.
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
   Options options = ParseOptions(argc, argv, RegisteredCollectorNames());
   if (options.mode == Mode::kExit) {
