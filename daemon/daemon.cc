@@ -154,7 +154,7 @@ void Daemon::Observe(const std::shared_ptr<const Report>& report) {
   last_device_count_ = n;
   if (n == 0) {
     std::string where = engine_.fs().Sys("class/infiniband");
-    log::Warn("no RDMA device found; host checks still run",
+    log::Warn("no RDMA device found; still serving the other collectors' metrics",
               {{"path", where},
                {"reason", facts->class_dir_present ? "no device (or none matching devices.include/exclude)"
                                                    : "the directory does not exist: RDMA core not loaded"}});
