@@ -5,24 +5,15 @@ and layout (names as ConnectX-6 exposes them on upstream kernels)."""
 
 import argparse
 import os
+import sys
 
-COUNTERS = [
-    "VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
-    "local_link_integrity_errors", "multicast_rcv_packets", "multicast_xmit_packets",
-    "port_rcv_constraint_errors", "port_rcv_data", "port_rcv_errors", "port_rcv_packets",
-    "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_constraint_errors",
-    "port_xmit_data", "port_xmit_discards", "port_xmit_packets", "port_xmit_wait", "symbol_error",
-    "unicast_rcv_packets", "unicast_xmit_packets",
-]
-HW_COUNTERS = [
-    "duplicate_request", "implied_nak_seq_err", "lifespan", "local_ack_timeout_err",
-    "np_cnp_sent", "np_ecn_marked_roce_packets", "out_of_buffer", "out_of_sequence",
-    "packet_seq_err", "req_cqe_error", "req_cqe_flush_error", "req_remote_access_errors",
-    "req_remote_invalid_request", "resp_cqe_error", "resp_cqe_flush_error",
-    "resp_local_length_error", "resp_remote_access_errors", "rnr_nak_retry_err",
-    "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
-    "roce_slow_restart_trans", "rp_cnp_handled", "rp_cnp_ignored", "rx_atomic_requests",
-    "rx_dct_connect", "rx_icrc_encapsulated", "rx_read_requests", "rx_write_requests",
+# The counter names of the project's mlx5 fixtures (one list for both), plus the hw_counters newer
+# ConnectX firmware adds, so a port has the ~58 files a ConnectX-6 shows.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "sysfs"))
+from make_fixtures import MLX5_HW_COUNTERS, PMA_COUNTERS  # noqa: E402
+
+COUNTERS = PMA_COUNTERS
+HW_COUNTERS = MLX5_HW_COUNTERS + [
     "req_rnr_retries_exceeded", "req_transport_retries_exceeded", "resp_rnr_nak",
     "rx_delay_drop", "tx_delay_drop", "cq_overflow", "out_of_sequence_err",
 ]
