@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -17,11 +18,21 @@ namespace rdmahd {
 
 // Which RDMA devices (by name, e.g. mlx5_0) the collectors look at. Patterns are ECMAScript regular
 // expressions matched against the whole name. Empty include = all; exclude wins over include.
+// Matches() runs per device in every collection, so the config loader calls Compile() once;
+// a hand-built filter (tests), or one whose patterns changed after Compile(), compiles per call.
 struct DeviceFilter {
   std::vector<std::string> include;
   std::vector<std::string> exclude;
 
   bool Matches(const std::string& device) const;
+  void Compile();  // patterns must be valid ECMAScript regexes (the loader checked them)
+
+ private:
+  struct Compiled {
+    std::vector<std::string> include, exclude;  // the patterns these were compiled from
+    std::vector<std::regex> include_re, exclude_re;
+  };
+  std::shared_ptr<const Compiled> compiled_;  // shared: a Config is copied on reload
 };
 
 struct PortPolicy {

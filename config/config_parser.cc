@@ -184,10 +184,12 @@ class ConfigParser {
   }
 
   Status ParseDevices(const Located& v, DeviceFilter& out) const {
-    return VisitMap(v, {
+    Status st = VisitMap(v, {
         {"include", [&](const Located& f) { return ReadRegexList(f, out.include); }},
         {"exclude", [&](const Located& f) { return ReadRegexList(f, out.exclude); }},
     });
+    if (st.ok()) out.Compile();  // every pattern was just checked to compile
+    return st;
   }
 
   Status ParseScrape(const Located& v, Config& out) const {

@@ -126,6 +126,30 @@ roce:
   EXPECT_EQ(c.roce.extra_ethtool_stats, (std::vector<std::string>{"rx_vport_rdma_.*", "rx_prio3_.*"}));
 }
 
+// The loader compiles the device patterns once; the compiled forms must answer exactly as the
+// patterns do, also after a reload copies the config, and never go stale when a pattern changes.
+TEST(DeviceFilterTest, CompiledAndHandBuiltFiltersAgree) {
+  auto c = Parse("devices:\n  include: [\"mlx5_.*\", \"rxe0\"]\n  exclude: [\"mlx5_bond_.*\"]\n");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  DeviceFilter hand;
+  hand.include = {"mlx5_.*", "rxe0"};
+  hand.exclude = {"mlx5_bond_.*"};
+  Config copy = *c;
+  for (const std::string name : {"mlx5_0", "mlx5_12", "mlx5_bond_0", "rxe0", "rxe1", "bnxt_re0", "xmlx5_0"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(c->devices.Matches(name), hand.Matches(name));
+    EXPECT_EQ(copy.devices.Matches(name), hand.Matches(name));
+  }
+  EXPECT_TRUE(c->devices.Matches("mlx5_0"));
+  EXPECT_FALSE(c->devices.Matches("mlx5_bond_0"));
+  EXPECT_FALSE(c->devices.Matches("xmlx5_0"));  // whole-name match
+
+  copy.devices.exclude = {"mlx5_0"};  // changed after Compile(): the new pattern applies
+  EXPECT_FALSE(copy.devices.Matches("mlx5_0"));
+  EXPECT_TRUE(copy.devices.Matches("mlx5_bond_0"));
+  EXPECT_TRUE(DeviceFilter{}.Matches("anything"));
+}
+
 TEST(ConfigParseTest, VerbsPolicyKeysParse) {
   Result<Config> r = Parse(R"(
 ports:
