@@ -1,7 +1,9 @@
 #include "common/metric_sink.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace rdmahd {
 namespace {
@@ -16,47 +18,62 @@ std::string_view TypeName(prometheus::MetricType t) {
   }
 }
 
-void AppendEscaped(std::string& out, std::string_view s, bool quote) {
-  // Label values are almost never in need of escaping: append them whole.
-  if (s.find_first_of(quote ? std::string_view("\\\n\"") : std::string_view("\\\n")) ==
-      std::string_view::npos) {
-    out += s;
-    return;
-  }
+// True if `c` must be escaped: backslash and newline always, the double quote inside label values.
+constexpr bool NeedsEscape(char c, bool quote) { return c == '\\' || c == '\n' || (quote && c == '"'); }
+
+// Writes `s` escaped at `p` (room for 2 * s.size() bytes) and returns the end.
+char* WriteEscaped(char* p, std::string_view s, bool quote) {
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (quote && c == '"') out += "\\\"";
-    else out += c;
+    if (!NeedsEscape(c, quote)) [[likely]] {
+      *p++ = c;
+      continue;
+    }
+    *p++ = '\\';
+    *p++ = c == '\n' ? 'n' : c;
   }
+  return p;
+}
+
+char* WriteRaw(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+void AppendEscaped(std::string& out, std::string_view s, bool quote) {
+  const std::size_t old = out.size();
+  out.resize(old + 2 * s.size());
+  out.resize(static_cast<std::size_t>(WriteEscaped(out.data() + old, s, quote) - out.data()));
+}
+
+// Room for any value AppendValue prints (the shortest round-trip double is at most 24 chars).
+constexpr std::size_t kMaxValueChars = 32;
+
+}  // namespace
+
+namespace {
+
+// Writes `v` at `p` (room for kMaxValueChars) and returns the end.
+char* WriteValue(char* p, double v) {
+  if (std::isnan(v)) return WriteRaw(p, "NaN");
+  if (std::isinf(v)) return WriteRaw(p, v > 0 ? "+Inf" : "-Inf");
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (v == std::trunc(v) && std::fabs(v) <= kExactIntegers) {
+    return std::to_chars(p, p + kMaxValueChars, static_cast<long long>(v)).ptr;
+  }
+  return std::to_chars(p, p + kMaxValueChars, v).ptr;
 }
 
 }  // namespace
 
 void MetricSink::AppendValue(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "NaN";
-    return;
-  }
-  if (std::isinf(v)) {
-    out += v > 0 ? "+Inf" : "-Inf";
-    return;
-  }
-  char buf[32];
-  std::to_chars_result r;
-  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
-  if (v == std::trunc(v) && std::fabs(v) <= kExactIntegers) {
-    r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
-  } else {
-    r = std::to_chars(buf, buf + sizeof buf, v);
-  }
-  out.append(buf, r.ptr);
+  char buf[kMaxValueChars];
+  out.append(buf, WriteValue(buf, v));
 }
 
 MetricSink::FamilyRef MetricSink::Family(std::string_view name, std::string_view help,
                                          prometheus::MetricType type) {
   auto [it, inserted] = index_.try_emplace(std::string(name), families_.size());
-  if (inserted) families_.push_back({std::string(name), std::string(help), type, {}, 0});
+  if (inserted) families_.push_back({std::string(name), std::string(help), type, {}, 0, 0});
   return FamilyRef(this, it->second);
 }
 
@@ -69,23 +86,29 @@ void MetricSink::FamilyRef::Add(const std::vector<Label>& labels, double value) 
 }
 
 void MetricSink::FamilyRef::AddRange(const Label* begin, const Label* end, double value) const {
+  // One size check per sample, then plain writes: this runs for every series of every scrape.
   FamilyData& f = sink_->families_[index_];
-  std::string& out = f.samples;
-  out += f.name;
+  std::size_t bound = f.name.size() + 2 + kMaxValueChars + 2;
+  for (const Label* l = begin; l != end; ++l) bound += l->first.size() + 2 * l->second.size() + 4;
+  if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
+  char* const start = f.samples.data() + f.used;
+  char* p = WriteRaw(start, f.name);
   if (begin != end) {
-    out += '{';
+    *p++ = '{';
     for (const Label* l = begin; l != end; ++l) {
-      if (l != begin) out += ',';
-      out += l->first;
-      out += "=\"";
-      AppendEscaped(out, l->second, /*quote=*/true);
-      out += '"';
+      if (l != begin) *p++ = ',';
+      p = WriteRaw(p, l->first);
+      *p++ = '=';
+      *p++ = '"';
+      p = WriteEscaped(p, l->second, /*quote=*/true);
+      *p++ = '"';
     }
-    out += '}';
+    *p++ = '}';
   }
-  out += ' ';
-  AppendValue(out, value);
-  out += '\n';
+  *p++ = ' ';
+  p = WriteValue(p, value);
+  *p++ = '\n';
+  f.used += static_cast<std::size_t>(p - start);
   ++f.count;
 }
 
@@ -95,10 +118,23 @@ std::size_t MetricSink::sample_count() const {
   return n;
 }
 
+void MetricSink::Clear() {
+  for (auto& f : families_) {
+    f.used = 0;
+    f.count = 0;
+  }
+}
+
 std::string MetricSink::Serialize() const {
-  std::size_t size = 0;
-  for (const auto& f : families_) size += f.samples.size() + f.help.size() + 2 * f.name.size() + 32;
   std::string out;
+  SerializeTo(out);
+  return out;
+}
+
+void MetricSink::SerializeTo(std::string& out) const {
+  std::size_t size = 0;
+  for (const auto& f : families_) size += f.used + 2 * f.help.size() + 2 * f.name.size() + 32;
+  out.clear();
   out.reserve(size);
   for (const auto& f : families_) {
     if (f.count == 0) continue;
@@ -111,9 +147,8 @@ std::string MetricSink::Serialize() const {
     out += ' ';
     out += TypeName(f.type);
     out += '\n';
-    out += f.samples;
+    out.append(f.samples.data(), f.used);
   }
-  return out;
 }
 
 }  // namespace rdmahd

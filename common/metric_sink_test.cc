@@ -50,5 +50,45 @@ TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
   EXPECT_EQ(sink.Serialize(), "");
 }
 
+TEST(MetricSinkTest, ClearedSinkIsReusedWithoutStaleSamples) {
+  MetricSink sink;
+  sink.Counter("rdma_a_total", "A.").Add({{"device", "mlx5_0"}}, 1);
+  sink.Gauge("rdma_b", "B.").Add({}, 2);
+  std::string out;
+  sink.SerializeTo(out);
+  EXPECT_EQ(out, sink.Serialize());
+
+  sink.Clear();
+  EXPECT_EQ(sink.sample_count(), 0u);
+  sink.Counter("rdma_a_total", "A.").Add({{"device", "mlx5_1"}}, 5);  // rdma_b has no sample now
+  const char* previous_buffer = out.data();
+  sink.SerializeTo(out);
+  EXPECT_EQ(out,
+            "# HELP rdma_a_total A.\n"
+            "# TYPE rdma_a_total counter\n"
+            "rdma_a_total{device=\"mlx5_1\"} 5\n");
+  EXPECT_EQ(out.data(), previous_buffer);  // the shorter text fits in the buffer it already had
+}
+
+TEST(MetricSinkTest, EscapesAtEveryPositionOfLongValues) {
+  // The special byte at each offset of a value, first and last included.
+  for (char special : {'\\', '\n', '"'}) {
+    for (std::size_t at = 0; at < 19; ++at) {
+      std::string value(19, 'x');
+      value[at] = special;
+      MetricSink sink;
+      sink.Gauge("g", "G.").Add({{"l", value}}, 1);
+      std::string expected_value = value.substr(0, at) + (special == '\n' ? std::string("\\n") : std::string("\\") + special) +
+                                   value.substr(at + 1);
+      EXPECT_EQ(sink.Serialize(), "# HELP g G.\n# TYPE g gauge\ng{l=\"" + expected_value + "\"} 1\n")
+          << "special byte " << int(special) << " at " << at;
+    }
+  }
+  // Bytes that are only one bit away from the special ones are not escaped.
+  MetricSink sink;
+  sink.Gauge("g", "G.").Add({{"l", "\x5d\x0b\x23\x5c\x7f\xdc\x8a\xa2" "zzzzzzzz"}}, 1);
+  EXPECT_EQ(sink.Serialize(), "# HELP g G.\n# TYPE g gauge\ng{l=\"\x5d\x0b\x23\\\\\x7f\xdc\x8a\xa2" "zzzzzzzz\"} 1\n");
+}
+
 }  // namespace
 }  // namespace rdmahd
