@@ -20,6 +20,16 @@ std::string Join(const std::string& root, std::string_view rel) {
   return out;
 }
 
+// Opens an attribute file that will be polled. O_NOATIME: a monitor should not mark what it
+// watches as accessed (on tmpfs and disk filesystems every read would otherwise update the inode;
+// sysfs keeps no atime, so there it changes nothing). The kernel allows the flag only to the file's
+// owner or with CAP_FOWNER, so EPERM falls back to a plain open.
+int OpenForPolling(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
 // Reads from offset 0 into buf. A sysfs attribute is at most one page and is returned whole by the
 // first read, so held sysfs descriptors stop at the first short read (one syscall per attribute);
 // procfs seq_files may return less than asked before EOF, so whole-file reads go on until EOF.
@@ -103,7 +113,7 @@ HeldFiles::~HeldFiles() { Clear(); }
 Result<std::string_view> HeldFiles::Read(const std::string& path) {
   auto it = fds_.find(path);
   if (it == fds_.end()) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = OpenForPolling(path.c_str());
     if (fd < 0) return Error::FromErrno("open " + path, errno);
     it = fds_.emplace(path, fd).first;
   }
@@ -152,7 +162,7 @@ void HeldFile::Close() {
 
 Result<std::string_view> HeldFile::Read(std::string& buf) {
   if (fd_ < 0) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = OpenForPolling(path_.c_str());
     if (fd_ < 0) return Error::FromErrno("open " + path_, errno);
   }
   std::size_t used = 0;

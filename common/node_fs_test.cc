@@ -1,6 +1,8 @@
 #include "common/node_fs.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/support/test_paths.h"
@@ -109,6 +111,30 @@ TEST(HeldFileTest, KeepsOneDescriptorAndReopensAfterAFailedRead) {
   HeldFile moved = std::move(file);  // the descriptor moves with it
   EXPECT_TRUE(moved.is_open());
   EXPECT_FALSE(file.is_open());  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(HeldFileTest, PollingDoesNotTouchTheFilesAccessTime) {
+  // A monitor reading a file every few seconds must not keep marking it accessed. The access time
+  // is set two days back, which relatime (the usual mount default) would otherwise move forward.
+  TempDir dir;
+  dir.Write("counter", "42\n");
+  const std::string path = dir.path() + "/counter";
+  const timespec times[2] = {{std::time(nullptr) - 2 * 86400, 0}, {0, UTIME_OMIT}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+
+  HeldFile file(path);
+  HeldFiles files;
+  std::string buf;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(file.Read(buf).ok());
+    ASSERT_TRUE(files.Read(path).ok());
+  }
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  if (::geteuid() != 0 && before.st_uid != ::geteuid()) GTEST_SKIP() << "O_NOATIME needs ownership";
+  EXPECT_EQ(after.st_atim.tv_sec, before.st_atim.tv_sec);
 }
 
 }  // namespace
