@@ -171,6 +171,7 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
       facts.netdevs.push_back(std::move(f));
       continue;
     }
+    f.present = true;
     if (auto v = held_.Read(dir + "/mtu"); v) f.mtu = ParseI64(*v);
     else outcome.errors.push_back(name + ": " + v.error().message);
     if (auto v = held_.Read(dir + "/operstate"); v && !Trim(*v).empty()) f.operstate = std::string(Trim(*v));
@@ -263,13 +264,22 @@ RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport) : d
 Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   RoceQosFacts facts;
   auto links = RdmaNetdevsOf(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
+  const auto* netdev_facts = snapshot.Get<RdmaNetdevFacts>();
   for (const std::string& name : DistinctNetdevs(links)) {
     RoceNetdevFacts f;
     f.netdev = name;
+    // A netdev missing from <sysfs>/class/net lives in another network namespace (or the tree is a
+    // capture without it): the kernel cannot be asked about it here, and it has no ECN files.
+    const NetdevFacts* nf = netdev_facts ? netdev_facts->Find(name) : nullptr;
+    const std::string netdev_dir = ctx.fs.Sys("class/net/" + name);
+    const bool present = nf ? nf->present : NodeFs::IsDir(netdev_dir);
     Result<DcbState> dcb = Error{"unread"};
     if (!ctx.fs.dcb_dir().empty()) {
       f.dcb_source = ctx.fs.dcb_dir();
       dcb = ReadDcbCapture(ctx.fs.dcb_dir(), name);
+    } else if (!present) {
+      f.dcb_source = "netlink";
+      dcb = Error{name + ": no " + netdev_dir + " (netdev in another network namespace?)", ENODEV};
     } else {
       f.dcb_source = "netlink";
       dcb = dcb_.Read(name);
@@ -282,8 +292,10 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       f.dcb_note = dcb.error().message;
       outcome.errors.push_back(dcb.error().message);
     }
-    f.ecn_np = ReadEcnRole(ctx.fs, name, "roce_np");
-    f.ecn_rp = ReadEcnRole(ctx.fs, name, "roce_rp");
+    if (present) {
+      f.ecn_np = ReadEcnRole(ctx.fs, name, "roce_np");
+      f.ecn_rp = ReadEcnRole(ctx.fs, name, "roce_rp");
+    }
     facts.netdevs.push_back(std::move(f));
   }
   snapshot.Put(std::move(facts));

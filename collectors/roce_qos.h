@@ -32,6 +32,7 @@ namespace rdmahd {
 // ---- "netdev" facts ------------------------------------------------------------------------------
 struct NetdevFacts {
   std::string netdev;
+  bool present = false;  // <sysfs>/class/net/<netdev> exists (else nothing below was read)
   std::optional<std::int64_t> mtu;              // bytes
   std::optional<std::string> operstate;         // "up", "down", ...
   std::optional<std::int64_t> speed_mbps;       // absent while the link is down (-1 / EINVAL)
