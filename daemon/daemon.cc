@@ -64,8 +64,14 @@ std::shared_ptr<const Config> ConfigStore::Get() const {
   return current_;
 }
 
+std::uint64_t ConfigStore::generation() const {
+  std::lock_guard lock(mu_);
+  return generation_;
+}
+
 bool ConfigStore::Apply(Result<std::shared_ptr<const Config>> loaded, std::string* error_message) {
   std::lock_guard lock(mu_);
+  ++generation_;
   if (!loaded.ok()) {
     last_reload_ok_ = false;
     if (error_message) *error_message = loaded.error().message;
@@ -103,16 +109,28 @@ void Daemon::BlockDaemonSignals() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-std::string Daemon::Metrics() {
+std::shared_ptr<const std::string> Daemon::Metrics() {
   std::shared_ptr<const Config> config = config_.Get();
   std::shared_ptr<const Report> report = engine_.Collect(config);
   Observe(report);
-  MetricSink sink;
+  std::lock_guard lock(exposition_mu_);
+  const std::uint64_t generation = config_.generation();
+  if (exposition_ && exposition_report_ == report && exposition_config_generation_ == generation) {
+    return exposition_;
+  }
+  MetricSink& sink = exposition_sink_;
+  sink.Clear();
   report->Render(engine_.collectors(), sink);
   config_.Render(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
       .Add({{"version", RDMAHD_VERSION}}, 1);
-  return sink.Serialize();
+  // Copies of exposition_ are only made under exposition_mu_, so a use count of 1 here means no
+  // request is still sending it: its buffer can be written over.
+  if (!exposition_ || exposition_.use_count() != 1) exposition_ = std::make_shared<std::string>();
+  sink.SerializeTo(*exposition_);
+  exposition_report_ = std::move(report);
+  exposition_config_generation_ = generation;
+  return exposition_;
 }
 
 std::string Daemon::LandingPage() const {

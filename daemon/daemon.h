@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,9 +31,12 @@ class ConfigStore {
   // outcome is recorded for the reload metrics.
   bool Apply(Result<std::shared_ptr<const Config>> loaded, std::string* error_message);
   void Render(MetricSink& sink) const;
+  // Changes whenever what Render prints changes (every Apply).
+  std::uint64_t generation() const;
 
  private:
   mutable std::mutex mu_;
+  std::uint64_t generation_ = 0;
   std::shared_ptr<const Config> current_;
   bool last_reload_ok_ = true;
   double last_success_unix_ = 0;
@@ -48,8 +52,9 @@ class Daemon {
   // Blocks the signals the daemon handles, in the calling thread (call first thing in main).
   static void BlockDaemonSignals();
 
-  // The /metrics body (exposed for tests).
-  std::string Metrics();
+  // The /metrics body (exposed for tests). Scrapes served from the same collection share one
+  // rendered text; the text stays valid for as long as the caller holds it.
+  std::shared_ptr<const std::string> Metrics();
 
  private:
   std::string LandingPage() const;
@@ -67,6 +72,15 @@ class Daemon {
   std::atomic<bool> ready_{false};
   std::atomic<std::int64_t> last_loop_tick_ns_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  // The last /metrics text and what it was rendered from. The sink and, when no request still
+  // holds it, the text's buffer are reused by the next render, so a steady-state scrape allocates
+  // almost nothing.
+  std::mutex exposition_mu_;
+  std::shared_ptr<const Report> exposition_report_;        // guarded by exposition_mu_
+  std::uint64_t exposition_config_generation_ = 0;         // guarded by exposition_mu_
+  std::shared_ptr<std::string> exposition_;                // guarded by exposition_mu_
+  MetricSink exposition_sink_;                             // guarded by exposition_mu_
 };
 
 }  // namespace rdmahd

@@ -12,12 +12,13 @@ namespace rdmahd {
 namespace {
 
 void Reply(mg_connection* conn, const HttpResponse& r, bool head) {
+  const std::string& body = r.shared_body ? *r.shared_body : r.body;
   const char* reason = mg_get_response_code_text(conn, r.status);
   mg_printf(conn,
             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
             "Cache-Control: no-store\r\n\r\n",
-            r.status, reason, r.content_type.c_str(), r.body.size());
-  if (!head && !r.body.empty()) mg_write(conn, r.body.data(), r.body.size());
+            r.status, reason, r.content_type.c_str(), body.size());
+  if (!head && !body.empty()) mg_write(conn, body.data(), body.size());
 }
 
 void InitLibraryOnce() {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "common/result.h"
 
@@ -15,9 +16,17 @@ struct mg_connection;
 namespace rdmahd {
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status_code, std::string type, std::string text)
+      : status(status_code), content_type(std::move(type)), body(std::move(text)) {}
+  HttpResponse(int status_code, std::string type, std::shared_ptr<const std::string> shared)
+      : status(status_code), content_type(std::move(type)), shared_body(std::move(shared)) {}
+
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // When set, sent instead of `body`: a body shared with other requests (the /metrics text).
+  std::shared_ptr<const std::string> shared_body;
 };
 
 using HttpHandler = std::function<HttpResponse()>;
