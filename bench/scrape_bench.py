@@ -49,6 +49,26 @@ def peak_rss_kib(pid):
     return 0
 
 
+def held_files(pid, root):
+    """The files under `root` that process `pid` holds open."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(root + "/") and os.path.isfile(target):
+            out.append(target)
+    return sorted(out)
+
+
+def floor_pass(proc):
+    proc.stdin.write("scrape\n")
+    proc.stdin.flush()
+    if not proc.stdout.readline().startswith("ok"):
+        sys.exit("rdmahd_pread_floor failed")
+
+
 def scrape(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
         return r.read()
@@ -71,10 +91,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rdma-healthd", required=True)
     ap.add_argument("--node-exporter", default=shutil.which("prometheus-node-exporter") or "prometheus-node-exporter")
+    ap.add_argument("--pread-floor", help="rdmahd_pread_floor binary (default: next to --rdma-healthd)")
     ap.add_argument("--devices", type=int, default=16)
     ap.add_argument("--scrapes", type=int, default=40)
     ap.add_argument("--spacing", type=float, default=0.3, help="seconds between scrapes (> cache window)")
     a = ap.parse_args()
+    floor_bin = a.pread_floor or os.path.join(os.path.dirname(os.path.abspath(a.rdma_healthd)), "rdmahd_pread_floor")
+    if not os.access(floor_bin, os.X_OK):
+        sys.exit(f"{floor_bin} not found: build the rdmahd_pread_floor target (bench/run.sh does)")
 
     # sysfs lives in memory: put the tree on tmpfs so neither exporter pays disk-filesystem costs
     # (page-cache lookups, atime updates) that a real /sys does not have.
@@ -104,6 +128,15 @@ def main():
                 for name, (proc, port) in procs.items():
                     scrape(port)
                 time.sleep(a.spacing)
+            # The floor: the files rdma-healthd holds open, each read once with one pread and nothing
+            # else, in a third process scraped in the same rounds.
+            held = held_files(procs["rdma-healthd"][0].pid, sysfs)
+            list_file = os.path.join(tree, "held-files.txt")
+            with open(list_file, "w") as f:
+                f.write("\n".join(held) + "\n")
+            floor = subprocess.Popen([floor_bin, list_file], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            floor_pass(floor)
+            floor_samples = []
             for _ in range(a.scrapes):
                 for name, (proc, port) in procs.items():
                     before = cpu_ns(proc.pid)
@@ -111,8 +144,14 @@ def main():
                     time.sleep(0.05)  # let the server finish its bookkeeping after the response
                     samples[name].append(cpu_ns(proc.pid) - before)
                     sizes[name] = body
+                before = cpu_ns(floor.pid)
+                floor_pass(floor)
+                time.sleep(0.05)
+                floor_samples.append(cpu_ns(floor.pid) - before)
                 time.sleep(a.spacing)
             rss = {name: peak_rss_kib(proc.pid) for name, (proc, _) in procs.items()}
+            floor.stdin.close()
+            floor.wait(timeout=10)
         finally:
             for proc, _ in procs.values():
                 proc.terminate()
@@ -136,6 +175,10 @@ def main():
         hw = sizes["rdma-healthd"].count(b"rdma_port_hw_counters_total{")
         print(f"rdma-healthd exported {hw} hw_counters series; node_exporter "
               f"{sizes['node_exporter'].count(b'hw_counter')}")
+        floor_med = statistics.median(floor_samples)
+        print(f"floor: one pread of each of the {len(held)} files rdma-healthd holds: {floor_med / 1e6:.3f} ms "
+              f"= {floor_med / med['node_exporter']:.3f} of node_exporter's scrape; "
+              f"rdma-healthd's scrape = {med['rdma-healthd'] / floor_med:.2f} x the floor")
     finally:
         shutil.rmtree(tree, ignore_errors=True)
 
