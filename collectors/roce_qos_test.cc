@@ -250,6 +250,48 @@ TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
   EXPECT_EQ(text.find("rdma_trust_info"), std::string::npos);
 }
 
+class CountingTransport : public RefusingTransport {
+ public:
+  Result<std::vector<std::uint8_t>> Exchange(std::span<const std::uint8_t> request) override {
+    ++calls;
+    return RefusingTransport::Exchange(request);
+  }
+  int calls = 0;
+};
+
+TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
+  // The RDMA port names a netdev that /sys/class/net does not show (another network namespace):
+  // netlink could not reach it either, so it is not queried, and DCB is unknown with the reason.
+  testing::TempDir dir;
+  dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0", "ens9\n");
+  auto transport = std::make_unique<CountingTransport>();
+  CountingTransport* counting = transport.get();
+  RoceCollector collector(std::move(transport));
+  NodeFs fs(dir.path(), dir.path());
+  Config config;
+  CollectContext ctx{fs, config};
+  Snapshot s;
+  CollectorOutcome o;
+  ASSERT_TRUE(collector.Collect(ctx, s, o).ok());
+  EXPECT_EQ(counting->calls, 0);
+  const auto* facts = s.Get<RoceQosFacts>();
+  ASSERT_NE(facts, nullptr);
+  ASSERT_EQ(facts->netdevs.size(), 1u);
+  EXPECT_NE(facts->netdevs[0].dcb_note.find("class/net/ens9 (netdev in another network namespace?)"),
+            std::string::npos)
+      << facts->netdevs[0].dcb_note;
+  EXPECT_FALSE(facts->netdevs[0].ecn_np.present);
+  ASSERT_EQ(o.errors.size(), 1u);
+
+  // Once the netdev shows up, it is asked.
+  dir.Write("class/net/ens9/mtu", "1500\n");
+  Snapshot s2;
+  CollectorOutcome o2;
+  ASSERT_TRUE(collector.Collect(ctx, s2, o2).ok());
+  EXPECT_GT(counting->calls, 0);
+}
+
 // ---- the real kernel ------------------------------------------------------------------------------
 // A veth pair in a network namespace this test creates (only the test thread enters it). Runs the
 // real SIOCETHTOOL and DCB netlink code, and both collectors over a sysfs tree naming the veth as a
