@@ -112,8 +112,7 @@ Result<std::uint32_t> ParseSsetInfoReply(std::span<const std::uint8_t> buffer) {
   return count;
 }
 
-Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t> buffer,
-                                                    std::uint32_t expected_count) {
+Status CheckGstringsReply(std::span<const std::uint8_t> buffer, std::uint32_t expected_count) {
   if (buffer.size() < sizeof(ethtool_gstrings)) {
     return Short("ETHTOOL_GSTRINGS", buffer.size(), sizeof(ethtool_gstrings));
   }
@@ -126,18 +125,23 @@ Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t
   }
   const std::size_t need = sizeof(hdr) + std::size_t{hdr.len} * ETH_GSTRING_LEN;
   if (buffer.size() < need) return Short("ETHTOOL_GSTRINGS", buffer.size(), need);
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t> buffer,
+                                                    std::uint32_t expected_count) {
+  if (Status st = CheckGstringsReply(buffer, expected_count); !st) return st.error();
   std::vector<std::string> out;
-  out.reserve(hdr.len);
-  const char* base = reinterpret_cast<const char*>(buffer.data() + sizeof(hdr));
-  for (std::uint32_t i = 0; i < hdr.len; ++i) {
+  out.reserve(expected_count);
+  const char* base = reinterpret_cast<const char*>(buffer.data() + sizeof(ethtool_gstrings));
+  for (std::uint32_t i = 0; i < expected_count; ++i) {
     const char* s = base + std::size_t{i} * ETH_GSTRING_LEN;
     out.emplace_back(s, strnlen(s, ETH_GSTRING_LEN));  // a 32-char name has no NUL
   }
   return out;
 }
 
-Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t> buffer,
-                                                    std::uint32_t expected_count) {
+Status CheckGstatsReply(std::span<const std::uint8_t> buffer, std::uint32_t expected_count) {
   if (buffer.size() < sizeof(ethtool_stats)) {
     return Short("ETHTOOL_GSTATS", buffer.size(), sizeof(ethtool_stats));
   }
@@ -150,11 +154,34 @@ Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t
   }
   const std::size_t need = sizeof(hdr) + std::size_t{hdr.n_stats} * sizeof(std::uint64_t);
   if (buffer.size() < need) return Short("ETHTOOL_GSTATS", buffer.size(), need);
-  std::vector<std::uint64_t> out(hdr.n_stats);
-  if (hdr.n_stats > 0) {
-    std::memcpy(out.data(), buffer.data() + sizeof(hdr), out.size() * sizeof(std::uint64_t));
+  return Status::Ok();
+}
+
+Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t> buffer,
+                                                    std::uint32_t expected_count) {
+  if (Status st = CheckGstatsReply(buffer, expected_count); !st) return st.error();
+  std::vector<std::uint64_t> out(expected_count);
+  if (expected_count > 0) {
+    std::memcpy(out.data(), buffer.data() + sizeof(ethtool_stats), out.size() * sizeof(std::uint64_t));
   }
   return out;
+}
+
+std::span<const std::uint8_t> RawDriverStats::names() const {
+  return std::span<const std::uint8_t>(strings).subspan(sizeof(ethtool_gstrings),
+                                                        std::size_t{count} * ETH_GSTRING_LEN);
+}
+
+std::string_view RawDriverStats::name(std::uint32_t i) const {
+  const char* s = reinterpret_cast<const char*>(strings.data() + sizeof(ethtool_gstrings) +
+                                                std::size_t{i} * ETH_GSTRING_LEN);
+  return std::string_view(s, strnlen(s, ETH_GSTRING_LEN));  // a 32-char name has no NUL
+}
+
+std::uint64_t RawDriverStats::value(std::uint32_t i) const {
+  std::uint64_t v;
+  std::memcpy(&v, values.data() + sizeof(ethtool_stats) + std::size_t{i} * sizeof(v), sizeof(v));
+  return v;
 }
 
 Result<PauseParam> ParsePauseParamReply(std::span<const std::uint8_t> buffer) {
@@ -237,7 +264,7 @@ Error WithNetdev(const std::string& ifname, std::string_view step, const Error& 
 }
 }  // namespace
 
-Result<std::vector<DriverStat>> EthtoolReader::ReadStats(const std::string& ifname) {
+Status EthtoolReader::ReadRawStats(const std::string& ifname, RawDriverStats& out) {
   // 1. How many stats.
   std::vector<std::uint8_t> info_buf(sizeof(ethtool_sset_info) + sizeof(std::uint32_t));
   ethtool_sset_info info{};
@@ -247,31 +274,36 @@ Result<std::vector<DriverStat>> EthtoolReader::ReadStats(const std::string& ifna
   if (Status st = ioctl_->Call(ifname, info_buf); !st) return WithNetdev(ifname, "ETHTOOL_GSSET_INFO", st.error());
   auto count = ParseSsetInfoReply(info_buf);
   if (!count) return WithNetdev(ifname, "ETHTOOL_GSSET_INFO", count.error());
+  out.count = *count;
 
-  // 2. Their names.
-  std::vector<std::uint8_t> str_buf(sizeof(ethtool_gstrings) + std::size_t{*count} * ETH_GSTRING_LEN);
+  // 2. Their names. (The kernel copies out every byte of count slots, so a reused buffer needs no
+  // clearing.)
+  out.strings.resize(sizeof(ethtool_gstrings) + std::size_t{*count} * ETH_GSTRING_LEN);
   ethtool_gstrings gs{};
   gs.cmd = ETHTOOL_GSTRINGS;
   gs.string_set = ETH_SS_STATS;
   gs.len = *count;
-  PutHeader(str_buf, gs);
-  if (Status st = ioctl_->Call(ifname, str_buf); !st) return WithNetdev(ifname, "ETHTOOL_GSTRINGS", st.error());
-  auto names = ParseGstringsReply(str_buf, *count);
-  if (!names) return WithNetdev(ifname, "ETHTOOL_GSTRINGS", names.error());
+  PutHeader(out.strings, gs);
+  if (Status st = ioctl_->Call(ifname, out.strings); !st) return WithNetdev(ifname, "ETHTOOL_GSTRINGS", st.error());
+  if (Status st = CheckGstringsReply(out.strings, *count); !st) return WithNetdev(ifname, "ETHTOOL_GSTRINGS", st.error());
 
   // 3. Their values.
-  std::vector<std::uint8_t> stat_buf(sizeof(ethtool_stats) + std::size_t{*count} * sizeof(std::uint64_t));
+  out.values.resize(sizeof(ethtool_stats) + std::size_t{*count} * sizeof(std::uint64_t));
   ethtool_stats es{};
   es.cmd = ETHTOOL_GSTATS;
   es.n_stats = *count;
-  PutHeader(stat_buf, es);
-  if (Status st = ioctl_->Call(ifname, stat_buf); !st) return WithNetdev(ifname, "ETHTOOL_GSTATS", st.error());
-  auto values = ParseGstatsReply(stat_buf, *count);
-  if (!values) return WithNetdev(ifname, "ETHTOOL_GSTATS", values.error());
+  PutHeader(out.values, es);
+  if (Status st = ioctl_->Call(ifname, out.values); !st) return WithNetdev(ifname, "ETHTOOL_GSTATS", st.error());
+  if (Status st = CheckGstatsReply(out.values, *count); !st) return WithNetdev(ifname, "ETHTOOL_GSTATS", st.error());
+  return Status::Ok();
+}
 
+Result<std::vector<DriverStat>> EthtoolReader::ReadStats(const std::string& ifname) {
+  RawDriverStats raw;
+  if (Status st = ReadRawStats(ifname, raw); !st) return st.error();
   std::vector<DriverStat> out;
-  out.reserve(*count);
-  for (std::size_t i = 0; i < names->size(); ++i) out.push_back({(*names)[i], (*values)[i]});
+  out.reserve(raw.count);
+  for (std::uint32_t i = 0; i < raw.count; ++i) out.push_back({std::string(raw.name(i)), raw.value(i)});
   return out;
 }
 

@@ -71,6 +71,24 @@ Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t
                                                     std::uint32_t expected_count);
 // ETHTOOL_GPAUSEPARAM: struct ethtool_pauseparam.
 Result<PauseParam> ParsePauseParamReply(std::span<const std::uint8_t> buffer);
+// The header checks of the two above, without copying anything out: OK when `buffer` holds
+// `expected_count` names (values) in full.
+Status CheckGstringsReply(std::span<const std::uint8_t> buffer, std::uint32_t expected_count);
+Status CheckGstatsReply(std::span<const std::uint8_t> buffer, std::uint32_t expected_count);
+
+// One statistics read kept as the kernel's checked reply buffers, for callers that keep what they
+// derive from the names: while a driver's stat set is unchanged its names come back byte for byte
+// the same, so comparing `names()` with the last read tells whether that work can be reused.
+// The buffers are reused from read to read.
+struct RawDriverStats {
+  std::uint32_t count = 0;
+  std::vector<std::uint8_t> strings;  // ETHTOOL_GSTRINGS reply
+  std::vector<std::uint8_t> values;   // ETHTOOL_GSTATS reply
+  // The count names, ETH_GSTRING_LEN bytes each.
+  std::span<const std::uint8_t> names() const;
+  std::string_view name(std::uint32_t i) const;
+  std::uint64_t value(std::uint32_t i) const;
+};
 
 // ---- Captured text ------------------------------------------------------------------------------
 // `ethtool -S IF` output: "NIC statistics:" header (optional), then "name: value" lines, with or
@@ -112,6 +130,8 @@ class EthtoolReader {
   explicit EthtoolReader(std::unique_ptr<EthtoolIoctl> ioctl);
   // All driver stats, names and values paired. Errors name the netdev and the step.
   Result<std::vector<DriverStat>> ReadStats(const std::string& ifname);
+  // The same read into `out`'s buffers (checked, not copied out).
+  Status ReadRawStats(const std::string& ifname, RawDriverStats& out);
   // Global pause; nullopt when the driver does not report it (EOPNOTSUPP: veth, many virtual devices).
   Result<std::optional<PauseParam>> ReadPause(const std::string& ifname);
 
