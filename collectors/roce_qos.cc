@@ -74,12 +74,42 @@ EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std:
 NetdevCollector::NetdevCollector() : NetdevCollector(std::make_unique<SocketEthtoolIoctl>()) {}
 NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl) : ethtool_(std::move(ioctl)) {}
 
-void NetdevCollector::ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f) {
+const std::vector<std::regex>& NetdevCollector::Allowlist(const Config& config) {
   if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
     allowlist_.clear();
     for (const auto& p : config.roce.extra_ethtool_stats) allowlist_.emplace_back(p, std::regex::ECMAScript);
     allowlist_patterns_ = config.roce.extra_ethtool_stats;
   }
+  return allowlist_;
+}
+
+std::vector<DriverStat> NetdevCollector::WantedStats(const Config& config, const std::string& netdev,
+                                                     const RawDriverStats& raw) {
+  StatLayout& layout = layouts_[netdev];
+  const auto names = raw.names();
+  if (layout.allowlist != config.roce.extra_ethtool_stats ||
+      !std::equal(names.begin(), names.end(), layout.names.begin(), layout.names.end())) {
+    // New netdev, or the driver's stat set changed (mlx5 adds per-priority stats when PFC is turned
+    // on, possibly keeping the count): classify every name again.
+    const auto& allowlist = Allowlist(config);
+    layout.names.assign(names.begin(), names.end());
+    layout.allowlist = config.roce.extra_ethtool_stats;
+    layout.wanted.clear();
+    for (std::uint32_t i = 0; i < raw.count; ++i) {
+      const std::string name(raw.name(i));
+      bool allowed = std::any_of(allowlist.begin(), allowlist.end(),
+                                 [&](const std::regex& r) { return std::regex_match(name, r); });
+      if (allowed || ClassifyDriverStat(name).kind != StatKind::kOther) layout.wanted.push_back(i);
+    }
+  }
+  std::vector<DriverStat> out;
+  out.reserve(layout.wanted.size());
+  for (std::uint32_t i : layout.wanted) out.push_back({std::string(raw.name(i)), raw.value(i)});
+  return out;
+}
+
+void NetdevCollector::ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f) {
+  const auto& allowlist = Allowlist(config);
   std::uint64_t storm = 0;
   bool have_storm = false;
   double paused = 0;
@@ -95,7 +125,7 @@ void NetdevCollector::ClassifyStats(const Config& config, std::vector<DriverStat
       paused += static_cast<double>(s.value) / m.divide_by;
       have_paused = true;
     }
-    bool allowed = std::any_of(allowlist_.begin(), allowlist_.end(),
+    bool allowed = std::any_of(allowlist.begin(), allowlist.end(),
                                [&](const std::regex& r) { return std::regex_match(s.name, r); });
     if (allowed) f.allowlisted_stats.push_back(s);
     if (m.kind != StatKind::kOther) f.classified_stats.push_back(std::move(s));
@@ -123,11 +153,12 @@ void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevFacts& f, Col
     }
     return;
   }
-  if (auto stats = ethtool_.ReadStats(f.netdev)) {
-    ClassifyStats(ctx.config, std::move(*stats), f);
+  if (Status st = ethtool_.ReadRawStats(f.netdev, raw_); st) {
+    ClassifyStats(ctx.config, WantedStats(ctx.config, f.netdev, raw_), f);
   } else {
-    f.stats_note = stats.error().message;
-    if (stats.error().errno_value != EOPNOTSUPP) outcome.errors.push_back(stats.error().message);
+    layouts_.erase(f.netdev);
+    f.stats_note = st.error().message;
+    if (st.error().errno_value != EOPNOTSUPP) outcome.errors.push_back(st.error().message);
   }
   if (auto pause = ethtool_.ReadPause(f.netdev)) {
     if (*pause) f.global_pause = **pause;
@@ -186,6 +217,9 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
   }
   for (auto it = previous_.begin(); it != previous_.end();) {
     it = seen.count(it->first) ? std::next(it) : previous_.erase(it);
+  }
+  for (auto it = layouts_.begin(); it != layouts_.end();) {
+    it = seen.count(it->first) ? std::next(it) : layouts_.erase(it);
   }
   snapshot.Put(std::move(facts));
   return Status::Ok();

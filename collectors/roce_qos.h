@@ -107,13 +107,25 @@ class NetdevCollector : public Collector {
     std::optional<std::uint64_t> storm_events_total;
     std::optional<double> rx_paused_seconds_total;
   };
+  // Which of a netdev's driver stats the facts need (classified or allowlisted), derived from its
+  // stat names and kept while the driver returns the same names: a driver has hundreds of stats
+  // (mlx5: 751) and only a handful matter.
+  struct StatLayout {
+    std::vector<std::uint8_t> names;        // RawDriverStats::names() this was derived from
+    std::vector<std::string> allowlist;     // config.roce.extra_ethtool_stats it was derived with
+    std::vector<std::uint32_t> wanted;      // stat indexes
+  };
   void ReadEthtool(const CollectContext& ctx, NetdevFacts& f, CollectorOutcome& outcome);
   void ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f);
+  std::vector<DriverStat> WantedStats(const Config& config, const std::string& netdev, const RawDriverStats& raw);
+  const std::vector<std::regex>& Allowlist(const Config& config);
   void ComputeGrowth(NetdevFacts& f);
 
   EthtoolReader ethtool_;
+  RawDriverStats raw_;  // reused read buffers
   HeldFiles held_;
   std::map<std::string, Previous> previous_;
+  std::map<std::string, StatLayout> layouts_;
   std::vector<std::string> allowlist_patterns_;
   std::vector<std::regex> allowlist_;
 };

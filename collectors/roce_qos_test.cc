@@ -232,6 +232,47 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   EXPECT_EQ(run_check(s4).verdict, Verdict::kOk);  // nothing grew
 }
 
+TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {
+  // Which stats matter is worked out from the names once and kept while the driver returns the same
+  // names; values are read fresh every time. When the names change, even at the same count (mlx5
+  // swaps per-priority stats when PFC moves to another priority), or the allowlist changes, it is
+  // worked out again.
+  testing::TempDir dir;
+  WriteOneRocePort(dir, "ens1");
+  auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
+      {"rx_bytes", 100}, {"rx_prio3_pause", 7}, {"tx_prio3_pause", 8}, {"rx_packets", 1}});
+  NetdevCollector collector(std::make_unique<ScriptedDriver>(stats));
+  NodeFs fs(dir.path(), dir.path());
+  Config config;
+  CollectContext ctx{fs, config};
+  auto collect = [&] {
+    Snapshot s;
+    CollectorOutcome o;
+    EXPECT_TRUE(collector.Collect(ctx, s, o).ok());
+    EXPECT_TRUE(o.errors.empty());
+    const NetdevFacts& f = s.Get<RdmaNetdevFacts>()->netdevs.at(0);
+    std::vector<DriverStat> all = f.classified_stats;
+    all.insert(all.end(), f.allowlisted_stats.begin(), f.allowlisted_stats.end());
+    return all;
+  };
+  using V = std::vector<DriverStat>;
+  EXPECT_EQ(collect(), (V{{"rx_prio3_pause", 7}, {"tx_prio3_pause", 8}}));
+
+  (*stats)[1].value = 17;  // same names, new values
+  (*stats)[2].value = 18;
+  EXPECT_EQ(collect(), (V{{"rx_prio3_pause", 17}, {"tx_prio3_pause", 18}}));
+
+  // PFC moved from priority 3 to 4: the same count, other names in other places.
+  *stats = {{"rx_prio4_pause", 5}, {"rx_bytes", 100}, {"rx_packets", 1}, {"tx_prio4_pause", 6}};
+  EXPECT_EQ(collect(), (V{{"rx_prio4_pause", 5}, {"tx_prio4_pause", 6}}));
+
+  config.roce.extra_ethtool_stats = {"rx_packets"};  // a reload adds an allowlist
+  EXPECT_EQ(collect(), (V{{"rx_prio4_pause", 5}, {"tx_prio4_pause", 6}, {"rx_packets", 1}}));
+
+  stats->push_back({"rx_prio5_pause", 9});  // the set grows
+  EXPECT_EQ(collect(), (V{{"rx_prio4_pause", 5}, {"tx_prio4_pause", 6}, {"rx_prio5_pause", 9}, {"rx_packets", 1}}));
+}
+
 TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
   testing::TempDir dir;
   WriteOneRocePort(dir, "veth0");
