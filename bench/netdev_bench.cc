@@ -1,0 +1,133 @@
+// CPU cost of the netdev collector per scrape on a node whose RDMA netdevs report a real driver's
+// ethtool statistics: every netdev named by a bench/gen_tree.py tree gets a /sys/class/net entry
+// and answers SIOCETHTOOL with the stats of an `ethtool -S` dump (e.g. mlx5's 751, in
+// ../shared/fixtures/real/outputs/ethtool-S/). Only the user-space side is measured: the ioctl is
+// answered in process, so a real driver's own cost (building strings, querying firmware) comes on
+// top.
+//   rdmahd_netdev_bench SYSFS_ROOT ETHTOOL_S_DUMP [SCRAPES]
+#include <linux/ethtool.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collectors/rdma_netdevs.h"
+#include "collectors/roce_qos.h"
+
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Answers like a driver with `stats`; every GSTATS call moves each value on by one.
+class DumpDriver : public rdmahd::EthtoolIoctl {
+ public:
+  explicit DumpDriver(std::vector<rdmahd::DriverStat> stats) : stats_(std::move(stats)) {}
+  rdmahd::Status Call(const std::string&, std::span<std::uint8_t> buf) override {
+    std::uint32_t cmd;
+    std::memcpy(&cmd, buf.data(), 4);
+    const auto n = static_cast<std::uint32_t>(stats_.size());
+    if (cmd == ETHTOOL_GSSET_INFO) {
+      ethtool_sset_info info{};
+      info.cmd = cmd;
+      info.sset_mask = 1ULL << ETH_SS_STATS;
+      std::memcpy(buf.data(), &info, sizeof info);
+      std::memcpy(buf.data() + sizeof info, &n, 4);
+    } else if (cmd == ETHTOOL_GSTRINGS) {
+      ethtool_gstrings gs{};
+      gs.cmd = cmd;
+      gs.string_set = ETH_SS_STATS;
+      gs.len = n;
+      std::memcpy(buf.data(), &gs, sizeof gs);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        char* slot = reinterpret_cast<char*>(buf.data() + sizeof gs + std::size_t{i} * ETH_GSTRING_LEN);
+        std::memset(slot, 0, ETH_GSTRING_LEN);
+        std::memcpy(slot, stats_[i].name.data(), std::min<std::size_t>(stats_[i].name.size(), ETH_GSTRING_LEN));
+      }
+    } else if (cmd == ETHTOOL_GSTATS) {
+      ethtool_stats es{};
+      es.cmd = cmd;
+      es.n_stats = n;
+      std::memcpy(buf.data(), &es, sizeof es);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        std::uint64_t v = ++stats_[i].value;
+        std::memcpy(buf.data() + sizeof es + std::size_t{i} * 8, &v, 8);
+      }
+    } else if (cmd == ETHTOOL_GPAUSEPARAM) {
+      ethtool_pauseparam pp{};
+      pp.cmd = cmd;
+      std::memcpy(buf.data(), &pp, sizeof pp);
+    } else {
+      return rdmahd::Error::FromErrno("SIOCETHTOOL", EOPNOTSUPP);
+    }
+    return rdmahd::Status::Ok();
+  }
+
+ private:
+  std::vector<rdmahd::DriverStat> stats_;
+};
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s SYSFS_ROOT ETHTOOL_S_DUMP [SCRAPES]\n", argv[0]);
+    return 2;
+  }
+  const std::string root = argv[1];
+  const int scrapes = argc > 3 ? std::atoi(argv[3]) : 200;
+  std::ifstream dump_file(argv[2]);
+  std::stringstream dump;
+  dump << dump_file.rdbuf();
+  auto parsed = rdmahd::ParseEthtoolStatsText(dump.str());
+  if (parsed.stats.empty()) {
+    std::fprintf(stderr, "%s: no statistics in %s\n", argv[0], argv[2]);
+    return 2;
+  }
+
+  rdmahd::NodeFs fs(root, "/nonexistent", "");
+  rdmahd::Config config;
+  std::vector<std::string> errors;
+  auto links = rdmahd::DiscoverRdmaNetdevs(fs, config.devices, errors);
+  for (const auto& l : links) {
+    const std::string dir = root + "/class/net/" + l.netdev;
+    std::string mkdir = "mkdir -p '" + dir + "'";
+    if (std::system(mkdir.c_str()) != 0) return 1;
+    WriteFile(dir + "/mtu", "4200\n");
+    WriteFile(dir + "/operstate", "up\n");
+    WriteFile(dir + "/speed", "100000\n");
+    WriteFile(dir + "/carrier_changes", "2\n");
+  }
+
+  rdmahd::NetdevCollector collector(std::make_unique<DumpDriver>(parsed.stats));
+  rdmahd::CollectContext ctx{fs, config};
+  double cpu = 0;
+  std::size_t netdevs = 0, classified = 0;
+  for (int i = 0; i <= scrapes; ++i) {
+    rdmahd::Snapshot snapshot;
+    rdmahd::CollectorOutcome outcome;
+    double t0 = ThreadCpuSeconds();
+    (void)collector.Collect(ctx, snapshot, outcome);
+    double t1 = ThreadCpuSeconds();
+    if (i == 0) continue;  // first collection: discovery
+    cpu += t1 - t0;
+    const auto* facts = snapshot.Get<rdmahd::RdmaNetdevFacts>();
+    netdevs = facts->netdevs.size();
+    classified = facts->netdevs.empty() ? 0 : facts->netdevs[0].classified_stats.size();
+  }
+  std::printf("%zu netdevs x %zu driver stats (%zu classified each): netdev collector %.3f ms CPU per scrape\n",
+              netdevs, parsed.stats.size(), classified, cpu / scrapes * 1e3);
+  return 0;
+}
