@@ -1,5 +1,7 @@
 #include "collectors/dcb_netlink.h"
 
+#include "common/netlink_parse.h"
+
 #include <libmnl/libmnl.h>
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
@@ -18,43 +20,13 @@ namespace {
 constexpr std::uint16_t kAttrDcbAppTrustTable = 11;  // DCB_ATTR_DCB_APP_TRUST_TABLE in enum ieee_attrs
 constexpr std::uint16_t kAttrDcbApp = 2;             // DCB_ATTR_DCB_APP in enum ieee_attrs_app
 
-struct Attr {
-  std::uint16_t type;
-  std::span<const std::uint8_t> payload;
-};
+constexpr std::string_view kProtocol = "DCB netlink";
+using Attr = NlAttr;
 
-Error Malformed(std::string_view what) {
-  return Error{"DCB netlink reply malformed: " + std::string(what), EBADMSG};
-}
+Error Malformed(std::string_view what) { return NlMalformed(kProtocol, what); }
 
-// Splits `bytes` into netlink attributes. Every header and every payload is checked against the end
-// of `bytes` before use; headers are copied out, so alignment of the input does not matter.
 Result<std::vector<Attr>> SplitAttrs(std::span<const std::uint8_t> bytes, std::string_view where) {
-  std::vector<Attr> out;
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    const std::size_t left = bytes.size() - off;
-    if (left < sizeof(nlattr)) {
-      return Malformed(std::string(where) + ": truncated attribute header (" + std::to_string(left) +
-                       " bytes left)");
-    }
-    nlattr hdr;
-    std::memcpy(&hdr, bytes.data() + off, sizeof(hdr));
-    if (hdr.nla_len < NLA_HDRLEN) {
-      return Malformed(std::string(where) + ": attribute length " + std::to_string(hdr.nla_len) +
-                       " shorter than its header");
-    }
-    if (hdr.nla_len > left) {
-      return Malformed(std::string(where) + ": attribute type " +
-                       std::to_string(hdr.nla_type & NLA_TYPE_MASK) + " claims " +
-                       std::to_string(hdr.nla_len) + " bytes, only " + std::to_string(left) + " left");
-    }
-    out.push_back({static_cast<std::uint16_t>(hdr.nla_type & NLA_TYPE_MASK),
-                   bytes.subspan(off + NLA_HDRLEN, hdr.nla_len - NLA_HDRLEN)});
-    // The last attribute of a message may omit its alignment padding.
-    off += std::min<std::size_t>(NLA_ALIGN(hdr.nla_len), left);
-  }
-  return out;
+  return SplitNlAttrs(bytes, kProtocol, where);
 }
 
 Status ParseIeeeNest(std::span<const std::uint8_t> nest, DcbState& state) {
@@ -144,42 +116,25 @@ std::vector<std::uint8_t> BuildDcbIeeeGetRequest(const std::string& ifname, std:
 }
 
 Result<DcbState> ParseDcbIeeeReply(std::span<const std::uint8_t> reply, std::uint32_t expected_seq) {
-  if (reply.size() < sizeof(nlmsghdr)) {
-    return Malformed("truncated: " + std::to_string(reply.size()) + " bytes, a netlink header needs " +
-                     std::to_string(sizeof(nlmsghdr)));
-  }
-  nlmsghdr hdr;
-  std::memcpy(&hdr, reply.data(), sizeof(hdr));
-  if (hdr.nlmsg_len < sizeof(nlmsghdr)) {
-    return Malformed("message length " + std::to_string(hdr.nlmsg_len) + " shorter than its header");
-  }
-  if (hdr.nlmsg_len > reply.size()) {
-    return Malformed("truncated: message claims " + std::to_string(hdr.nlmsg_len) + " bytes, got " +
-                     std::to_string(reply.size()));
-  }
+  auto messages = SplitNlMessages(reply, kProtocol);
+  if (!messages) return messages.error();
+  const nlmsghdr& hdr = messages->front().header;
+  const std::span<const std::uint8_t> body = messages->front().body;
   if (expected_seq != 0 && hdr.nlmsg_seq != expected_seq) {
     return Malformed("sequence " + std::to_string(hdr.nlmsg_seq) + ", expected " +
                      std::to_string(expected_seq));
   }
-  auto body = reply.subspan(NLMSG_HDRLEN, hdr.nlmsg_len - NLMSG_HDRLEN);
 
   if (hdr.nlmsg_type == NLMSG_ERROR) {
-    int neg_errno = 0;
-    if (body.size() < sizeof(neg_errno)) return Malformed("truncated NLMSG_ERROR");
-    std::memcpy(&neg_errno, body.data(), sizeof(neg_errno));
-    // The kernel sends -errno (MAX_ERRNO is 4095); anything else is not a kernel answer (and
-    // negating INT_MIN would overflow).
-    if (neg_errno > 0 || neg_errno < -4095) {
-      return Malformed("NLMSG_ERROR code " + std::to_string(neg_errno) + " is not a -errno");
-    }
-    const int err = -neg_errno;
-    if (err == EOPNOTSUPP) {
+    auto err = NlErrorCode(body, kProtocol);
+    if (!err) return err.error();
+    if (*err == EOPNOTSUPP) {
       DcbState none;
       none.supported = false;
       return none;
     }
-    if (err == 0) return Malformed("acknowledgement without a DCB answer");
-    return Error::FromErrno("RTM_GETDCB DCB_CMD_IEEE_GET", err);
+    if (*err == 0) return Malformed("acknowledgement without a DCB answer");
+    return Error::FromErrno("RTM_GETDCB DCB_CMD_IEEE_GET", *err);
   }
   if (hdr.nlmsg_type != RTM_GETDCB) {
     return Malformed("unexpected message type " + std::to_string(hdr.nlmsg_type));

@@ -1,0 +1,40 @@
+// Bounds-checked reading of netlink replies, shared by the DCB (rtnetlink) and RDMA (nldev)
+// readers. Every header and payload is checked against the end of the buffer before use, and
+// headers are copied out, so neither truncation nor alignment of the input can make a read go
+// outside it. Errors are EBADMSG and start with "<protocol> reply malformed: ".
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace rdmahd {
+
+struct NlAttr {
+  std::uint16_t type;  // NLA_TYPE_MASK applied
+  std::span<const std::uint8_t> payload;
+};
+
+struct NlMessage {
+  nlmsghdr header;
+  std::span<const std::uint8_t> body;  // after the netlink header
+};
+
+Error NlMalformed(std::string_view protocol, std::string_view what);
+
+// Splits `bytes` into attributes; `where` names the attribute block in errors.
+Result<std::vector<NlAttr>> SplitNlAttrs(std::span<const std::uint8_t> bytes, std::string_view protocol,
+                                         std::string_view where);
+
+// Splits one datagram into its messages.
+Result<std::vector<NlMessage>> SplitNlMessages(std::span<const std::uint8_t> datagram, std::string_view protocol);
+
+// The errno of an NLMSG_ERROR body (0 for an acknowledgement).
+Result<int> NlErrorCode(std::span<const std::uint8_t> body, std::string_view protocol);
+
+}  // namespace rdmahd
