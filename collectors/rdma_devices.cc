@@ -193,6 +193,7 @@ struct PortLayout {
   std::optional<HeldFile> link_layer;
   std::optional<std::string> link_layer_value;
   CounterDir counters, counters_ext, hw_counters;
+  bool hw_counters_from_files = false;  // RDMA netlink failed for this port: read the files
   bool has_gid_table = false;
   std::string gids_dir, types_dir, ndevs_dir;  // with trailing '/'
   std::vector<GidSlot> gid_slots;              // one per table entry
@@ -272,6 +273,27 @@ class DeviceReader {
         continue;
       }
       out.Set(i, *v);
+    }
+  }
+
+  // hw counters from an RDMA netlink answer, for the names `dir` lists; a listed name the answer
+  // lacks is read from its file.
+  void SetCounters(CounterDir& dir, const std::vector<NldevHwCounter>& answer, CounterValues& out) {
+    out = CounterValues(dir.names);
+    const CounterValues::Names& names = *dir.names;
+    for (const NldevHwCounter& c : answer) {
+      auto it = std::lower_bound(names.begin(), names.end(), c.name);
+      if (it != names.end() && *it == c.name) out.Set(static_cast<std::size_t>(it - names.begin()), c.value);
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (out.value(i)) continue;
+      std::optional<std::string_view> text = Read(dir.files[i]);
+      if (!text || IsNotAvailableValue(*text)) continue;
+      if (std::optional<std::uint64_t> v = ParseU64(*text)) {
+        out.Set(i, *v);
+      } else {
+        Unparseable(dir.files[i].path(), *text);
+      }
     }
   }
 
@@ -495,7 +517,12 @@ void ShareEqualCounterNames(RdmaDevicesCollector::State& st, RdmaDevicesCollecto
 
 }  // namespace
 
-RdmaDevicesCollector::RdmaDevicesCollector() : state_(std::make_unique<State>()) {}
+RdmaDevicesCollector::RdmaDevicesCollector()
+    : state_(std::make_unique<State>()),
+      netlink_(std::make_unique<RdmaNetlinkStats>(std::make_unique<MnlRdmaTransport>())) {}
+
+RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink)
+    : state_(std::make_unique<State>()), netlink_(std::move(netlink)), netlink_live_only_(false) {}
 RdmaDevicesCollector::~RdmaDevicesCollector() = default;
 
 std::size_t RdmaDevicesCollector::held_descriptors() const {
@@ -523,6 +550,8 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
   }
   const bool full_gid_rescan = st.collections % kGidFullRescanInterval == 0;
   ++st.collections;
+  RdmaNetlinkStats* netlink =
+      netlink_ && (!netlink_live_only_ || NodeFs::IsLiveSysfsRoot(ctx.fs.sysfs_root())) ? netlink_.get() : nullptr;
 
   RdmaDevicesFacts facts;
   const std::string class_dir = ctx.fs.Sys("class/infiniband");
@@ -630,7 +659,18 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         }
         reader.ReadCounters(p.counters, port.counters);
         reader.ReadCounters(p.counters_ext, port.counters_ext);
-        reader.ReadCounters(p.hw_counters, port.hw_counters);
+        if (netlink != nullptr && !p.hw_counters_from_files && !p.hw_counters.files.empty()) {
+          if (auto answer = netlink->PortCounters(name, p.port)) {
+            reader.SetCounters(p.hw_counters, *answer, port.hw_counters);
+          } else {
+            errors.push_back("hw_counters over RDMA netlink: " + answer.error().message +
+                             "; reading the files for this port from now on");
+            p.hw_counters_from_files = true;
+            reader.ReadCounters(p.hw_counters, port.hw_counters);
+          }
+        } else {
+          reader.ReadCounters(p.hw_counters, port.hw_counters);
+        }
         ReadGids(p, full_gid_rescan, st.path_buf, reader, errors, port);
       }
       if (reader.gone()) {

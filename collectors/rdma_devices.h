@@ -27,6 +27,11 @@
 //    removal. gid_attrs/types/N and ndevs/N are read only for non-zero GIDs, and only again when
 //    the GID in that slot changed. The whole table is rescanned (open/read/close, not held) every
 //    kGidFullRescanInterval collections as a safety net for drivers that fill slots differently.
+//  - On the live /sys, hw_counters come over RDMA netlink (collectors/rdma_nl_stats.h): one
+//    request per port instead of one read per counter file, with the same values. The files name
+//    the counters (a name the netlink answer lacks is read from its file; names only netlink has
+//    are ignored, so the metric set does not depend on the path). A port whose netlink read fails
+//    goes back to the files until the device is rediscovered.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,7 @@
 
 #include "collectors/collector.h"
 #include "collectors/ib_sysfs_parse.h"
+#include "collectors/rdma_nl_stats.h"
 
 namespace rdmahd {
 
@@ -127,7 +133,11 @@ class RdmaDevicesCollector : public Collector {
   // a 15 s scrape interval); the window alone follows the kernel's allocation.
   static constexpr int kGidFullRescanInterval = 1024;
 
+  // hw_counters over RDMA netlink (one request per port) when the sysfs root is the live /sys,
+  // else from the files.
   RdmaDevicesCollector();
+  // hw_counters over `netlink` whatever the sysfs root (tests); nullptr: always from the files.
+  explicit RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink);
   ~RdmaDevicesCollector() override;
 
   std::string_view Name() const override { return "devices"; }
@@ -146,6 +156,8 @@ class RdmaDevicesCollector : public Collector {
 
  private:
   std::unique_ptr<State> state_;
+  std::unique_ptr<RdmaNetlinkStats> netlink_;
+  bool netlink_live_only_ = true;
 };
 
 }  // namespace rdmahd

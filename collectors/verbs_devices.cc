@@ -51,11 +51,7 @@ VerbsDevicesCollector::VerbsDevicesCollector(ProviderFactory factory) : factory_
 
 VerbsDevicesCollector::~VerbsDevicesCollector() = default;
 
-bool VerbsDevicesCollector::IsLiveSysfsRoot(const std::string& root) {
-  std::string_view r = root;
-  while (r.size() > 1 && r.back() == '/') r.remove_suffix(1);
-  return r == "/sys";
-}
+bool VerbsDevicesCollector::IsLiveSysfsRoot(const std::string& root) { return NodeFs::IsLiveSysfsRoot(root); }
 
 Result<VerbsDevicesCollector::OpenDevice*> VerbsDevicesCollector::OpenAndQuery(const VerbsDeviceId& id) {
   open_.erase(id.name);  // closes a stale context first

@@ -103,6 +103,12 @@ Result<std::string> NodeFs::ReadLink(const std::string& path) {
 
 bool NodeFs::Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
+bool NodeFs::IsLiveSysfsRoot(const std::string& root) {
+  std::string_view r = root;
+  while (r.size() > 1 && r.back() == '/') r.remove_suffix(1);
+  return r == "/sys";
+}
+
 bool NodeFs::IsDir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -25,6 +25,9 @@ class NodeFs {
   NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir = "");
 
   const std::string& sysfs_root() const { return sysfs_; }
+  // True when the sysfs root is the running kernel's own /sys, so that asking the kernel directly
+  // (verbs, netlink) describes the same node as the files. False for captured or generated trees.
+  static bool IsLiveSysfsRoot(const std::string& root);
   const std::string& procfs_root() const { return procfs_; }
   const std::string& dcb_dir() const { return dcb_; }
 

@@ -47,6 +47,31 @@ expect_num "$sent2" "==" "$sysfs_sent" "sent_pkts equals sysfs"
 expect_num "$rcvd2" "==" "$sysfs_rcvd" "rcvd_pkts equals sysfs"
 expect_collectors_succeeded "$m2"
 
+step "hw_counters over RDMA netlink: one request per port, no counter file held open"
+# (lifespan, the kernel's cache time for these counters, is a setting netlink does not carry: it is
+# still read from its file.)
+held="$(find "/proc/$RDMAHD_DAEMON_PID/fd" -type l -lname '*/hw_counters/*' ! -lname '*/lifespan' 2>/dev/null | wc -l)"
+expect_num "$held" "==" 0 "hw_counters counter files held by rdma-healthd (netlink answers instead)"
+held_state="$(find "/proc/$RDMAHD_DAEMON_PID/fd" -type l -lname '*/ports/1/state' 2>/dev/null | wc -l)"
+expect_num "$held_state" "==" 1 "ports/1/state held (the files path is live)"
+# Every hw counter the files list is exported, with the value `rdma statistic` shows (idle device).
+m_nl="$RDMAHD_VM_OUT/metrics-netlink.txt"
+sleep 0.3  # past the scrape cache window
+scrape "$m_nl"
+n_files=0
+for f in "$port"/hw_counters/*; do
+  name="$(basename "$f")"
+  n_files=$((n_files + 1))
+  expect_num "$(metric_one "$m_nl" rdma_port_hw_counters_total device=rxe0 port=1 counter="$name")" "==" \
+    "$(<"$f")" "hw counter $name equals its file"
+done
+expect_num "$(grep -c '^rdma_port_hw_counters_total{device="rxe0",port="1"' "$m_nl")" "==" "$n_files" \
+  "one series per hw_counters file ($n_files)"
+sent_stat="$(rdma statistic show link rxe0/1 | tr ' ' '\n' | grep -A1 -x sent_pkts | tail -1)"
+expect_num "$(metric_one "$m_nl" rdma_port_hw_counters_total device=rxe0 port=1 counter=sent_pkts)" "==" \
+  "$sent_stat" "sent_pkts equals rdma statistic show"
+expect_collectors_succeeded "$m_nl"
+
 step "verbs: what only libibverbs can tell (real ibv_query_device / ibv_query_port on rxe0)"
 # rxe's active MTU is the netdev MTU less its headers, rounded down to an IB MTU: 1500 -> 1024.
 expect_num "$(<"/sys/class/net/$RDMAHD_VM_NETDEV/mtu")" "==" 1500 "$RDMAHD_VM_NETDEV MTU before"

@@ -1,0 +1,291 @@
+#include "collectors/rdma_nl_stats.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "common/netlink_parse.h"
+
+namespace rdmahd {
+namespace {
+
+constexpr std::string_view kProtocol = "RDMA netlink";
+constexpr std::uint16_t kGetType = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
+constexpr std::uint16_t kStatGetType = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET);
+
+Error Malformed(std::string_view what) { return NlMalformed(kProtocol, what); }
+
+std::vector<std::uint8_t> Request(std::uint16_t type, std::uint16_t flags, std::uint32_t seq) {
+  std::vector<std::uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+  nlh->nlmsg_type = type;
+  nlh->nlmsg_flags = flags;
+  nlh->nlmsg_seq = seq;
+  buf.resize(nlh->nlmsg_len);
+  return buf;
+}
+
+Result<std::uint32_t> U32(const NlAttr& a, std::string_view name) {
+  if (a.payload.size() < sizeof(std::uint32_t)) {
+    return Malformed(std::string(name) + " has " + std::to_string(a.payload.size()) + " bytes, a u32 needs 4");
+  }
+  std::uint32_t v;
+  std::memcpy(&v, a.payload.data(), sizeof(v));
+  return v;
+}
+
+Result<std::uint64_t> U64(const NlAttr& a, std::string_view name) {
+  if (a.payload.size() < sizeof(std::uint64_t)) {
+    return Malformed(std::string(name) + " has " + std::to_string(a.payload.size()) + " bytes, a u64 needs 8");
+  }
+  std::uint64_t v;
+  std::memcpy(&v, a.payload.data(), sizeof(v));
+  return v;
+}
+
+// A string attribute: up to its NUL, or all of it when the sender left the NUL out.
+std::string Str(const NlAttr& a) {
+  const char* p = reinterpret_cast<const char*>(a.payload.data());
+  return std::string(p, strnlen(p, a.payload.size()));
+}
+
+// The device index and name every nldev answer starts with.
+Status ParseHandle(const NlAttr& a, std::uint32_t& index, std::string& name) {
+  if (a.type == RDMA_NLDEV_ATTR_DEV_INDEX) {
+    auto v = U32(a, "RDMA_NLDEV_ATTR_DEV_INDEX");
+    if (!v) return v.error();
+    index = *v;
+  } else if (a.type == RDMA_NLDEV_ATTR_DEV_NAME) {
+    name = Str(a);
+  }
+  return Status::Ok();
+}
+
+Result<NldevHwCounter> ParseHwCounterEntry(std::span<const std::uint8_t> nest) {
+  auto attrs = SplitNlAttrs(nest, kProtocol, "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY");
+  if (!attrs) return attrs.error();
+  NldevHwCounter c;
+  bool have_name = false, have_value = false;
+  for (const NlAttr& a : *attrs) {
+    if (a.type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME) {
+      c.name = Str(a);
+      have_name = !c.name.empty();
+    } else if (a.type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE) {
+      auto v = U64(a, "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE");
+      if (!v) return v.error();
+      c.value = *v;
+      have_value = true;
+    }
+  }
+  if (!have_name || !have_value) return Malformed("hw counter entry without a name or a value");
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> BuildNldevGetDumpRequest(std::uint32_t seq) {
+  return Request(kGetType, NLM_F_REQUEST | NLM_F_DUMP, seq);
+}
+
+std::vector<std::uint8_t> BuildNldevStatGetRequest(std::uint32_t dev_index, std::uint32_t port, std::uint32_t seq) {
+  std::vector<std::uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+  nlh->nlmsg_type = kStatGetType;
+  nlh->nlmsg_flags = NLM_F_REQUEST;
+  nlh->nlmsg_seq = seq;
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, port);
+  buf.resize(nlh->nlmsg_len);
+  return buf;
+}
+
+Result<bool> ParseNldevGetDump(std::span<const std::uint8_t> datagram, std::vector<NldevDevice>& out) {
+  auto messages = SplitNlMessages(datagram, kProtocol);
+  if (!messages) return messages.error();
+  for (const NlMessage& m : *messages) {
+    if (m.header.nlmsg_type == NLMSG_DONE) return true;
+    if (m.header.nlmsg_type == NLMSG_ERROR) {
+      auto err = NlErrorCode(m.body, kProtocol);
+      if (!err) return err.error();
+      if (*err == 0) continue;
+      return Error::FromErrno("RDMA_NLDEV_CMD_GET", *err);
+    }
+    if (m.header.nlmsg_type != kGetType) {
+      return Malformed("unexpected message type " + std::to_string(m.header.nlmsg_type) + " in the device dump");
+    }
+    auto attrs = SplitNlAttrs(m.body, kProtocol, "RDMA_NLDEV_CMD_GET");
+    if (!attrs) return attrs.error();
+    NldevDevice dev;
+    bool have_index = false;
+    for (const NlAttr& a : *attrs) {
+      if (Status st = ParseHandle(a, dev.index, dev.name); !st) return st.error();
+      have_index |= a.type == RDMA_NLDEV_ATTR_DEV_INDEX;
+    }
+    if (!have_index || dev.name.empty()) return Malformed("device without an index or a name");
+    out.push_back(std::move(dev));
+  }
+  return false;
+}
+
+Result<NldevPortStats> ParseNldevStatReply(std::span<const std::uint8_t> datagram, std::uint32_t expected_seq) {
+  auto messages = SplitNlMessages(datagram, kProtocol);
+  if (!messages) return messages.error();
+  const NlMessage& m = messages->front();
+  if (expected_seq != 0 && m.header.nlmsg_seq != expected_seq) {
+    return Malformed("sequence " + std::to_string(m.header.nlmsg_seq) + ", expected " + std::to_string(expected_seq));
+  }
+  if (m.header.nlmsg_type == NLMSG_ERROR) {
+    auto err = NlErrorCode(m.body, kProtocol);
+    if (!err) return err.error();
+    if (*err == 0) return Malformed("acknowledgement without statistics");
+    return Error::FromErrno("RDMA_NLDEV_CMD_STAT_GET", *err);
+  }
+  if (m.header.nlmsg_type != kStatGetType) {
+    return Malformed("unexpected message type " + std::to_string(m.header.nlmsg_type));
+  }
+  auto attrs = SplitNlAttrs(m.body, kProtocol, "RDMA_NLDEV_CMD_STAT_GET");
+  if (!attrs) return attrs.error();
+  NldevPortStats out;
+  bool have_table = false;
+  for (const NlAttr& a : *attrs) {
+    if (Status st = ParseHandle(a, out.dev_index, out.dev_name); !st) return st.error();
+    if (a.type == RDMA_NLDEV_ATTR_PORT_INDEX) {
+      auto v = U32(a, "RDMA_NLDEV_ATTR_PORT_INDEX");
+      if (!v) return v.error();
+      out.port = *v;
+    } else if (a.type == RDMA_NLDEV_ATTR_STAT_HWCOUNTERS) {
+      have_table = true;
+      auto entries = SplitNlAttrs(a.payload, kProtocol, "RDMA_NLDEV_ATTR_STAT_HWCOUNTERS");
+      if (!entries) return entries.error();
+      for (const NlAttr& e : *entries) {
+        if (e.type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY) continue;
+        auto c = ParseHwCounterEntry(e.payload);
+        if (!c) return c.error();
+        out.counters.push_back(std::move(*c));
+      }
+    }
+  }
+  if (!have_table) return Malformed("no RDMA_NLDEV_ATTR_STAT_HWCOUNTERS table");
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+MnlRdmaTransport::~MnlRdmaTransport() { Close(); }
+
+void MnlRdmaTransport::Close() {
+  if (nl_ != nullptr) mnl_socket_close(nl_);
+  nl_ = nullptr;
+}
+
+Status MnlRdmaTransport::Open() {
+  if (nl_ != nullptr) return Status::Ok();
+  mnl_socket* nl = mnl_socket_open(NETLINK_RDMA);
+  if (nl == nullptr) return Error::FromErrno("open NETLINK_RDMA socket", errno);
+  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+    int err = errno;
+    mnl_socket_close(nl);
+    return Error::FromErrno("bind NETLINK_RDMA socket", err);
+  }
+  timeval timeout{1, 0};
+  if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
+    int err = errno;
+    mnl_socket_close(nl);
+    return Error::FromErrno("set netlink receive timeout", err);
+  }
+  nl_ = nl;
+  return Status::Ok();
+}
+
+Result<std::vector<std::vector<std::uint8_t>>> MnlRdmaTransport::Exchange(std::span<const std::uint8_t> request,
+                                                                          bool dump) {
+  if (Status st = Open(); !st) return st.error();
+  nlmsghdr req;
+  if (request.size() < sizeof(req)) return Error{"RDMA netlink request shorter than a header", EINVAL};
+  std::memcpy(&req, request.data(), sizeof(req));
+  if (mnl_socket_sendto(nl_, request.data(), request.size()) < 0) {
+    int err = errno;
+    Close();
+    return Error::FromErrno("send RDMA netlink request", err);
+  }
+  std::vector<std::vector<std::uint8_t>> out;
+  std::vector<std::uint8_t> buf(32768);
+  // Bounded: a dump of a few hundred devices fits in a handful of datagrams, and a reply to an
+  // earlier request that timed out may still be queued (skipped by its sequence number).
+  for (int datagrams = 0; datagrams < 1024; ++datagrams) {
+    ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
+    if (n < 0) {
+      int err = errno;
+      Close();
+      return Error::FromErrno("receive RDMA netlink answer", err);
+    }
+    nlmsghdr got;
+    if (static_cast<std::size_t>(n) < sizeof(got)) continue;
+    std::memcpy(&got, buf.data(), sizeof(got));
+    if (got.nlmsg_seq != req.nlmsg_seq) continue;
+    out.emplace_back(buf.begin(), buf.begin() + n);
+    if (!dump) return out;
+    // A dump ends with NLMSG_DONE (or an error) as the last message of a datagram.
+    auto messages = SplitNlMessages(out.back(), kProtocol);
+    if (!messages) return messages.error();
+    if (!messages->empty() && (messages->back().header.nlmsg_type == NLMSG_DONE ||
+                               messages->back().header.nlmsg_type == NLMSG_ERROR)) {
+      return out;
+    }
+  }
+  Close();
+  return Error{"RDMA netlink: no end of the answer after 1024 datagrams", EPROTO};
+}
+
+// ---------------------------------------------------------------------------------------------
+RdmaNetlinkStats::RdmaNetlinkStats(std::unique_ptr<RdmaNetlinkTransport> transport)
+    : transport_(std::move(transport)) {}
+
+Status RdmaNetlinkStats::RefreshIndexes() {
+  if (++seq_ == 0) ++seq_;
+  auto answer = transport_->Exchange(BuildNldevGetDumpRequest(seq_), /*dump=*/true);
+  if (!answer) return answer.error();
+  std::vector<NldevDevice> devices;
+  for (const auto& datagram : *answer) {
+    auto done = ParseNldevGetDump(datagram, devices);
+    if (!done) return done.error();
+  }
+  index_of_.clear();
+  for (const NldevDevice& d : devices) index_of_[d.name] = d.index;
+  return Status::Ok();
+}
+
+Result<std::vector<NldevHwCounter>> RdmaNetlinkStats::PortCounters(const std::string& device, std::uint32_t port) {
+  const std::string what = device + "/" + std::to_string(port) + ": ";
+  // Two rounds: the cached index may be stale (the device was re-created, or renamed): the kernel
+  // then answers EINVAL or with another name, and the indexes are listed again.
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1 || !index_of_.count(device)) {
+      if (Status st = RefreshIndexes(); !st) return Error{what + st.error().message, st.error().errno_value};
+    }
+    auto it = index_of_.find(device);
+    if (it == index_of_.end()) return Error{what + "not an RDMA device the kernel lists over netlink", ENODEV};
+    if (++seq_ == 0) ++seq_;
+    auto answer = transport_->Exchange(BuildNldevStatGetRequest(it->second, port, seq_), /*dump=*/false);
+    if (!answer) return Error{what + answer.error().message, answer.error().errno_value};
+    if (answer->empty()) return Error{what + "no answer", EPROTO};
+    auto stats = ParseNldevStatReply(answer->front(), seq_);
+    if (!stats) {
+      if (stats.error().errno_value == EINVAL && round == 0) continue;
+      return Error{what + stats.error().message, stats.error().errno_value};
+    }
+    if (stats->dev_name != device || stats->port != port) {
+      if (round == 0) continue;
+      return Error{what + "the kernel answered for " + stats->dev_name + "/" + std::to_string(stats->port), EPROTO};
+    }
+    return std::move(stats->counters);
+  }
+  return Error{what + "no consistent answer", EPROTO};
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,304 @@
+#include "collectors/rdma_nl_stats.h"
+
+#include <gtest/gtest.h>
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectors/rdma_devices.h"
+#include "common/netlink_parse.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+constexpr std::uint16_t kGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
+constexpr std::uint16_t kStatGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET);
+
+// Builds kernel-style answers with libmnl, message by message, into one datagram.
+class Datagram {
+ public:
+  nlmsghdr* Add(std::uint16_t type, std::uint32_t seq) {
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + 4096);
+    nlmsghdr* nlh = mnl_nlmsg_put_header(bytes_.data() + at);
+    nlh->nlmsg_type = type;
+    nlh->nlmsg_seq = seq;
+    last_ = at;
+    return nlh;
+  }
+  void Close(nlmsghdr* nlh) { bytes_.resize(last_ + NLMSG_ALIGN(nlh->nlmsg_len)); }
+  void Error(std::uint32_t seq, int err) {
+    nlmsghdr* nlh = Add(NLMSG_ERROR, seq);
+    auto* e = static_cast<nlmsgerr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(nlmsgerr)));
+    e->error = -err;
+    Close(nlh);
+  }
+  void Done(std::uint32_t seq) {
+    nlmsghdr* nlh = Add(NLMSG_DONE, seq);
+    mnl_nlmsg_put_extra_header(nlh, sizeof(int));
+    Close(nlh);
+  }
+  const std::vector<std::uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+  std::size_t last_ = 0;
+};
+
+void PutStatReply(Datagram& d, std::uint32_t seq, std::uint32_t index, const std::string& name, std::uint32_t port,
+                  const std::vector<NldevHwCounter>& counters) {
+  nlmsghdr* nlh = d.Add(kStatGet, seq);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
+  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, port);
+  nlattr* table = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+  for (const NldevHwCounter& c : counters) {
+    nlattr* entry = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+    mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, c.name.c_str());
+    mnl_attr_put_u64(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, c.value);
+    mnl_attr_nest_end(nlh, entry);
+  }
+  mnl_attr_nest_end(nlh, table);
+  d.Close(nlh);
+}
+
+// The kernel's side: a device table (name -> index) and each port's counters, answering the two
+// requests the way rdma_nl does (an unknown index is EINVAL).
+class FakeKernel : public RdmaNetlinkTransport {
+ public:
+  std::map<std::string, std::uint32_t> index_of;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<NldevHwCounter>> counters;
+  int dumps = 0, stat_gets = 0;
+  int fail_with = 0;  // non-zero: every request answers this errno
+
+  Result<std::vector<std::vector<std::uint8_t>>> Exchange(std::span<const std::uint8_t> request, bool dump) override {
+    auto messages = SplitNlMessages(request, "test");
+    EXPECT_TRUE(messages.ok());
+    if (!messages.ok() || messages->size() != 1) return Error{"bad request", EINVAL};
+    const nlmsghdr& h = messages->front().header;
+    Datagram d;
+    if (fail_with != 0) {
+      d.Error(h.nlmsg_seq, fail_with);
+      return std::vector<std::vector<std::uint8_t>>{d.bytes()};
+    }
+    if (h.nlmsg_type == kGet) {
+      EXPECT_TRUE(dump);
+      EXPECT_TRUE(h.nlmsg_flags & NLM_F_DUMP);
+      ++dumps;
+      std::vector<std::vector<std::uint8_t>> out;
+      for (const auto& [name, index] : index_of) {  // one device per datagram, then DONE
+        Datagram one;
+        nlmsghdr* nlh = one.Add(kGet, h.nlmsg_seq);
+        mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
+        mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
+        one.Close(nlh);
+        out.push_back(one.bytes());
+      }
+      d.Done(h.nlmsg_seq);
+      out.push_back(d.bytes());
+      return out;
+    }
+    EXPECT_EQ(h.nlmsg_type, kStatGet);
+    EXPECT_FALSE(dump);
+    ++stat_gets;
+    auto attrs = SplitNlAttrs(messages->front().body, "test", "request");
+    std::uint32_t index = 0, port = 0;
+    for (const NlAttr& a : *attrs) {
+      if (a.type == RDMA_NLDEV_ATTR_DEV_INDEX) std::memcpy(&index, a.payload.data(), 4);
+      if (a.type == RDMA_NLDEV_ATTR_PORT_INDEX) std::memcpy(&port, a.payload.data(), 4);
+    }
+    std::string name;
+    for (const auto& [n, i] : index_of) {
+      if (i == index) name = n;
+    }
+    auto it = counters.find({index, port});
+    if (name.empty() || it == counters.end()) {
+      d.Error(h.nlmsg_seq, EINVAL);
+    } else {
+      PutStatReply(d, h.nlmsg_seq, index, name, port, it->second);
+    }
+    return std::vector<std::vector<std::uint8_t>>{d.bytes()};
+  }
+};
+
+TEST(RdmaNlStatsTest, RequestsCarryTheCommandAndThePort) {
+  auto req = BuildNldevStatGetRequest(7, 2, 42);
+  auto messages = SplitNlMessages(req, "test");
+  ASSERT_TRUE(messages.ok());
+  ASSERT_EQ(messages->size(), 1u);
+  EXPECT_EQ(messages->front().header.nlmsg_type, kStatGet);
+  EXPECT_EQ(messages->front().header.nlmsg_seq, 42u);
+  EXPECT_EQ(messages->front().header.nlmsg_flags, NLM_F_REQUEST);
+  auto attrs = SplitNlAttrs(messages->front().body, "test", "request");
+  ASSERT_TRUE(attrs.ok());
+  std::map<std::uint16_t, std::uint32_t> got;
+  for (const NlAttr& a : *attrs) {
+    std::uint32_t v;
+    std::memcpy(&v, a.payload.data(), 4);
+    got[a.type] = v;
+  }
+  EXPECT_EQ(got, (std::map<std::uint16_t, std::uint32_t>{{RDMA_NLDEV_ATTR_DEV_INDEX, 7}, {RDMA_NLDEV_ATTR_PORT_INDEX, 2}}));
+
+  auto dump = SplitNlMessages(BuildNldevGetDumpRequest(5), "test");
+  ASSERT_TRUE(dump.ok());
+  EXPECT_EQ(dump->front().header.nlmsg_type, kGet);
+  EXPECT_EQ(dump->front().header.nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
+}
+
+TEST(RdmaNlStatsTest, ParsesAStatReply) {
+  Datagram d;
+  PutStatReply(d, 9, 3, "rxe0", 1, {{"sent_pkts", 800}, {"rcvd_pkts", 1ULL << 40}});
+  auto stats = ParseNldevStatReply(d.bytes(), 9);
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_EQ(stats->dev_index, 3u);
+  EXPECT_EQ(stats->dev_name, "rxe0");
+  EXPECT_EQ(stats->port, 1u);
+  ASSERT_EQ(stats->counters.size(), 2u);
+  EXPECT_EQ(stats->counters[0].name, "sent_pkts");
+  EXPECT_EQ(stats->counters[0].value, 800u);
+  EXPECT_EQ(stats->counters[1].value, 1ULL << 40);
+
+  auto wrong_seq = ParseNldevStatReply(d.bytes(), 10);
+  ASSERT_FALSE(wrong_seq.ok());
+  EXPECT_NE(wrong_seq.error().message.find("sequence 9, expected 10"), std::string::npos);
+}
+
+TEST(RdmaNlStatsTest, KernelErrorsAndMalformedRepliesAreErrors) {
+  Datagram err;
+  err.Error(4, EINVAL);
+  auto e = ParseNldevStatReply(err.bytes(), 4);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().errno_value, EINVAL);
+  EXPECT_NE(e.error().message.find("RDMA_NLDEV_CMD_STAT_GET"), std::string::npos);
+
+  Datagram ack;
+  ack.Error(4, 0);
+  EXPECT_EQ(ParseNldevStatReply(ack.bytes(), 4).error().errno_value, EBADMSG);
+
+  Datagram good;
+  PutStatReply(good, 1, 1, "mlx5_0", 1, {{"out_of_buffer", 5}});
+  // Every truncation of a good reply is refused (and, under ASan, never read past).
+  nlmsghdr h;
+  std::memcpy(&h, good.bytes().data(), sizeof h);
+  for (std::size_t n = 0; n < h.nlmsg_len; ++n) {
+    std::vector<std::uint8_t> cut(good.bytes().begin(), good.bytes().begin() + static_cast<std::ptrdiff_t>(n));
+    auto r = ParseNldevStatReply(cut);
+    ASSERT_FALSE(r.ok()) << "cut at " << n;
+    EXPECT_EQ(r.error().errno_value, EBADMSG);
+  }
+
+  // An entry with a name and no value.
+  Datagram no_value;
+  nlmsghdr* nlh = no_value.Add(kStatGet, 1);
+  nlattr* table = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+  nlattr* entry = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "x");
+  mnl_attr_nest_end(nlh, entry);
+  mnl_attr_nest_end(nlh, table);
+  no_value.Close(nlh);
+  auto nv = ParseNldevStatReply(no_value.bytes());
+  ASSERT_FALSE(nv.ok());
+  EXPECT_EQ(nv.error().errno_value, EBADMSG);
+  EXPECT_NE(nv.error().message.find("RDMA netlink reply malformed"), std::string::npos);
+}
+
+TEST(RdmaNlStatsTest, DeviceIndexesAreListedOnceAndAgainWhenStale) {
+  auto kernel = std::make_unique<FakeKernel>();
+  FakeKernel& k = *kernel;
+  k.index_of = {{"mlx5_0", 1}, {"mlx5_1", 2}};
+  k.counters[{1, 1}] = {{"out_of_buffer", 10}};
+  k.counters[{2, 1}] = {{"out_of_buffer", 20}};
+  RdmaNetlinkStats stats(std::move(kernel));
+
+  auto a = stats.PortCounters("mlx5_1", 1);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->at(0).value, 20u);
+  ASSERT_TRUE(stats.PortCounters("mlx5_0", 1).ok());
+  EXPECT_EQ(k.dumps, 1);  // the index table is kept
+  EXPECT_EQ(k.stat_gets, 2);
+
+  // mlx5_1 re-created under a new index (driver reload): the stale index is refused, the table is
+  // listed again and the request repeated.
+  k.index_of["mlx5_1"] = 7;
+  k.counters[{7, 1}] = {{"out_of_buffer", 70}};
+  k.counters.erase({2, 1});
+  auto b = stats.PortCounters("mlx5_1", 1);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->at(0).value, 70u);
+  EXPECT_EQ(k.dumps, 2);
+
+  auto gone = stats.PortCounters("mlx5_9", 1);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().errno_value, ENODEV);
+  EXPECT_NE(gone.error().message.find("mlx5_9/1: "), std::string::npos);
+
+  auto no_port = stats.PortCounters("mlx5_0", 2);  // EINVAL twice: the error names the port
+  ASSERT_FALSE(no_port.ok());
+  EXPECT_EQ(no_port.error().errno_value, EINVAL);
+  EXPECT_NE(no_port.error().message.find("mlx5_0/2: "), std::string::npos);
+}
+
+// ---- the devices collector with an injected kernel --------------------------------------------
+TEST(RdmaNlStatsTest, DevicesCollectorTakesHwCountersFromNetlinkAndFallsBackToFiles) {
+  auto kernel = std::make_unique<FakeKernel>();
+  FakeKernel& k = *kernel;
+  k.index_of = {{"mlx5_0", 1}, {"mlx5_1", 2}};
+  // Different values from the fixture's files, a counter only netlink has (optional counters), and
+  // no lifespan (a setting, not a counter): that one must still come from its file.
+  k.counters[{1, 1}] = {{"out_of_buffer", 1111}, {"np_cnp_sent", 2222}, {"optional_only", 5}};
+  k.counters[{2, 1}] = {{"out_of_buffer", 3333}};
+  RdmaDevicesCollector c(std::make_unique<RdmaNetlinkStats>(std::move(kernel)));
+  NodeFs fs(testing::ProjectFixture("sysfs/mlx5-roce/sys"), "/nonexistent-proc");
+  Config config;
+  CollectContext ctx{fs, config};
+  auto collect = [&](CollectorOutcome& outcome) {
+    Snapshot snapshot;
+    EXPECT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+    return *snapshot.Get<RdmaDevicesFacts>();
+  };
+  auto file_value = [&](const std::string& device, const std::string& counter) {
+    auto text = NodeFs::ReadFile(fs.Sys("class/infiniband/" + device + "/ports/1/hw_counters/" + counter));
+    EXPECT_TRUE(text.ok());
+    return std::stoull(text.ok() ? *text : "0");
+  };
+  CollectorOutcome o1;
+  RdmaDevicesFacts f1 = collect(o1);
+  EXPECT_TRUE(o1.errors.empty());
+  const CounterValues& hw = f1.devices.at(0).ports.at(0).hw_counters;
+  EXPECT_EQ(hw.at("out_of_buffer"), 1111u);
+  EXPECT_EQ(hw.at("np_cnp_sent"), 2222u);
+  EXPECT_EQ(hw.at("lifespan"), file_value("mlx5_0", "lifespan"));  // not in the answer: its file
+  EXPECT_EQ(hw.at("rx_write_requests"), file_value("mlx5_0", "rx_write_requests"));
+  EXPECT_EQ(hw.slot_count(), hw.size());         // every listed counter has a value
+  EXPECT_FALSE(hw.contains("optional_only"));    // the files name the counters
+  EXPECT_EQ(f1.devices.at(1).ports.at(0).hw_counters.at("out_of_buffer"), 3333u);
+  const int gets = k.stat_gets;
+  EXPECT_EQ(gets, 2);  // one request per port
+
+  // The kernel starts refusing: that port's counters come from the files, the switch is reported
+  // once, and netlink is not asked again for it.
+  k.fail_with = EOPNOTSUPP;
+  CollectorOutcome o2;
+  RdmaDevicesFacts f2 = collect(o2);
+  EXPECT_EQ(f2.devices.at(0).ports.at(0).hw_counters.at("np_cnp_sent"), file_value("mlx5_0", "np_cnp_sent"));
+  ASSERT_EQ(o2.errors.size(), 2u);
+  EXPECT_NE(o2.errors[0].find("hw_counters over RDMA netlink: mlx5_0/1: "), std::string::npos) << o2.errors[0];
+  EXPECT_NE(o2.errors[0].find("reading the files for this port from now on"), std::string::npos);
+  const int after_failure = k.stat_gets;
+  CollectorOutcome o3;
+  RdmaDevicesFacts f3 = collect(o3);
+  EXPECT_TRUE(o3.errors.empty());
+  EXPECT_EQ(k.stat_gets, after_failure);
+  EXPECT_EQ(f3.devices.at(1).ports.at(0).hw_counters.at("out_of_buffer"), file_value("mlx5_1", "out_of_buffer"));
+}
+
+}  // namespace
+}  // namespace rdmahd
