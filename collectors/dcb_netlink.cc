@@ -1,13 +1,13 @@
 #include "collectors/dcb_netlink.h"
 
 #include "common/netlink_parse.h"
+#include "common/netlink_socket.h"
 
 #include <libmnl/libmnl.h>
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <cerrno>
 #include <cstring>
@@ -172,20 +172,9 @@ void MnlDcbTransport::Close() {
 
 Status MnlDcbTransport::Open() {
   if (nl_ != nullptr) return Status::Ok();
-  mnl_socket* nl = mnl_socket_open(NETLINK_ROUTE);
-  if (nl == nullptr) return Error::FromErrno("open NETLINK_ROUTE socket", errno);
-  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    int err = errno;
-    mnl_socket_close(nl);
-    return Error::FromErrno("bind NETLINK_ROUTE socket", err);
-  }
-  timeval timeout{1, 0};
-  if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
-    int err = errno;
-    mnl_socket_close(nl);
-    return Error::FromErrno("set netlink receive timeout", err);
-  }
-  nl_ = nl;
+  auto nl = OpenNetlinkSocket(NETLINK_ROUTE, "NETLINK_ROUTE");
+  if (!nl) return nl.error();
+  nl_ = *nl;
   return Status::Ok();
 }
 

@@ -4,13 +4,13 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string_view>
 
 #include "common/netlink_parse.h"
+#include "common/netlink_socket.h"
 
 namespace rdmahd {
 namespace {
@@ -185,20 +185,9 @@ void MnlRdmaTransport::Close() {
 
 Status MnlRdmaTransport::Open() {
   if (nl_ != nullptr) return Status::Ok();
-  mnl_socket* nl = mnl_socket_open(NETLINK_RDMA);
-  if (nl == nullptr) return Error::FromErrno("open NETLINK_RDMA socket", errno);
-  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    int err = errno;
-    mnl_socket_close(nl);
-    return Error::FromErrno("bind NETLINK_RDMA socket", err);
-  }
-  timeval timeout{1, 0};
-  if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
-    int err = errno;
-    mnl_socket_close(nl);
-    return Error::FromErrno("set netlink receive timeout", err);
-  }
-  nl_ = nl;
+  auto nl = OpenNetlinkSocket(NETLINK_RDMA, "NETLINK_RDMA");
+  if (!nl) return nl.error();
+  nl_ = *nl;
   return Status::Ok();
 }
 
