@@ -316,7 +316,8 @@ CounterDir DiscoverCounterFiles(const std::string& dir, std::vector<std::string>
     return out;
   }
   out.files.reserve(names->size());
-  for (const std::string& n : *names) out.files.emplace_back(dir + "/" + n);
+  auto shared_dir = std::make_shared<const std::string>(dir);
+  for (const std::string& n : *names) out.files.emplace_back(shared_dir, n);
   out.names = std::make_shared<const CounterValues::Names>(std::move(*names));
   return out;
 }

@@ -149,12 +149,16 @@ void HeldFiles::Clear() {
   fds_.clear();
 }
 
-HeldFile::HeldFile(HeldFile&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) { other.fd_ = -1; }
+HeldFile::HeldFile(HeldFile&& other) noexcept
+    : dir_(std::move(other.dir_)), name_(std::move(other.name_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
 
 HeldFile& HeldFile::operator=(HeldFile&& other) noexcept {
   if (this != &other) {
     Close();
-    path_ = std::move(other.path_);
+    dir_ = std::move(other.dir_);
+    name_ = std::move(other.name_);
     fd_ = other.fd_;
     other.fd_ = -1;
   }
@@ -168,14 +172,15 @@ void HeldFile::Close() {
 
 Result<std::string_view> HeldFile::Read(std::string& buf) {
   if (fd_ < 0) {
-    fd_ = OpenForPolling(path_.c_str());
-    if (fd_ < 0) return Error::FromErrno("open " + path_, errno);
+    const std::string p = path();
+    fd_ = OpenForPolling(p.c_str());
+    if (fd_ < 0) return Error::FromErrno("open " + p, errno);
   }
   std::size_t used = 0;
   Status st = PreadAll(fd_, buf, used, /*stop_on_short_read=*/true);
   if (!st.ok()) {
     Close();
-    return Error{"read " + path_ + st.error().message.substr(4), st.error().errno_value};
+    return Error{"read " + path() + st.error().message.substr(4), st.error().errno_value};
   }
   return std::string_view(buf.data(), used);
 }

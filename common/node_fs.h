@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,7 +81,10 @@ class HeldFiles {
 // closes it so the next Read reopens. Move-only; closes on destruction. Not thread-safe.
 class HeldFile {
  public:
-  explicit HeldFile(std::string path) : path_(std::move(path)) {}
+  explicit HeldFile(std::string path) : name_(std::move(path)) {}
+  // The file `name` in the folder `dir`, which many HeldFiles share (a device has thousands of
+  // held files in a few folders: one copy of each folder's path, not one per file).
+  HeldFile(std::shared_ptr<const std::string> dir, std::string name) : dir_(std::move(dir)), name_(std::move(name)) {}
   ~HeldFile() { Close(); }
   HeldFile(HeldFile&& other) noexcept;
   HeldFile& operator=(HeldFile&& other) noexcept;
@@ -90,12 +94,13 @@ class HeldFile {
   // Current content, in `buf` (grown as needed, reused across calls); the view is valid until
   // `buf` changes. Errors name the path and carry errno (ENODEV once the kernel object is gone).
   Result<std::string_view> Read(std::string& buf);
-  const std::string& path() const { return path_; }
+  std::string path() const { return dir_ ? *dir_ + "/" + name_ : name_; }
   bool is_open() const { return fd_ >= 0; }
   void Close();
 
  private:
-  std::string path_;
+  std::shared_ptr<const std::string> dir_;  // null: name_ is the whole path
+  std::string name_;
   int fd_ = -1;
 };
 

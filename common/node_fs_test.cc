@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <memory>
+
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -135,6 +137,25 @@ TEST(HeldFileTest, PollingDoesNotTouchTheFilesAccessTime) {
   ASSERT_EQ(::stat(path.c_str(), &after), 0);
   if (::geteuid() != 0 && before.st_uid != ::geteuid()) GTEST_SKIP() << "O_NOATIME needs ownership";
   EXPECT_EQ(after.st_atim.tv_sec, before.st_atim.tv_sec);
+}
+
+TEST(HeldFileTest, FilesOfASharedFolderNameTheirWholePath) {
+  TempDir dir;
+  dir.Write("hw_counters/out_of_buffer", "7\n");
+  auto folder = std::make_shared<const std::string>(dir.path() + "/hw_counters");
+  HeldFile present(folder, "out_of_buffer");
+  HeldFile missing(folder, "nope");
+  EXPECT_EQ(present.path(), dir.path() + "/hw_counters/out_of_buffer");
+  std::string buf;
+  auto v = present.Read(buf);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, "7\n");
+  auto err = missing.Read(buf);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().message.rfind("open " + dir.path() + "/hw_counters/nope", 0), 0u) << err.error().message;
+  HeldFile moved = std::move(present);
+  EXPECT_EQ(moved.path(), dir.path() + "/hw_counters/out_of_buffer");
+  EXPECT_TRUE(moved.is_open());
 }
 
 }  // namespace
