@@ -163,51 +163,13 @@ Result<DcbState> ParseDcbIeeeReply(std::span<const std::uint8_t> reply, std::uin
 }
 
 // ---------------------------------------------------------------------------------------------
-MnlDcbTransport::~MnlDcbTransport() { Close(); }
-
-void MnlDcbTransport::Close() {
-  if (nl_ != nullptr) mnl_socket_close(nl_);
-  nl_ = nullptr;
-}
-
-Status MnlDcbTransport::Open() {
-  if (nl_ != nullptr) return Status::Ok();
-  auto nl = OpenNetlinkSocket(NETLINK_ROUTE, "NETLINK_ROUTE");
-  if (!nl) return nl.error();
-  nl_ = *nl;
-  return Status::Ok();
-}
+MnlDcbTransport::MnlDcbTransport() : socket_(NETLINK_ROUTE, "RTM_GETDCB") {}
 
 Result<std::vector<std::uint8_t>> MnlDcbTransport::Exchange(std::span<const std::uint8_t> request) {
-  if (Status st = Open(); !st) return st.error();
-  nlmsghdr req;
-  if (request.size() < sizeof(req)) return Error{"DCB netlink request shorter than a header", EINVAL};
-  std::memcpy(&req, request.data(), sizeof(req));
-
-  if (mnl_socket_sendto(nl_, request.data(), request.size()) < 0) {
-    int err = errno;
-    Close();
-    return Error::FromErrno("send RTM_GETDCB", err);
-  }
-  std::vector<std::uint8_t> buf(32768);  // MNL_SOCKET_DUMP_SIZE in newer libmnl
-  // A reply to an earlier request that timed out may still be queued: skip it (bounded).
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
-    if (n < 0) {
-      int err = errno;
-      Close();
-      return Error::FromErrno("receive RTM_GETDCB answer", err);
-    }
-    nlmsghdr got;
-    if (static_cast<std::size_t>(n) >= sizeof(got)) {
-      std::memcpy(&got, buf.data(), sizeof(got));
-      if (got.nlmsg_seq != req.nlmsg_seq) continue;
-    }
-    buf.resize(static_cast<std::size_t>(n));
-    return buf;
-  }
-  Close();
-  return Error{"RTM_GETDCB: no answer with the request's sequence number", EPROTO};
+  // A few stale answers (to requests that timed out) at most are skipped.
+  auto answer = socket_.Exchange(request, /*dump=*/false, /*max_datagrams=*/8);
+  if (!answer) return answer.error();
+  return std::move(answer->front());
 }
 
 DcbNetlinkReader::DcbNetlinkReader(std::unique_ptr<DcbNetlinkTransport> transport)

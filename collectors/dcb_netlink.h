@@ -18,9 +18,8 @@
 #include <vector>
 
 #include "collectors/dcb_state.h"
+#include "common/netlink_socket.h"
 #include "common/result.h"
-
-struct mnl_socket;
 
 namespace rdmahd {
 
@@ -42,21 +41,14 @@ class DcbNetlinkTransport {
   virtual Result<std::vector<std::uint8_t>> Exchange(std::span<const std::uint8_t> request) = 0;
 };
 
-// NETLINK_ROUTE socket through libmnl; opened on first use, kept open, 1 s receive timeout so a
-// scrape never hangs on the kernel.
+// NETLINK_ROUTE through a NetlinkSocket (common/netlink_socket.h).
 class MnlDcbTransport : public DcbNetlinkTransport {
  public:
-  MnlDcbTransport() = default;
-  ~MnlDcbTransport() override;
-  MnlDcbTransport(const MnlDcbTransport&) = delete;
-  MnlDcbTransport& operator=(const MnlDcbTransport&) = delete;
-
+  MnlDcbTransport();
   Result<std::vector<std::uint8_t>> Exchange(std::span<const std::uint8_t> request) override;
 
  private:
-  Status Open();
-  void Close();
-  mnl_socket* nl_ = nullptr;
+  NetlinkSocket socket_;
 };
 
 class DcbNetlinkReader {

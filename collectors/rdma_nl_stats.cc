@@ -3,7 +3,6 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
-#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -176,59 +175,12 @@ Result<NldevPortStats> ParseNldevStatReply(std::span<const std::uint8_t> datagra
 }
 
 // ---------------------------------------------------------------------------------------------
-MnlRdmaTransport::~MnlRdmaTransport() { Close(); }
-
-void MnlRdmaTransport::Close() {
-  if (nl_ != nullptr) mnl_socket_close(nl_);
-  nl_ = nullptr;
-}
-
-Status MnlRdmaTransport::Open() {
-  if (nl_ != nullptr) return Status::Ok();
-  auto nl = OpenNetlinkSocket(NETLINK_RDMA, "NETLINK_RDMA");
-  if (!nl) return nl.error();
-  nl_ = *nl;
-  return Status::Ok();
-}
+MnlRdmaTransport::MnlRdmaTransport() : socket_(NETLINK_RDMA, "RDMA netlink request") {}
 
 Result<std::vector<std::vector<std::uint8_t>>> MnlRdmaTransport::Exchange(std::span<const std::uint8_t> request,
                                                                           bool dump) {
-  if (Status st = Open(); !st) return st.error();
-  nlmsghdr req;
-  if (request.size() < sizeof(req)) return Error{"RDMA netlink request shorter than a header", EINVAL};
-  std::memcpy(&req, request.data(), sizeof(req));
-  if (mnl_socket_sendto(nl_, request.data(), request.size()) < 0) {
-    int err = errno;
-    Close();
-    return Error::FromErrno("send RDMA netlink request", err);
-  }
-  std::vector<std::vector<std::uint8_t>> out;
-  std::vector<std::uint8_t> buf(32768);
-  // Bounded: a dump of a few hundred devices fits in a handful of datagrams, and a reply to an
-  // earlier request that timed out may still be queued (skipped by its sequence number).
-  for (int datagrams = 0; datagrams < 1024; ++datagrams) {
-    ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
-    if (n < 0) {
-      int err = errno;
-      Close();
-      return Error::FromErrno("receive RDMA netlink answer", err);
-    }
-    nlmsghdr got;
-    if (static_cast<std::size_t>(n) < sizeof(got)) continue;
-    std::memcpy(&got, buf.data(), sizeof(got));
-    if (got.nlmsg_seq != req.nlmsg_seq) continue;
-    out.emplace_back(buf.begin(), buf.begin() + n);
-    if (!dump) return out;
-    // A dump ends with NLMSG_DONE (or an error) as the last message of a datagram.
-    auto messages = SplitNlMessages(out.back(), kProtocol);
-    if (!messages) return messages.error();
-    if (!messages->empty() && (messages->back().header.nlmsg_type == NLMSG_DONE ||
-                               messages->back().header.nlmsg_type == NLMSG_ERROR)) {
-      return out;
-    }
-  }
-  Close();
-  return Error{"RDMA netlink: no end of the answer after 1024 datagrams", EPROTO};
+  // A dump of a few hundred devices fits in a handful of datagrams.
+  return socket_.Exchange(request, dump, /*max_datagrams=*/1024);
 }
 
 // ---------------------------------------------------------------------------------------------

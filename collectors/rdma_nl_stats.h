@@ -16,9 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/netlink_socket.h"
 #include "common/result.h"
-
-struct mnl_socket;
 
 namespace rdmahd {
 
@@ -59,22 +58,15 @@ class RdmaNetlinkTransport {
                                                                   bool dump) = 0;
 };
 
-// NETLINK_RDMA socket through libmnl; opened on first use, kept open, 1 s receive timeout so a
-// scrape never hangs on the kernel. A kernel without RDMA netlink fails to open it
-// (EPROTONOSUPPORT).
+// NETLINK_RDMA through a NetlinkSocket (common/netlink_socket.h). A kernel without RDMA netlink
+// fails to open it (EPROTONOSUPPORT).
 class MnlRdmaTransport : public RdmaNetlinkTransport {
  public:
-  MnlRdmaTransport() = default;
-  ~MnlRdmaTransport() override;
-  MnlRdmaTransport(const MnlRdmaTransport&) = delete;
-  MnlRdmaTransport& operator=(const MnlRdmaTransport&) = delete;
-
+  MnlRdmaTransport();
   Result<std::vector<std::vector<std::uint8_t>>> Exchange(std::span<const std::uint8_t> request, bool dump) override;
 
  private:
-  Status Open();
-  void Close();
-  mnl_socket* nl_ = nullptr;
+  NetlinkSocket socket_;
 };
 
 // Hw counters of a port by device name. Not thread-safe (one per collector).
