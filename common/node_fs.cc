@@ -114,39 +114,15 @@ bool NodeFs::IsDir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-HeldFiles::~HeldFiles() { Clear(); }
-
 Result<std::string_view> HeldFiles::Read(const std::string& path) {
-  auto it = fds_.find(path);
-  if (it == fds_.end()) {
-    int fd = OpenForPolling(path.c_str());
-    if (fd < 0) return Error::FromErrno("open " + path, errno);
-    it = fds_.emplace(path, fd).first;
-  }
-  std::size_t used = 0;
-  Status st = PreadAll(it->second, buf_, used, /*stop_on_short_read=*/true);
-  if (!st.ok()) {
-    ::close(it->second);
-    fds_.erase(it);
-    return Error{"read " + path + st.error().message.substr(4), st.error().errno_value};
-  }
-  return std::string_view(buf_.data(), used);
+  auto it = files_.try_emplace(path, path).first;
+  Result<std::string_view> r = it->second.Read(buf_);
+  if (!r.ok()) files_.erase(it);  // a later call opens it afresh
+  return r;
 }
 
 void HeldFiles::ForgetPrefix(std::string_view prefix) {
-  for (auto it = fds_.begin(); it != fds_.end();) {
-    if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
-      ::close(it->second);
-      it = fds_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-void HeldFiles::Clear() {
-  for (auto& [path, fd] : fds_) ::close(fd);
-  fds_.clear();
+  std::erase_if(files_, [&](const auto& kv) { return std::string_view(kv.first).substr(0, prefix.size()) == prefix; });
 }
 
 HeldFile::HeldFile(HeldFile&& other) noexcept

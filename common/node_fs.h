@@ -51,34 +51,11 @@ class NodeFs {
   std::string dcb_;
 };
 
-// A set of attribute files held open for re-reading. Not thread-safe: one collector owns one
-// HeldFiles, and collections are serialized by the CollectionEngine.
-class HeldFiles {
- public:
-  HeldFiles() = default;
-  ~HeldFiles();
-  HeldFiles(const HeldFiles&) = delete;
-  HeldFiles& operator=(const HeldFiles&) = delete;
-
-  // Current content of `path` (opened on first use, then pread at offset 0). The returned view is
-  // valid until the next call on this object. A failed read closes and forgets the descriptor, so a
-  // later call reopens it.
-  Result<std::string_view> Read(const std::string& path);
-
-  // Close every descriptor whose path starts with `prefix` (a device went away).
-  void ForgetPrefix(std::string_view prefix);
-  void Clear();
-  std::size_t size() const { return fds_.size(); }
-
- private:
-  std::unordered_map<std::string, int> fds_;
-  std::string buf_;
-};
-
-// One attribute file held open for re-reading: HeldFiles without the path lookup, for collectors
-// that cache a per-file layout (the lookup of a ~70-byte path key costs as much as the pread's
-// user-side work on 2,000+ files). Opened on first Read, then pread at offset 0; a failed read
-// closes it so the next Read reopens. Move-only; closes on destruction. Not thread-safe.
+// One attribute file held open for re-reading. Collectors that cache a per-file layout hold these
+// directly: HeldFiles finds them by path, and the lookup of a ~70-byte path key costs as much as
+// the pread's user-side work on 2,000+ files. Opened on first Read, then pread at offset 0; a
+// failed read closes it so the next Read reopens. Move-only; closes on destruction. Not
+// thread-safe.
 class HeldFile {
  public:
   explicit HeldFile(std::string path) : name_(std::move(path)) {}
@@ -102,6 +79,29 @@ class HeldFile {
   std::shared_ptr<const std::string> dir_;  // null: name_ is the whole path
   std::string name_;
   int fd_ = -1;
+};
+
+// A set of attribute files held open for re-reading. Not thread-safe: one collector owns one
+// HeldFiles, and collections are serialized by the CollectionEngine.
+class HeldFiles {
+ public:
+  HeldFiles() = default;
+  HeldFiles(const HeldFiles&) = delete;
+  HeldFiles& operator=(const HeldFiles&) = delete;
+
+  // Current content of `path` (opened on first use, then pread at offset 0). The returned view is
+  // valid until the next call on this object. A failed read closes and forgets the descriptor, so a
+  // later call reopens it.
+  Result<std::string_view> Read(const std::string& path);
+
+  // Close every descriptor whose path starts with `prefix` (a device went away).
+  void ForgetPrefix(std::string_view prefix);
+  void Clear() { files_.clear(); }
+  std::size_t size() const { return files_.size(); }
+
+ private:
+  std::unordered_map<std::string, HeldFile> files_;  // by path; only open ones are kept
+  std::string buf_;
 };
 
 // Raise RLIMIT_NOFILE's soft limit to the hard limit (held descriptors need more than 1024 on big
