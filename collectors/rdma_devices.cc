@@ -262,18 +262,7 @@ class DeviceReader {
   void ReadCounters(CounterDir& dir, CounterValues& out) {
     if (dir.files.empty()) return;
     out = CounterValues(dir.names);
-    for (std::size_t i = 0; i < dir.files.size(); ++i) {
-      HeldFile& f = dir.files[i];
-      std::optional<std::string_view> text = Read(f);
-      if (!text) continue;
-      if (IsNotAvailableValue(*text)) continue;  // "N/A (no PMA)": absent, not an error
-      std::optional<std::uint64_t> v = ParseU64(*text);
-      if (!v) {
-        Unparseable(f.path(), *text);
-        continue;
-      }
-      out.Set(i, *v);
-    }
+    for (std::size_t i = 0; i < dir.files.size(); ++i) ReadCounterFile(dir, i, out);
   }
 
   // hw counters from an RDMA netlink answer, for the names `dir` lists; a listed name the answer
@@ -286,18 +275,25 @@ class DeviceReader {
       if (it != names.end() && *it == c.name) out.Set(static_cast<std::size_t>(it - names.begin()), c.value);
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
-      if (out.value(i)) continue;
-      std::optional<std::string_view> text = Read(dir.files[i]);
-      if (!text || IsNotAvailableValue(*text)) continue;
-      if (std::optional<std::uint64_t> v = ParseU64(*text)) {
-        out.Set(i, *v);
-      } else {
-        Unparseable(dir.files[i].path(), *text);
-      }
+      if (!out.value(i)) ReadCounterFile(dir, i, out);
     }
   }
 
  private:
+  // Slot `i` of `out` from the counter file `i` of `dir`.
+  void ReadCounterFile(CounterDir& dir, std::size_t i, CounterValues& out) {
+    HeldFile& f = dir.files[i];
+    std::optional<std::string_view> text = Read(f);
+    if (!text) return;
+    if (IsNotAvailableValue(*text)) return;  // "N/A (no PMA)": absent, not an error
+    std::optional<std::uint64_t> v = ParseU64(*text);
+    if (!v) {
+      Unparseable(f.path(), *text);
+      return;
+    }
+    out.Set(i, *v);
+  }
+
   std::string& buf_;
   std::vector<std::string>& errors_;
   std::optional<std::string> gone_;
