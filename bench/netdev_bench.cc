@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -103,8 +104,7 @@ int main(int argc, char** argv) {
   auto links = rdmahd::DiscoverRdmaNetdevs(fs, config.devices, errors);
   for (const auto& l : links) {
     const std::string dir = root + "/class/net/" + l.netdev;
-    std::string mkdir = "mkdir -p '" + dir + "'";
-    if (std::system(mkdir.c_str()) != 0) return 1;
+    std::filesystem::create_directories(dir);
     WriteFile(dir + "/mtu", "4200\n");
     WriteFile(dir + "/operstate", "up\n");
     WriteFile(dir + "/speed", "100000\n");
