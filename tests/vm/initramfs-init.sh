@@ -19,6 +19,9 @@ mount -t devtmpfs devtmpfs /dev
 
 say() { echo "RDMAHD-VM: [$(cut -d' ' -f1 /proc/uptime)] $*" >/dev/console; }
 
+# The first line: the kernel reached userspace (in the console tail of a boot that got stuck later).
+say "init started"
+
 power_off() {
   sync
   echo o >"$1/sysrq-trigger"
@@ -65,7 +68,7 @@ mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
 
-# /dev now lives in the new root.
+# /dev now lives in the new root. vm-run.sh's boot watchdog waits for this "running job" line.
 console=/newroot/dev/console
 echo "RDMAHD-VM: [$(cut -d" " -f1 /newroot/proc/uptime)] booted $kver, running job" >"$console"
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \

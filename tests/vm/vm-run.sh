@@ -10,13 +10,21 @@
 #           rxe0 on eth0 (192.0.2.1 and 192.0.2.2). The scenario runs on both (RDMAHD_VM_NODE=1|2)
 #           and the run fails when either fails.
 #   --daemon   the rdma-healthd binary the scenario tests (RDMAHD_BIN in the guest)
-#   --timeout  bound for the whole run, boot included (default 150 single, 240 peer); a guest
+#   --timeout  bound for one boot and run of the scenario (default 150 single, 240 peer); a guest
 #              still running then is killed and reported
 #   --out      copy each node's results (output.log, console.log, dmesg.log, out/) to DIR/nodeN
 #
 # The guest runs the host's own binaries (the host's / is shared read-only under a tmpfs overlay),
 # so paths are the same inside and out. Results come back through a writable 9p share (a per-run
 # temporary folder), with console markers as the fallback.
+#
+# A guest that never hands over to its job (no "RDMAHD-VM: ... running job" line on its console
+# within RDMAHD_VM_BOOT_TIMEOUT seconds, default 60, while a boot takes 5-15 s) is stuck in the
+# emulator, the kernel's boot or the initramfs's module loading and mounts under TCG; it has no
+# result to give. Every VM of the run is then stopped and booted again, up to
+# RDMAHD_VM_BOOT_ATTEMPTS times in all (default 3), each stuck boot reported with its console tail.
+# Nothing is retried once a job has started: a scenario passes or fails once. An initramfs that
+# fails (a module that will not load) powers off with its status, which is reported, not retried.
 #
 # Exit: the scenario's status; 77 = VM unavailable here (skip; a failure when
 # RDMAHD_REQUIRE_VM=1); 1 = harness or guest failure (hung guest, no result).
@@ -65,11 +73,15 @@ run_dir="$(mktemp -d "${TMPDIR:-/tmp}/rdmahd-vm.XXXXXX")"
 pids=()
 cleanup() {
   local pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  # TERM: each pid is a `timeout`, which passes it on to its QEMU (a KILL would orphan the QEMU).
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   if [[ "${RDMAHD_VM_KEEP:-0}" == 1 ]]; then log "kept $run_dir"; else rm -rf "$run_dir"; fi
 }
 trap cleanup EXIT
 
+# The console carries the kernel's whole log (it costs no measurable boot time), so the tail of a
+# stuck boot says how far the kernel got.
+#
 # The guest bounds the scenario itself (and still powers off and reports) well before the host's
 # kill: boot takes ~5-20 s under TCG, power-off a second.
 scenario_timeout=$((timeout - 35))
@@ -95,13 +107,17 @@ boot() {
   local node="$1" dir="$run_dir/node$1"
   shift
   write_job "$node"
-  timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
+  # RDMAHD_VM_FREEZE_BOOTS=N (tests of this harness): the first N boot attempts start with their
+  # vCPUs stopped (-S), a guest that never prints a line, as a hung early boot looks.
+  local freeze=()
+  ((attempt > ${RDMAHD_VM_FREEZE_BOOTS:-0})) || freeze=(-S)
+  timeout --kill-after=5 "$timeout" qemu-system-x86_64 "${freeze[@]}" \
     -name "rdmahd-vm-$name-node$node" \
     -accel tcg,thread=multi -cpu "${RDMAHD_VM_CPU:-max}" -smp "$smp" -m "$mem" \
     -nodefaults -no-user-config -display none -monitor none -no-reboot \
     -serial "file:$dir/console.log" \
     -kernel "$RDMAHD_VM_KERNEL" -initrd "$RDMAHD_VM_INITRD" \
-    -append "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off tsc=reliable" \
+    -append "console=ttyS0 panic=-1 mitigations=off tsc=reliable" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$dir,mount_tag=vmshare,security_model=none" \
     "$@" >"$dir/qemu.log" 2>&1 &
@@ -119,22 +135,65 @@ free_port() {
   return 1
 }
 
-boot_started=$SECONDS
-if [[ "$topology" == single ]]; then
-  boot 1 -nic none
-else
-  port="$(free_port)"
-  boot 1 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
-    -device virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:01
-  # The second VM connects: wait (bounded) until the first listens.
-  for ((i = 0; i < 100; i++)); do
-    [[ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ]] && break
-    kill -0 "${pids[0]}" 2>/dev/null || break
-    sleep 0.1
+# start_nodes: boots the topology's VMs (the second peer VM once the first listens).
+start_nodes() {
+  pids=()
+  if [[ "$topology" == single ]]; then
+    boot 1 -nic none
+  else
+    local port i
+    port="$(free_port)"
+    boot 1 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
+      -device virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:01
+    # The second VM connects: wait (bounded) until the first listens.
+    for ((i = 0; i < 100; i++)); do
+      [[ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ]] && break
+      kill -0 "${pids[0]}" 2>/dev/null || break
+      sleep 0.1
+    done
+    boot 2 -netdev "socket,id=n0,connect=127.0.0.1:$port" \
+      -device virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:02
+  fi
+}
+
+# await_job: waits until every VM's console shows its init handed over to the job (the grep is not
+# anchored to the line's start, as a kernel message may interleave with it). Prints the nodes not
+# there after $boot_timeout s and returns 1; returns 0 at once when a QEMU has exited (an init that
+# failed powers off), whose result the caller reports.
+await_job() {
+  local deadline=$((SECONDS + boot_timeout)) n pid silent
+  while :; do
+    silent=()
+    for ((n = 1; n <= nodes; n++)); do
+      grep -qa 'RDMAHD-VM: .* running job' "$run_dir/node$n/console.log" 2>/dev/null || silent+=("$n")
+    done
+    ((${#silent[@]} == 0)) && return 0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 0; done
+    if ((SECONDS >= deadline)); then
+      echo "${silent[*]}"
+      return 1
+    fi
+    sleep 0.5
   done
-  boot 2 -netdev "socket,id=n0,connect=127.0.0.1:$port" \
-    -device virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:02
-fi
+}
+
+boot_timeout="${RDMAHD_VM_BOOT_TIMEOUT:-60}" boot_attempts="${RDMAHD_VM_BOOT_ATTEMPTS:-3}" attempt=1
+boot_started=$SECONDS
+for ((attempt = 1; ; attempt++)); do
+  start_nodes
+  silent="$(await_job)" && break
+  for n in $silent; do
+    log "node$n: the guest did not reach its job within $boot_timeout s" \
+        "(boot attempt $attempt of $boot_attempts; console tail below)"
+    { tail -n 20 "$run_dir/node$n/console.log" 2>/dev/null; cat "$run_dir/node$n/qemu.log" 2>/dev/null; } |
+      sed "s/^/[node$n boot $attempt] /" >&2
+  done
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait "${pids[@]}" 2>/dev/null || true
+  ((attempt < boot_attempts)) || { log "no boot reached its job in $boot_attempts attempts"; exit 1; }
+  for ((n = 1; n <= nodes; n++)); do rm -rf "${run_dir:?}/node$n"; done
+done
+((attempt == 1)) || log "booted on attempt $attempt of $boot_attempts"
 
 overall=0
 for ((n = 1; n <= nodes; n++)); do
