@@ -35,12 +35,9 @@ Status ParseIeeeNest(std::span<const std::uint8_t> nest, DcbState& state) {
   for (const Attr& a : *attrs) {
     switch (a.type) {
       case DCB_ATTR_IEEE_PFC: {
-        if (a.payload.size() < sizeof(ieee_pfc)) {
-          return Malformed("DCB_ATTR_IEEE_PFC has " + std::to_string(a.payload.size()) +
-                           " bytes, struct ieee_pfc needs " + std::to_string(sizeof(ieee_pfc)));
-        }
-        ieee_pfc raw;
-        std::memcpy(&raw, a.payload.data(), sizeof(raw));
+        auto parsed = NlAttrAs<ieee_pfc>(a, kProtocol, "DCB_ATTR_IEEE_PFC", "struct ieee_pfc");
+        if (!parsed) return parsed.error();
+        const ieee_pfc& raw = *parsed;
         PfcConfig pfc;
         pfc.pfc_cap = raw.pfc_cap;
         pfc.enabled_mask = raw.pfc_en;
@@ -61,13 +58,9 @@ Status ParseIeeeNest(std::span<const std::uint8_t> nest, DcbState& state) {
         std::vector<DcbAppEntry> app;
         for (const Attr& e : *entries) {
           if (e.type != DCB_ATTR_IEEE_APP && e.type != kAttrDcbApp) continue;
-          if (e.payload.size() < sizeof(dcb_app)) {
-            return Malformed("APP entry has " + std::to_string(e.payload.size()) +
-                             " bytes, struct dcb_app needs " + std::to_string(sizeof(dcb_app)));
-          }
-          dcb_app raw;
-          std::memcpy(&raw, e.payload.data(), sizeof(raw));
-          app.push_back({raw.selector, raw.protocol, raw.priority});
+          auto raw = NlAttrAs<dcb_app>(e, kProtocol, "APP entry", "struct dcb_app");
+          if (!raw) return raw.error();
+          app.push_back({raw->selector, raw->protocol, raw->priority});
         }
         state.app = std::move(app);
         break;

@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
+#include <utility>
 
 #include "common/netlink_parse.h"
 #include "common/netlink_socket.h"
@@ -20,32 +22,25 @@ constexpr std::uint16_t kStatGetType = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDE
 
 Error Malformed(std::string_view what) { return NlMalformed(kProtocol, what); }
 
-std::vector<std::uint8_t> Request(std::uint16_t type, std::uint16_t flags, std::uint32_t seq) {
+// One request message: the header, then `u32_attrs` (type, value) in order.
+std::vector<std::uint8_t> Request(std::uint16_t type, std::uint16_t flags, std::uint32_t seq,
+                                  std::initializer_list<std::pair<std::uint16_t, std::uint32_t>> u32_attrs = {}) {
   std::vector<std::uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
   nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
   nlh->nlmsg_type = type;
   nlh->nlmsg_flags = flags;
   nlh->nlmsg_seq = seq;
+  for (const auto& [attr, value] : u32_attrs) mnl_attr_put_u32(nlh, attr, value);
   buf.resize(nlh->nlmsg_len);
   return buf;
 }
 
 Result<std::uint32_t> U32(const NlAttr& a, std::string_view name) {
-  if (a.payload.size() < sizeof(std::uint32_t)) {
-    return Malformed(std::string(name) + " has " + std::to_string(a.payload.size()) + " bytes, a u32 needs 4");
-  }
-  std::uint32_t v;
-  std::memcpy(&v, a.payload.data(), sizeof(v));
-  return v;
+  return NlAttrAs<std::uint32_t>(a, kProtocol, name, "a u32");
 }
 
 Result<std::uint64_t> U64(const NlAttr& a, std::string_view name) {
-  if (a.payload.size() < sizeof(std::uint64_t)) {
-    return Malformed(std::string(name) + " has " + std::to_string(a.payload.size()) + " bytes, a u64 needs 8");
-  }
-  std::uint64_t v;
-  std::memcpy(&v, a.payload.data(), sizeof(v));
-  return v;
+  return NlAttrAs<std::uint64_t>(a, kProtocol, name, "a u64");
 }
 
 // A string attribute: up to its NUL, or all of it when the sender left the NUL out.
@@ -93,15 +88,8 @@ std::vector<std::uint8_t> BuildNldevGetDumpRequest(std::uint32_t seq) {
 }
 
 std::vector<std::uint8_t> BuildNldevStatGetRequest(std::uint32_t dev_index, std::uint32_t port, std::uint32_t seq) {
-  std::vector<std::uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
-  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
-  nlh->nlmsg_type = kStatGetType;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  nlh->nlmsg_seq = seq;
-  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
-  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-  buf.resize(nlh->nlmsg_len);
-  return buf;
+  return Request(kStatGetType, NLM_F_REQUEST, seq,
+                 {{RDMA_NLDEV_ATTR_DEV_INDEX, dev_index}, {RDMA_NLDEV_ATTR_PORT_INDEX, port}});
 }
 
 Result<bool> ParseNldevGetDump(std::span<const std::uint8_t> datagram, std::vector<NldevDevice>& out) {
@@ -187,9 +175,13 @@ Result<std::vector<std::vector<std::uint8_t>>> MnlRdmaTransport::Exchange(std::s
 RdmaNetlinkStats::RdmaNetlinkStats(std::unique_ptr<RdmaNetlinkTransport> transport)
     : transport_(std::move(transport)) {}
 
+std::uint32_t RdmaNetlinkStats::NextSeq() {
+  if (++seq_ == 0) ++seq_;  // 0 means "any" to the reply parsers
+  return seq_;
+}
+
 Status RdmaNetlinkStats::RefreshIndexes() {
-  if (++seq_ == 0) ++seq_;
-  auto answer = transport_->Exchange(BuildNldevGetDumpRequest(seq_), /*dump=*/true);
+  auto answer = transport_->Exchange(BuildNldevGetDumpRequest(NextSeq()), /*dump=*/true);
   if (!answer) return answer.error();
   std::vector<NldevDevice> devices;
   for (const auto& datagram : *answer) {
@@ -211,11 +203,11 @@ Result<std::vector<NldevHwCounter>> RdmaNetlinkStats::PortCounters(const std::st
     }
     auto it = index_of_.find(device);
     if (it == index_of_.end()) return Error{what + "not an RDMA device the kernel lists over netlink", ENODEV};
-    if (++seq_ == 0) ++seq_;
-    auto answer = transport_->Exchange(BuildNldevStatGetRequest(it->second, port, seq_), /*dump=*/false);
+    const std::uint32_t seq = NextSeq();
+    auto answer = transport_->Exchange(BuildNldevStatGetRequest(it->second, port, seq), /*dump=*/false);
     if (!answer) return Error{what + answer.error().message, answer.error().errno_value};
     if (answer->empty()) return Error{what + "no answer", EPROTO};
-    auto stats = ParseNldevStatReply(answer->front(), seq_);
+    auto stats = ParseNldevStatReply(answer->front(), seq);
     if (!stats) {
       if (stats.error().errno_value == EINVAL && round == 0) continue;
       return Error{what + stats.error().message, stats.error().errno_value};

@@ -79,6 +79,7 @@ class RdmaNetlinkStats {
 
  private:
   Status RefreshIndexes();
+  std::uint32_t NextSeq();
   std::unique_ptr<RdmaNetlinkTransport> transport_;
   std::map<std::string, std::uint32_t> index_of_;  // from the last dump
   std::uint32_t seq_ = 0;

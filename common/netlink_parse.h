@@ -7,8 +7,11 @@
 #include <linux/netlink.h>
 
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/result.h"
@@ -33,6 +36,20 @@ Result<std::vector<NlAttr>> SplitNlAttrs(std::span<const std::uint8_t> bytes, st
 
 // Splits one datagram into its messages.
 Result<std::vector<NlMessage>> SplitNlMessages(std::span<const std::uint8_t> datagram, std::string_view protocol);
+
+// The fixed-size payload of `attr` (an integer or a kernel struct), copied out. `what` names the
+// attribute and `type` the C type in the error: "<what> has N bytes, <type> needs M".
+template <typename T>
+Result<T> NlAttrAs(const NlAttr& attr, std::string_view protocol, std::string_view what, std::string_view type) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (attr.payload.size() < sizeof(T)) {
+    return NlMalformed(protocol, std::string(what) + " has " + std::to_string(attr.payload.size()) + " bytes, " +
+                                     std::string(type) + " needs " + std::to_string(sizeof(T)));
+  }
+  T value;
+  std::memcpy(&value, attr.payload.data(), sizeof(T));
+  return value;
+}
 
 // The errno of an NLMSG_ERROR body (0 for an acknowledgement).
 Result<int> NlErrorCode(std::span<const std::uint8_t> body, std::string_view protocol);
