@@ -80,6 +80,20 @@ Error Short(std::string_view what, std::size_t have, std::size_t need) {
                EBADMSG};
 }
 
+// Name `i` of an ETHTOOL_GSTRINGS reply that CheckGstringsReply accepted.
+std::string_view GstringAt(std::span<const std::uint8_t> reply, std::uint32_t i) {
+  const char* s = reinterpret_cast<const char*>(reply.data() + sizeof(ethtool_gstrings) +
+                                                std::size_t{i} * ETH_GSTRING_LEN);
+  return std::string_view(s, strnlen(s, ETH_GSTRING_LEN));  // a 32-char name has no NUL
+}
+
+// Value `i` of an ETHTOOL_GSTATS reply that CheckGstatsReply accepted.
+std::uint64_t GstatAt(std::span<const std::uint8_t> reply, std::uint32_t i) {
+  std::uint64_t v;
+  std::memcpy(&v, reply.data() + sizeof(ethtool_stats) + std::size_t{i} * sizeof(v), sizeof(v));
+  return v;
+}
+
 }  // namespace
 
 StatMeaning ClassifyDriverStat(std::string_view name) {
@@ -133,11 +147,7 @@ Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t
   if (Status st = CheckGstringsReply(buffer, expected_count); !st) return st.error();
   std::vector<std::string> out;
   out.reserve(expected_count);
-  const char* base = reinterpret_cast<const char*>(buffer.data() + sizeof(ethtool_gstrings));
-  for (std::uint32_t i = 0; i < expected_count; ++i) {
-    const char* s = base + std::size_t{i} * ETH_GSTRING_LEN;
-    out.emplace_back(s, strnlen(s, ETH_GSTRING_LEN));  // a 32-char name has no NUL
-  }
+  for (std::uint32_t i = 0; i < expected_count; ++i) out.emplace_back(GstringAt(buffer, i));
   return out;
 }
 
@@ -161,9 +171,7 @@ Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t
                                                     std::uint32_t expected_count) {
   if (Status st = CheckGstatsReply(buffer, expected_count); !st) return st.error();
   std::vector<std::uint64_t> out(expected_count);
-  if (expected_count > 0) {
-    std::memcpy(out.data(), buffer.data() + sizeof(ethtool_stats), out.size() * sizeof(std::uint64_t));
-  }
+  for (std::uint32_t i = 0; i < expected_count; ++i) out[i] = GstatAt(buffer, i);
   return out;
 }
 
@@ -172,17 +180,9 @@ std::span<const std::uint8_t> RawDriverStats::names() const {
                                                         std::size_t{count} * ETH_GSTRING_LEN);
 }
 
-std::string_view RawDriverStats::name(std::uint32_t i) const {
-  const char* s = reinterpret_cast<const char*>(strings.data() + sizeof(ethtool_gstrings) +
-                                                std::size_t{i} * ETH_GSTRING_LEN);
-  return std::string_view(s, strnlen(s, ETH_GSTRING_LEN));  // a 32-char name has no NUL
-}
+std::string_view RawDriverStats::name(std::uint32_t i) const { return GstringAt(strings, i); }
 
-std::uint64_t RawDriverStats::value(std::uint32_t i) const {
-  std::uint64_t v;
-  std::memcpy(&v, values.data() + sizeof(ethtool_stats) + std::size_t{i} * sizeof(v), sizeof(v));
-  return v;
-}
+std::uint64_t RawDriverStats::value(std::uint32_t i) const { return GstatAt(values, i); }
 
 Result<PauseParam> ParsePauseParamReply(std::span<const std::uint8_t> buffer) {
   if (buffer.size() < sizeof(ethtool_pauseparam)) {
