@@ -5,20 +5,20 @@
 // answered in process, so a real driver's own cost (building strings, querying firmware) comes on
 // top.
 //   rdmahd_netdev_bench SYSFS_ROOT ETHTOOL_S_DUMP [SCRAPES]
-#include <linux/ethtool.h>
 #include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "collectors/rdma_netdevs.h"
 #include "collectors/roce_qos.h"
+#include "tests/support/stat_list_driver.h"
 
 namespace {
 
@@ -27,54 +27,6 @@ double ThreadCpuSeconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
-
-// Answers like a driver with `stats`; every GSTATS call moves each value on by one.
-class DumpDriver : public rdmahd::EthtoolIoctl {
- public:
-  explicit DumpDriver(std::vector<rdmahd::DriverStat> stats) : stats_(std::move(stats)) {}
-  rdmahd::Status Call(const std::string&, std::span<std::uint8_t> buf) override {
-    std::uint32_t cmd;
-    std::memcpy(&cmd, buf.data(), 4);
-    const auto n = static_cast<std::uint32_t>(stats_.size());
-    if (cmd == ETHTOOL_GSSET_INFO) {
-      ethtool_sset_info info{};
-      info.cmd = cmd;
-      info.sset_mask = 1ULL << ETH_SS_STATS;
-      std::memcpy(buf.data(), &info, sizeof info);
-      std::memcpy(buf.data() + sizeof info, &n, 4);
-    } else if (cmd == ETHTOOL_GSTRINGS) {
-      ethtool_gstrings gs{};
-      gs.cmd = cmd;
-      gs.string_set = ETH_SS_STATS;
-      gs.len = n;
-      std::memcpy(buf.data(), &gs, sizeof gs);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        char* slot = reinterpret_cast<char*>(buf.data() + sizeof gs + std::size_t{i} * ETH_GSTRING_LEN);
-        std::memset(slot, 0, ETH_GSTRING_LEN);
-        std::memcpy(slot, stats_[i].name.data(), std::min<std::size_t>(stats_[i].name.size(), ETH_GSTRING_LEN));
-      }
-    } else if (cmd == ETHTOOL_GSTATS) {
-      ethtool_stats es{};
-      es.cmd = cmd;
-      es.n_stats = n;
-      std::memcpy(buf.data(), &es, sizeof es);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        std::uint64_t v = ++stats_[i].value;
-        std::memcpy(buf.data() + sizeof es + std::size_t{i} * 8, &v, 8);
-      }
-    } else if (cmd == ETHTOOL_GPAUSEPARAM) {
-      ethtool_pauseparam pp{};
-      pp.cmd = cmd;
-      std::memcpy(buf.data(), &pp, sizeof pp);
-    } else {
-      return rdmahd::Error::FromErrno("SIOCETHTOOL", EOPNOTSUPP);
-    }
-    return rdmahd::Status::Ok();
-  }
-
- private:
-  std::vector<rdmahd::DriverStat> stats_;
-};
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -111,11 +63,14 @@ int main(int argc, char** argv) {
     WriteFile(dir + "/carrier_changes", "2\n");
   }
 
-  rdmahd::NetdevCollector collector(std::make_unique<DumpDriver>(parsed.stats));
+  // The driver answers with the dump's stats; every scrape moves each value on by one.
+  auto stats = std::make_shared<std::vector<rdmahd::DriverStat>>(parsed.stats);
+  rdmahd::NetdevCollector collector(std::make_unique<rdmahd::testing::StatListDriver>(stats, rdmahd::PauseParam{}));
   rdmahd::CollectContext ctx{fs, config};
   double cpu = 0;
   std::size_t netdevs = 0, classified = 0;
   for (int i = 0; i <= scrapes; ++i) {
+    for (auto& s : *stats) ++s.value;
     rdmahd::Snapshot snapshot;
     rdmahd::CollectorOutcome outcome;
     double t0 = ThreadCpuSeconds();

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "checks/check.h"
+#include "tests/support/stat_list_driver.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -142,32 +143,6 @@ TEST(RoceCollectorsTest, FlagshipPromqlUsesExposedMetrics) {
 }
 
 // ---- live paths with injected kernels -----------------------------------------------------------
-class ScriptedDriver : public EthtoolIoctl {
- public:
-  explicit ScriptedDriver(std::shared_ptr<std::vector<DriverStat>> stats) : stats_(std::move(stats)) {}
-  Status Call(const std::string&, std::span<std::uint8_t> buf) override {
-    std::uint32_t cmd;
-    std::memcpy(&cmd, buf.data(), 4);
-    const auto& s = *stats_;
-    if (cmd == ETHTOOL_GSSET_INFO) {
-      std::uint32_t n = static_cast<std::uint32_t>(s.size());
-      std::memcpy(buf.data() + sizeof(ethtool_sset_info), &n, 4);
-    } else if (cmd == ETHTOOL_GSTRINGS) {
-      for (std::size_t i = 0; i < s.size(); ++i) {
-        std::memcpy(buf.data() + sizeof(ethtool_gstrings) + i * ETH_GSTRING_LEN, s[i].name.c_str(), s[i].name.size() + 1);
-      }
-    } else if (cmd == ETHTOOL_GSTATS) {
-      for (std::size_t i = 0; i < s.size(); ++i) std::memcpy(buf.data() + sizeof(ethtool_stats) + i * 8, &s[i].value, 8);
-    } else {
-      return Error::FromErrno("SIOCETHTOOL", EOPNOTSUPP);
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::shared_ptr<std::vector<DriverStat>> stats_;
-};
-
 class RefusingTransport : public DcbNetlinkTransport {
  public:
   Result<std::vector<std::uint8_t>> Exchange(std::span<const std::uint8_t> request) override {
@@ -194,7 +169,7 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   WriteOneRocePort(dir, "ens1");
   auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
       {"tx_pause_storm_warning_events", 0}, {"rx_prio3_pause_duration", 0}});
-  NetdevCollector collector(std::make_unique<ScriptedDriver>(stats));
+  NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
   NodeFs fs(dir.path(), dir.path());
   Config config;
   CollectContext ctx{fs, config};
@@ -241,7 +216,7 @@ TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {
   WriteOneRocePort(dir, "ens1");
   auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
       {"rx_bytes", 100}, {"rx_prio3_pause", 7}, {"tx_prio3_pause", 8}, {"rx_packets", 1}});
-  NetdevCollector collector(std::make_unique<ScriptedDriver>(stats));
+  NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
   NodeFs fs(dir.path(), dir.path());
   Config config;
   CollectContext ctx{fs, config};
