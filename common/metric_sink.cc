@@ -48,10 +48,6 @@ void AppendEscaped(std::string& out, std::string_view s, bool quote) {
 // Room for any value AppendValue prints (the shortest round-trip double is at most 24 chars).
 constexpr std::size_t kMaxValueChars = 32;
 
-}  // namespace
-
-namespace {
-
 // Writes `v` at `p` (room for kMaxValueChars) and returns the end.
 char* WriteValue(char* p, double v) {
   if (std::isnan(v)) return WriteRaw(p, "NaN");
