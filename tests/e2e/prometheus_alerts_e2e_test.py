@@ -1,20 +1,25 @@
-"""The shipped alert rules against a real Prometheus server scraping real daemons (loopback only).
+"""The shipped alert rules and Grafana dashboard against a real Prometheus server scraping real
+daemons (loopback only).
 
-Two daemons serve captured nodes: the pfc-off capture (PFC off on the RoCE priority of ens1f0np0,
-link-level pause on next to PFC) and a copy of it whose ens1f0np0 has the healthy DCB state of its
-sibling port. Debian's Prometheus scrapes both every second and evaluates a copy of the shipped
-rules whose `for:` is zero. RdmaPfcMisconfigured must fire for the broken netdev, with the right
-labels, within a bounded time, and never for the healthy node or port.
+Four daemons serve captured nodes: the pfc-off capture (PFC off on the RoCE priority of ens1f0np0,
+link-level pause on next to PFC), a copy of it whose ens1f0np0 has the healthy DCB state of its
+sibling port, the real procfs fixture tree (port counters and hw_counters) and the project's
+mlx5-roce tree (DCQCN hw_counters). Debian's Prometheus
+scrapes them every second and evaluates a copy of the shipped rules whose `for:` is zero.
+RdmaPfcMisconfigured must fire for the broken netdev, with the right labels, within a bounded time,
+and never for the healthy node or port; every dashboard query must return data.
 """
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 import urllib.request
 
 try:
@@ -25,10 +30,13 @@ except ImportError:  # see packaging/prometheus/rules_test.py
         os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
     raise
 
-from harness import SOURCE_DIR, Daemon
+from harness import REAL_FIXTURES, SOURCE_DIR, Daemon
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "roce", "pfc-off")
 RULES = os.path.join(SOURCE_DIR, "packaging", "prometheus", "rdma-healthd-alerts.yml")
+DASHBOARD = os.path.join(SOURCE_DIR, "packaging", "grafana", "rdma-healthd-dashboard.json")
+REAL_TREE = os.path.join(REAL_FIXTURES, "sysfs", "procfs-fixtures")
+MLX5_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "mlx5-roce")
 DEADLINE_S = 60
 
 
@@ -44,32 +52,56 @@ def daemon_args(root):
 
 
 class PrometheusAlertsTest(unittest.TestCase):
-    def setUp(self):
+    @classmethod
+    def setUpClass(cls):
         if shutil.which("promtool") is None or shutil.which("prometheus") is None:
-            self.fail("Debian's prometheus package is needed (scripts/install-deps.sh test)")
-        self.tmp = tempfile.mkdtemp(prefix="rdmahd-prom-")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
+            raise RuntimeError("Debian's prometheus package is needed (scripts/install-deps.sh test)")
+        if not os.path.isdir(REAL_TREE):
+            raise RuntimeError("real fixtures not found at " + REAL_TREE)
+        cls.tmp = tempfile.mkdtemp(prefix="rdmahd-prom-")
+        cls.cleanups = [lambda: shutil.rmtree(cls.tmp, True)]
+        try:
+            daemons = [Daemon(*daemon_args(FIXTURE)), Daemon(*daemon_args(cls.healthy_copy())),
+                       Daemon(f"--path.sysfs={REAL_TREE}/sys", f"--path.procfs={REAL_TREE}/proc"),
+                       Daemon(f"--path.sysfs={MLX5_TREE}/sys", f"--path.procfs={MLX5_TREE}/no-proc")]
+            for d in daemons:
+                d.__enter__()
+                cls.cleanups.append(d.stop)
+            cls.broken, cls.fine, cls.real, cls.mlx5 = (f"127.0.0.1:{d.port}" for d in daemons)
+            cls.port = cls.start_prometheus([cls.broken, cls.fine, cls.real, cls.mlx5], cls.fast_rules())
+        except BaseException:
+            cls.tearDownClass()
+            raise
 
-    def healthy_copy(self):
-        root = os.path.join(self.tmp, "healthy")
+    @classmethod
+    def tearDownClass(cls):
+        for cleanup in reversed(cls.cleanups):
+            cleanup()
+        cls.cleanups = []
+
+    @classmethod
+    def healthy_copy(cls):
+        root = os.path.join(cls.tmp, "healthy")
         shutil.copytree(FIXTURE, root, symlinks=True)
         for name in ("pfc.json", "ethtool-a.txt"):
             shutil.copy(os.path.join(root, "dcb", "ens1f1np1", name), os.path.join(root, "dcb", "ens1f0np0", name))
         return root
 
-    def fast_rules(self):
+    @classmethod
+    def fast_rules(cls):
         with open(RULES) as f:
             doc = yaml.safe_load(f)
         for group in doc["groups"]:
             group["interval"] = "1s"
             for rule in group["rules"]:
                 rule.pop("for", None)
-        path = os.path.join(self.tmp, "rules.yml")
+        path = os.path.join(cls.tmp, "rules.yml")
         with open(path, "w") as f:
             yaml.safe_dump(doc, f)
         return path
 
-    def start_prometheus(self, targets, rules):
+    @classmethod
+    def start_prometheus(cls, targets, rules):
         port = free_loopback_port()
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
@@ -77,13 +109,12 @@ class PrometheusAlertsTest(unittest.TestCase):
             "scrape_configs": [{"job_name": "rdma-healthd",
                                 "static_configs": [{"targets": targets}]}],
         }
-        path = os.path.join(self.tmp, "prometheus.yml")
+        path = os.path.join(cls.tmp, "prometheus.yml")
         with open(path, "w") as f:
             yaml.safe_dump(config, f)
-        log = open(os.path.join(self.tmp, "prometheus.log"), "w")
-        self.addCleanup(log.close)
+        log = open(os.path.join(cls.tmp, "prometheus.log"), "w")
         proc = subprocess.Popen(["prometheus", f"--config.file={path}",
-                                 f"--storage.tsdb.path={self.tmp}/tsdb",
+                                 f"--storage.tsdb.path={cls.tmp}/tsdb",
                                  f"--web.listen-address=127.0.0.1:{port}"],
                                 stdout=log, stderr=subprocess.STDOUT)
 
@@ -94,51 +125,97 @@ class PrometheusAlertsTest(unittest.TestCase):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        self.addCleanup(stop)
+            log.close()
+        cls.cleanups.append(stop)
         return port
 
-    def api(self, port, path):
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+    def api(self, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
             return json.load(r)["data"]
+
+    def query(self, expr):
+        return self.api("/api/v1/query?query=" + urllib.parse.quote(expr))["result"]
 
     def prometheus_log(self):
         with open(os.path.join(self.tmp, "prometheus.log")) as f:
             return f.read()[-3000:]
 
+    def wait_for_scrapes(self, n):
+        """Until every target has been scraped n times (rate() over them needs two samples)."""
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            try:
+                r = self.query("min(count_over_time(up[1m])) >= %d and min(up) == 1" % n)
+                if r:
+                    return
+            except OSError:
+                pass  # still starting
+            time.sleep(0.5)
+        self.fail("Prometheus did not scrape every target %d times\n%s" % (n, self.prometheus_log()))
+
     def test_pfc_alert_fires_for_the_broken_port_only(self):
-        healthy = self.healthy_copy()
-        with Daemon(*daemon_args(FIXTURE)) as broken_node, Daemon(*daemon_args(healthy)) as healthy_node:
-            broken = f"127.0.0.1:{broken_node.port}"
-            fine = f"127.0.0.1:{healthy_node.port}"
-            port = self.start_prometheus([broken, fine], self.fast_rules())
+        broken, fine = self.broken, self.fine
+        want = {(broken, "ens1f0np0", "roce_pfc_priority"), (broken, "ens1f0np0", "roce_global_pause")}
+        firing, pfc = set(), []
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            try:
+                alerts = self.api("/api/v1/alerts")["alerts"]
+            except OSError:
+                alerts = []  # still starting
+            pfc = [a for a in alerts if a["labels"]["alertname"] == "RdmaPfcMisconfigured"]
+            firing = {(a["labels"]["instance"], a["labels"]["subject"], a["labels"]["check"])
+                      for a in pfc if a["state"] == "firing"}
+            if firing >= want:
+                break
+            time.sleep(0.5)
+        self.assertEqual(firing, want, "RdmaPfcMisconfigured within %d s\n%s" % (DEADLINE_S, self.prometheus_log()))
+        a = next(a for a in pfc if a["labels"]["check"] == "roce_pfc_priority")
+        self.assertEqual(a["labels"]["severity"], "critical")
+        self.assertIn("ens1f0np0", a["annotations"]["summary"])
 
-            want = {(broken, "ens1f0np0", "roce_pfc_priority"), (broken, "ens1f0np0", "roce_global_pause")}
-            firing = set()
-            deadline = time.monotonic() + DEADLINE_S
-            while time.monotonic() < deadline:
-                try:
-                    alerts = self.api(port, "/api/v1/alerts")["alerts"]
-                except OSError:
-                    alerts = []  # still starting
-                pfc = [a for a in alerts if a["labels"]["alertname"] == "RdmaPfcMisconfigured"]
-                firing = {(a["labels"]["instance"], a["labels"]["subject"], a["labels"]["check"])
-                          for a in pfc if a["state"] == "firing"}
-                if firing >= want:
-                    break
-                time.sleep(0.5)
-            self.assertEqual(firing, want, "RdmaPfcMisconfigured within %d s\n%s" % (DEADLINE_S, self.prometheus_log()))
-            a = next(a for a in pfc if a["labels"]["check"] == "roce_pfc_priority")
-            self.assertEqual(a["labels"]["severity"], "critical")
-            self.assertIn("ens1f0np0", a["annotations"]["summary"])
+        # Every target is up, so the healthy node's silence is not blindness.
+        up = {r["metric"]["instance"]: r["value"][1] for r in self.query("up")}
+        self.assertEqual(up, {broken: "1", fine: "1", self.real: "1", self.mlx5: "1"})
+        healthy_pfc = self.query(f'rdma_check_status{{instance="{fine}",check="roce_pfc_priority",status="ok"}}')
+        self.assertEqual(len(healthy_pfc), 2, "both ports of the healthy node have a PFC verdict")
+        self.assertTrue(all(r["value"][1] == "1" for r in healthy_pfc))
 
-            # Both targets are up, so the healthy node's silence is not blindness.
-            up = {r["metric"]["instance"]: r["value"][1]
-                  for r in self.api(port, "/api/v1/query?query=up")["result"]}
-            self.assertEqual(up, {broken: "1", fine: "1"})
-            healthy_pfc = self.api(port, "/api/v1/query?query=" + urllib.request.quote(
-                f'rdma_check_status{{instance="{fine}",check="roce_pfc_priority",status="ok"}}'))["result"]
-            self.assertEqual(len(healthy_pfc), 2, "both ports of the healthy node have a PFC verdict")
-            self.assertTrue(all(r["value"][1] == "1" for r in healthy_pfc))
+    def test_every_dashboard_query_returns_data(self):
+        with open(DASHBOARD) as f:
+            dash = json.load(f)
+        self.wait_for_scrapes(3)
+
+        def concrete(expr):
+            for var in ("$instance", "$device", "$netdev"):
+                expr = expr.replace(var, ".*")
+            return expr.replace("$__rate_interval", "1m")
+
+        panels = [p for p in dash["panels"] if p["type"] != "row"]
+        self.assertGreater(len(panels), 10)
+        for p in panels:
+            for t in p["targets"]:
+                with self.subTest(panel=p["title"], ref=t["refId"]):
+                    self.assertTrue(self.query(concrete(t["expr"])), "no data for " + t["expr"])
+        for v in dash["templating"]["list"]:
+            if v["type"] != "query":
+                continue
+            m = re.fullmatch(r"label_values\((.*), (\w+)\)", v["definition"])
+            with self.subTest(variable=v["name"]):
+                self.assertIsNotNone(m, v["definition"])
+                values = {r["metric"].get(m.group(2)) for r in self.query(concrete(m.group(1)))}
+                self.assertTrue(values - {None}, "variable %s has no values" % v["name"])
+
+    def test_dashboard_uses_only_documented_metrics(self):
+        with open(os.path.join(SOURCE_DIR, "docs", "metrics.md")) as f:
+            documented = set(re.findall(r"^\| `([a-z_:]+)`", f.read(), re.M))
+        with open(DASHBOARD) as f:
+            dash = json.load(f)
+        exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+        exprs += [v["definition"] for v in dash["templating"]["list"] if v["type"] == "query"]
+        used = {m for e in exprs for m in re.findall(r"\b(rdma_[a-z0-9_]+)", e)}
+        self.assertGreater(len(used), 20)
+        self.assertEqual(sorted(used - documented), [], "dashboard metrics missing from docs/metrics.md")
 
 
 if __name__ == "__main__":
