@@ -19,6 +19,12 @@ for tier in "${@:-build}"; do
   for p in ${PKGS[$tier]}; do wanted+=("$p"); done
 done
 
+# The Kubernetes manifest test validates with kubernetes-models from the npm registry: Debian's
+# nodejs and npm, unless the machine already has a node and npm of its own.
+if [[ " $* " == *" test "* ]] && ! { command -v node && command -v npm; } >/dev/null; then
+  wanted+=(nodejs npm)
+fi
+
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
