@@ -2,13 +2,15 @@
 # vm-run.sh: boots Soft-RoCE VM(s) with Debian's kernel under QEMU (TCG), runs a scenario script
 # inside as root with rxe0 ACTIVE, brings the results back and exits with the scenario's status.
 #
-#   vm-run.sh [--topology=single|peer] [--daemon=PATH] [--timeout=SECONDS] [--out=DIR]
-#             SCENARIO [ARGS...]
+#   vm-run.sh [--topology=single|peer] [--init=job|systemd] [--daemon=PATH] [--timeout=SECONDS]
+#             [--out=DIR] SCENARIO [ARGS...]
 #
 #   single  one VM (2 vCPUs): rxe0 on veth0 (192.0.2.1/24); a QP can reach its own GID.
 #   peer    two VMs (1 vCPU each) joined by a QEMU socket netdev on the host's 127.0.0.1; each has
 #           rxe0 on eth0 (192.0.2.1 and 192.0.2.2). The scenario runs on both (RDMAHD_VM_NODE=1|2)
 #           and the run fails when either fails.
+#   --init     job (default): the initramfs chroots into the root and runs the scenario; systemd:
+#              it hands the root to systemd as PID 1, which runs the scenario as a service
 #   --daemon   the rdma-healthd binary the scenario tests (RDMAHD_BIN in the guest)
 #   --timeout  bound for one boot and run of the scenario (default 150 single, 240 peer); a guest
 #              still running then is killed and reported
@@ -32,10 +34,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-topology=single daemon="" timeout="" out=""
+topology=single init=job daemon="" timeout="" out=""
 while (($#)); do
   case "$1" in
     --topology=*) topology="${1#*=}" ;;
+    --init=*) init="${1#*=}" ;;
     --daemon=*) daemon="${1#*=}" ;;
     --timeout=*) timeout="${1#*=}" ;;
     --out=*) out="${1#*=}" ;;
@@ -53,6 +56,11 @@ case "$topology" in
   single) nodes=1 smp=2 mem=1024 timeout="${timeout:-150}" ;;
   peer) nodes=2 smp=1 mem=768 timeout="${timeout:-240}" ;;
   *) echo "vm-run: unknown topology $topology" >&2; exit 2 ;;
+esac
+case "$init" in
+  job) init_append="" ;;
+  systemd) init_append=" rdmahd.init=systemd systemd.unit=rdmahd-vm.target" ;;
+  *) echo "vm-run: unknown init $init" >&2; exit 2 ;;
 esac
 if [[ -n "$daemon" ]]; then
   daemon="$(realpath "$daemon")"
@@ -117,7 +125,7 @@ boot() {
     -nodefaults -no-user-config -display none -monitor none -no-reboot \
     -serial "file:$dir/console.log" \
     -kernel "$RDMAHD_VM_KERNEL" -initrd "$RDMAHD_VM_INITRD" \
-    -append "console=ttyS0 panic=-1 mitigations=off tsc=reliable" \
+    -append "console=ttyS0 panic=-1 mitigations=off tsc=reliable$init_append" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$dir,mount_tag=vmshare,security_model=none" \
     "$@" >"$dir/qemu.log" 2>&1 &
@@ -177,7 +185,10 @@ await_job() {
   done
 }
 
-boot_timeout="${RDMAHD_VM_BOOT_TIMEOUT:-60}" boot_attempts="${RDMAHD_VM_BOOT_ATTEMPTS:-3}" attempt=1
+# systemd as PID 1 loads the host's whole unit tree over 9p before the job starts: 25-45 s here.
+default_boot_timeout=60
+[[ "$init" == systemd ]] && default_boot_timeout=150
+boot_timeout="${RDMAHD_VM_BOOT_TIMEOUT:-$default_boot_timeout}" boot_attempts="${RDMAHD_VM_BOOT_ATTEMPTS:-3}" attempt=1
 boot_started=$SECONDS
 for ((attempt = 1; ; attempt++)); do
   start_nodes
