@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -571,6 +573,65 @@ std::string YamlErrorMessage(const std::string& source, std::string_view text, c
   return Position(source, MarkInText(e.mark, text)) + ": invalid YAML: " + e.msg;
 }
 
+// Counts documents from parser events, building nothing. YAML::LoadAll is not used: yaml-cpp 0.7
+// returns an empty document without consuming a stray ',' at document level ("," or "[1], x"), so
+// LoadAll loops forever, allocating (found by fuzz/config_fuzz.cc).
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  struct Document {
+    YAML::Mark start;              // where the parser stood when the document began
+    std::optional<YAML::Mark> node;  // its first node
+  };
+  std::vector<Document> documents;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { documents.push_back({mark, std::nullopt}); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    Node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (!documents.empty() && !documents.back().node) documents.back().node = mark;
+  }
+};
+
+// An error message when the text is not exactly one YAML document (zero is fine: defaults). Reads
+// at most three documents, so a parser that stops advancing cannot keep it busy.
+std::optional<std::string> CheckOneDocument(const std::string& source, const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  while (counter.documents.size() < 3 && parser.HandleNextDocument(counter)) {
+    const auto& docs = counter.documents;
+    if (docs.size() >= 2 && docs[docs.size() - 1].start.pos == docs[docs.size() - 2].start.pos) {
+      // No progress: the parser is stuck on a token no document can start with.
+      const YAML::Mark at = MarkInText(docs.back().start, text);
+      const std::size_t pos = static_cast<std::size_t>(std::max(0, docs.back().start.pos));
+      const std::string what = pos < text.size() ? "'" + std::string(1, text[pos]) + "'" : "text";
+      return Position(source, at) + ": invalid YAML: unexpected " + what +
+             (what == "','" ? " outside a flow collection ('[...]' or '{...}')" : "");
+    }
+  }
+  if (counter.documents.size() > 1) {
+    const auto& second = counter.documents[1];
+    return Position(source, MarkInText(second.node.value_or(second.start), text)) +
+           ": a second YAML document; a config file holds exactly one";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
@@ -587,21 +648,18 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
                  "nested more than " + std::to_string(kMaxFlowDepth) + " deep"};
   }
   try {
-    std::vector<YAML::Node> documents;
+    YAML::Node document;
     try {
-      documents = YAML::LoadAll(yaml_text);
+      if (std::optional<std::string> problem = CheckOneDocument(source, yaml_text)) return Error{*problem};
+      document = YAML::Load(yaml_text);
     } catch (const YAML::ParserException& e) {
       return Error{YamlErrorMessage(source, yaml_text, scan, e)};
-    }
-    if (documents.size() > 1) {
-      return Error{Position(source, documents[1].Mark()) +
-                   ": a second YAML document; a config file holds exactly one"};
     }
     Config config;
     config.source = source;
     // Empty text or only comments: no document, or a null one. Built-in defaults.
-    if (documents.empty() || documents[0].IsNull()) return config;
-    Status st = ConfigParser(source, known_collectors).Parse(documents[0], config);
+    if (!document.IsDefined() || document.IsNull()) return config;
+    Status st = ConfigParser(source, known_collectors).Parse(document, config);
     if (!st.ok()) return st.error();
     return config;
   } catch (const YAML::Exception& e) {

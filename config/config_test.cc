@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -449,6 +450,29 @@ TEST(ConfigParseTest, OtherYamlErrorsKeepTheirPositionInsideTheFile) {
     Result<Config> r = Parse(yaml);
     ASSERT_FALSE(r.ok()) << yaml;
     ExpectPositionInside(yaml, r.error().message);
+  }
+}
+
+// yaml-cpp 0.7's LoadAll loops forever (allocating) on a ',' where a document would start: found
+// by fuzz/config_fuzz.cc. Each parse runs in a child process with an alarm, so a regression fails
+// (killed by SIGALRM) instead of hanging the suite.
+TEST(ConfigParseTest, StrayCommaAtDocumentLevelIsAnErrorNotAHang) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {",", "t.yaml:1:1: invalid YAML: unexpected ',' outside a flow collection ('[...]' or '{...}')"},
+      {"roce: {priority: 3}, x\n", "t.yaml:1:20: invalid YAML: end of map not found"},  // in a map: no hang
+      {"[1] , b\n", "t.yaml:1:5: invalid YAML: unexpected ','"},
+      {"\"a\", b\n", "t.yaml:1:4: invalid YAML: unexpected ','"},
+      {"--- !t\n  ,\n", "t.yaml:2:3: invalid YAML: unexpected ','"},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    EXPECT_EXIT(
+        {
+          ::alarm(5);
+          Result<Config> r = Parse(yaml);
+          std::_Exit(!r.ok() && r.error().message.rfind(expected, 0) == 0 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << yaml;
   }
 }
 
