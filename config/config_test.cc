@@ -433,6 +433,7 @@ TEST(ConfigParseTest, UnclosedFlowIsReportedWhereItOpens) {
             "t.yaml:2:12: invalid YAML: this flow sequence '['" + never);
   EXPECT_EQ(ErrorOf("a: |\n  ] [ text, not a flow\nb: >-\n  {\ndevices: {include: [x]\n"),
             "t.yaml:5:10: invalid YAML: this flow map '{'" + never);
+  EXPECT_EQ(ErrorOf("--- {devices: {include: [a]}\n"), "t.yaml:1:5: invalid YAML: this flow map '{'" + never);
   EXPECT_EQ(ErrorOf("devices:\n  include: [a#b, c]  # [\n  exclude: [d\n"),
             "t.yaml:3:12: invalid YAML: this flow sequence '['" + never);
 }

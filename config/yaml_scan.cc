@@ -148,6 +148,13 @@ FlowScan ScanFlows(std::string_view text, std::size_t max_depth) {
       node_start = true;
       continue;
     }
+    if (c.column() == 1 && (ch == '-' || ch == '.') && c.peek(1) == ch && c.peek(2) == ch && c.SpaceAt(3)) {
+      c.Next();  // a document marker (--- or ...): a node may follow on the same line
+      c.Next();
+      c.Next();
+      node_start = true;
+      continue;
+    }
     if ((ch == '-' || ch == '?' || ch == ':') && c.SpaceAt(1)) {
       c.Next();
       node_start = true;
