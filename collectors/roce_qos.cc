@@ -74,10 +74,13 @@ EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std:
 NetdevCollector::NetdevCollector() : NetdevCollector(std::make_unique<SocketEthtoolIoctl>()) {}
 NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl) : ethtool_(std::move(ioctl)) {}
 
-const std::vector<std::regex>& NetdevCollector::Allowlist(const Config& config) {
+const std::vector<Pattern>& NetdevCollector::Allowlist(const Config& config) {
   if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
     allowlist_.clear();
-    for (const auto& p : config.roce.extra_ethtool_stats) allowlist_.emplace_back(p, std::regex::ECMAScript);
+    for (const auto& p : config.roce.extra_ethtool_stats) {
+      // The loader refused patterns that do not compile; a hand-built Config's bad one matches nothing.
+      if (auto compiled = Pattern::Compile(p); compiled.ok()) allowlist_.push_back(std::move(compiled).value());
+    }
     allowlist_patterns_ = config.roce.extra_ethtool_stats;
   }
   return allowlist_;
@@ -98,7 +101,7 @@ std::vector<DriverStat> NetdevCollector::WantedStats(const Config& config, const
     for (std::uint32_t i = 0; i < raw.count; ++i) {
       const std::string name(raw.name(i));
       bool allowed = std::any_of(allowlist.begin(), allowlist.end(),
-                                 [&](const std::regex& r) { return std::regex_match(name, r); });
+                                 [&](const Pattern& p) { return p.FullMatch(name); });
       if (allowed || ClassifyDriverStat(name).kind != StatKind::kOther) layout.wanted.push_back(i);
     }
   }
@@ -126,7 +129,7 @@ void NetdevCollector::ClassifyStats(const Config& config, std::vector<DriverStat
       have_paused = true;
     }
     bool allowed = std::any_of(allowlist.begin(), allowlist.end(),
-                               [&](const std::regex& r) { return std::regex_match(s.name, r); });
+                               [&](const Pattern& p) { return p.FullMatch(s.name); });
     if (allowed) f.allowlisted_stats.push_back(s);
     if (m.kind != StatKind::kOther) f.classified_stats.push_back(std::move(s));
   }

@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -25,6 +24,7 @@
 #include "collectors/dcb_state.h"
 #include "collectors/ethtool_stats.h"
 #include "collectors/rdma_netdevs.h"
+#include "common/pattern.h"
 #include "config/config.h"
 
 namespace rdmahd {
@@ -118,7 +118,7 @@ class NetdevCollector : public Collector {
   void ReadEthtool(const CollectContext& ctx, NetdevFacts& f, CollectorOutcome& outcome);
   void ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f);
   std::vector<DriverStat> WantedStats(const Config& config, const std::string& netdev, const RawDriverStats& raw);
-  const std::vector<std::regex>& Allowlist(const Config& config);
+  const std::vector<Pattern>& Allowlist(const Config& config);
   void ComputeGrowth(NetdevFacts& f);
 
   EthtoolReader ethtool_;
@@ -127,7 +127,7 @@ class NetdevCollector : public Collector {
   std::map<std::string, Previous> previous_;
   std::map<std::string, StatLayout> layouts_;
   std::vector<std::string> allowlist_patterns_;
-  std::vector<std::regex> allowlist_;
+  std::vector<Pattern> allowlist_;
 };
 
 class RoceCollector : public Collector {

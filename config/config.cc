@@ -1,18 +1,22 @@
 #include "config/config.h"
 
+#include <utility>
+
 namespace rdmahd {
 
 namespace {
-std::vector<std::regex> CompileAll(const std::vector<std::string>& patterns) {
-  std::vector<std::regex> out;
+std::vector<Pattern> CompileAll(const std::vector<std::string>& patterns) {
+  std::vector<Pattern> out;
   out.reserve(patterns.size());
-  for (const auto& p : patterns) out.emplace_back(p, std::regex::ECMAScript);
+  for (const auto& p : patterns) {
+    if (auto compiled = Pattern::Compile(p); compiled.ok()) out.push_back(std::move(compiled).value());
+  }
   return out;
 }
 
-bool AnyMatch(const std::vector<std::regex>& res, const std::string& device) {
-  for (const auto& re : res) {
-    if (std::regex_match(device, re)) return true;
+bool AnyMatch(const std::vector<Pattern>& patterns, const std::string& device) {
+  for (const auto& p : patterns) {
+    if (p.FullMatch(device)) return true;
   }
   return false;
 }

@@ -4,20 +4,21 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "common/pattern.h"
 #include "common/result.h"
 
 namespace rdmahd {
 
-// Which RDMA devices (by name, e.g. mlx5_0) the collectors look at. Patterns are ECMAScript regular
-// expressions matched against the whole name. Empty include = all; exclude wins over include.
+// Which RDMA devices (by name, e.g. mlx5_0) the collectors look at. Patterns are RE2 regular
+// expressions (common/pattern.h) matched against the whole name. Empty include = all; exclude wins over include.
 // Matches() runs per device in every collection, so the config loader calls Compile() once;
 // a hand-built filter (tests), or one whose patterns changed after Compile(), compiles per call.
 struct DeviceFilter {
@@ -25,12 +26,12 @@ struct DeviceFilter {
   std::vector<std::string> exclude;
 
   bool Matches(const std::string& device) const;
-  void Compile();  // patterns must be valid ECMAScript regexes (the loader checked them)
+  void Compile();  // the loader checked every pattern; one that does not compile matches nothing
 
  private:
   struct Compiled {
     std::vector<std::string> include, exclude;  // the patterns these were compiled from
-    std::vector<std::regex> include_re, exclude_re;
+    std::vector<Pattern> include_re, exclude_re;
   };
   std::shared_ptr<const Compiled> compiled_;  // shared: a Config is copied on reload
 };
@@ -69,7 +70,7 @@ struct RocePolicy {
   std::optional<TrustMode> trust;        // expected trust mode
   bool require_ecn = true;               // ECN (DCQCN) enabled for NP and RP on the priority
   std::optional<int> min_mtu;            // netdev MTU minimum, e.g. 4200 for 4096 RoCE MTU
-  // Driver statistics (ethtool -S names, ECMAScript regexes, whole-name match) exported besides
+  // Driver statistics (ethtool -S names, RE2 regexes, whole-name match) exported besides
   // the built-in pause/discard set. mlx5 has 750+; export only what you need.
   std::vector<std::string> extra_ethtool_stats;
 };
@@ -94,13 +95,22 @@ struct Config {
   bool CollectorEnabled(const std::string& name) const;
 };
 
-// Parses and validates YAML text. `source_name` is used in error messages ("FILE:LINE:COL: ...").
+// A config file holds a few hundred bytes; the cap keeps a wrong path (a log, a disk image) from
+// being read whole. ParseConfig refuses longer text too.
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
+// Real configs nest flows one or two deep; the bound keeps hostile text from the recursive parser.
+inline constexpr std::size_t kMaxFlowDepth = 64;
+
+// Parses and validates YAML text (the in-memory entry point: LoadConfigFile reads the file and
+// calls it). `source_name` is used in error messages ("FILE:LINE:COL: ...").
 // `known_collectors` are the names accepted under `collectors:`. Errors name the file, line,
 // column and key; unknown keys are rejected with the closest valid key suggested.
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
                            const std::vector<std::string>& known_collectors);
 
-// Reads and parses a file (an unreadable file is an Error naming the path and errno).
+// Reads and parses a file (an unreadable file is an Error naming the path and errno). Only a
+// regular file of at most kMaxConfigBytes is read; it is opened non-blocking, so a FIFO, a device
+// or a directory is refused at once and never blocks the caller (SIGHUP reload included).
 Result<Config> LoadConfigFile(const std::string& path,
                               const std::vector<std::string>& known_collectors);
 

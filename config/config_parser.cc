@@ -4,9 +4,15 @@
 // that unknown keys, duplicate keys, wrong node types and positions are handled in one place. Every
 // message starts with "SOURCE:LINE:COLUMN:" (1-based) so an editor can jump to it. yaml-cpp throws;
 // nothing here lets an exception out of ParseConfig (the edge catches them all).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -14,15 +20,16 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "common/node_fs.h"
 #include "common/parse.h"
+#include "common/pattern.h"
 #include "config/config.h"
+#include "config/yaml_scan.h"
 
 namespace rdmahd {
 namespace {
@@ -461,8 +468,8 @@ class ConfigParser {
     return Status::Ok();
   }
 
-  // ECMAScript regular expressions, compiled here so that a bad one fails the load (and reload),
-  // not a scrape.
+  // Regular expressions (RE2 syntax, common/pattern.h), compiled here so that a bad or too complex
+  // one fails the load (and reload), not a scrape.
   Status ReadRegexList(const Located& v, std::vector<std::string>& out) const {
     if (v.node.IsScalar()) {
       return FailAt(v, "must be a list of regular expressions, got " + Describe(v.node) + " (write [" +
@@ -474,10 +481,9 @@ class ConfigParser {
         return FailAt(item, "must be a non-empty regular expression, got " + Describe(item.node));
       }
       const std::string& pattern = item.node.Scalar();
-      try {
-        std::regex compiled(pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return FailAt(item, "invalid regular expression " + Quote(pattern) + ": " + e.what());
+      if (Result<Pattern> compiled = Pattern::Compile(pattern); !compiled.ok()) {
+        std::string shown = pattern.size() > 80 ? Quote(pattern.substr(0, 80)) + "..." : Quote(pattern);
+        return FailAt(item, "invalid regular expression " + shown + ": " + compiled.error().message);
       }
       patterns.push_back(pattern);
       return Status::Ok();
@@ -499,38 +505,218 @@ class ConfigParser {
   const std::vector<std::string>& known_collectors_;
 };
 
+// yaml-cpp's mark for an error found at end of input lies past the text (the line after the last
+// one); DeepRecursion's has line and column 0. Recomputed from the offset where it is usable, then
+// clamped so that every position printed is 1-based and inside the file.
+YAML::Mark MarkInText(YAML::Mark mark, std::string_view text) {
+  if (mark.is_null()) return mark;
+  if (mark.pos >= 0 && static_cast<std::size_t>(mark.pos) <= text.size()) {
+    std::size_t pos = static_cast<std::size_t>(mark.pos);
+    // At the very end after a final newline: the end of the last line, not a line that is not there.
+    while (pos > 0 && pos == text.size() && (text[pos - 1] == '\n' || text[pos - 1] == '\r')) --pos;
+    mark.line = 0;
+    mark.column = 0;
+    for (std::size_t i = 0; i < pos; ++i) {
+      if (text[i] == '\n') {
+        ++mark.line;
+        mark.column = 0;
+      } else {
+        ++mark.column;
+      }
+    }
+    return mark;
+  }
+  // No usable offset: clamp line and column to the text.
+  std::vector<std::string_view> lines;
+  for (std::size_t start = 0;;) {
+    std::size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  if (lines.size() > 1 && lines.back().empty()) lines.pop_back();  // the final newline ends a line
+  if (mark.line < 0) mark.line = 0;
+  if (static_cast<std::size_t>(mark.line) >= lines.size()) {
+    mark.line = static_cast<int>(lines.size()) - 1;
+    mark.column = static_cast<int>(lines.back().size());
+  }
+  const int width = static_cast<int>(lines[static_cast<std::size_t>(mark.line)].size());
+  mark.column = std::clamp(mark.column, 0, width);
+  return mark;
+}
+
+std::string FlowName(const FlowOpening& f) {
+  return f.bracket == '[' ? "flow sequence '['" : "flow map '{'";
+}
+
+std::string OpeningPosition(const std::string& source, const FlowOpening& f) {
+  return source + ":" + std::to_string(f.line) + ":" + std::to_string(f.column);
+}
+
+// yaml-cpp's message for a parse error, pointing at where an unclosed flow opened when that is
+// what yaml-cpp ran into at the end of the input.
+std::string YamlErrorMessage(const std::string& source, std::string_view text, const FlowScan& scan,
+                             const YAML::ParserException& e) {
+  const bool flow_end = e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW || e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
+  std::size_t significant = text.find_last_not_of(" \t\r\n");
+  significant = significant == std::string_view::npos ? 0 : significant + 1;
+  const bool at_end = e.mark.pos >= 0 && static_cast<std::size_t>(e.mark.pos) >= significant;
+  if (scan.unclosed && (flow_end || at_end)) {
+    const FlowOpening& f = *scan.unclosed;
+    return OpeningPosition(source, f) + ": invalid YAML: this " + FlowName(f) +
+           " is never closed (the file ends first)";
+  }
+  if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e)) {
+    return Position(source, MarkInText(e.mark, text)) + ": invalid YAML: nested more than " +
+           std::to_string(deep->depth() - 1) + " levels deep";
+  }
+  return Position(source, MarkInText(e.mark, text)) + ": invalid YAML: " + e.msg;
+}
+
+// Counts documents from parser events, building nothing. YAML::LoadAll is not used: yaml-cpp 0.7
+// returns an empty document without consuming a stray ',' at document level ("," or "[1], x"), so
+// LoadAll loops forever, allocating (found by fuzz/config_fuzz.cc).
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  struct Document {
+    YAML::Mark start;              // where the parser stood when the document began
+    std::optional<YAML::Mark> node;  // its first node
+  };
+  std::vector<Document> documents;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { documents.push_back({mark, std::nullopt}); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    Node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (!documents.empty() && !documents.back().node) documents.back().node = mark;
+  }
+};
+
+// An error message when the text is not exactly one YAML document (zero is fine: defaults). Reads
+// at most three documents, so a parser that stops advancing cannot keep it busy.
+std::optional<std::string> CheckOneDocument(const std::string& source, const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  while (counter.documents.size() < 3 && parser.HandleNextDocument(counter)) {
+    const auto& docs = counter.documents;
+    if (docs.size() >= 2 && docs[docs.size() - 1].start.pos == docs[docs.size() - 2].start.pos) {
+      // No progress: the parser is stuck on a token no document can start with.
+      const YAML::Mark at = MarkInText(docs.back().start, text);
+      const std::size_t pos = static_cast<std::size_t>(std::max(0, docs.back().start.pos));
+      const std::string what = pos < text.size() ? "'" + std::string(1, text[pos]) + "'" : "text";
+      return Position(source, at) + ": invalid YAML: unexpected " + what +
+             (what == "','" ? " outside a flow collection ('[...]' or '{...}')" : "");
+    }
+  }
+  if (counter.documents.size() > 1) {
+    const auto& second = counter.documents[1];
+    return Position(source, MarkInText(second.node.value_or(second.start), text)) +
+           ": a second YAML document; a config file holds exactly one";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
                            const std::vector<std::string>& known_collectors) {
   const std::string source = source_name.empty() ? "<config>" : source_name;
+  if (yaml_text.size() > kMaxConfigBytes) {
+    return Error{source + ": " + std::to_string(yaml_text.size()) + " bytes, more than the " +
+                     std::to_string(kMaxConfigBytes >> 20) + " MiB a config file may hold",
+                 EFBIG};
+  }
+  const FlowScan scan = ScanFlows(yaml_text, kMaxFlowDepth);
+  if (scan.too_deep) {
+    return Error{OpeningPosition(source, *scan.too_deep) + ": invalid YAML: flow collections ('[', '{') "
+                 "nested more than " + std::to_string(kMaxFlowDepth) + " deep"};
+  }
   try {
-    std::vector<YAML::Node> documents;
+    YAML::Node document;
     try {
-      documents = YAML::LoadAll(yaml_text);
+      if (std::optional<std::string> problem = CheckOneDocument(source, yaml_text)) return Error{*problem};
+      document = YAML::Load(yaml_text);
     } catch (const YAML::ParserException& e) {
-      return Error{Position(source, e.mark) + ": invalid YAML: " + e.msg};
-    }
-    if (documents.size() > 1) {
-      return Error{Position(source, documents[1].Mark()) +
-                   ": a second YAML document; a config file holds exactly one"};
+      return Error{YamlErrorMessage(source, yaml_text, scan, e)};
     }
     Config config;
     config.source = source;
     // Empty text or only comments: no document, or a null one. Built-in defaults.
-    if (documents.empty() || documents[0].IsNull()) return config;
-    Status st = ConfigParser(source, known_collectors).Parse(documents[0], config);
+    if (!document.IsDefined() || document.IsNull()) return config;
+    Status st = ConfigParser(source, known_collectors).Parse(document, config);
     if (!st.ok()) return st.error();
     return config;
   } catch (const YAML::Exception& e) {
-    return Error{Position(source, e.mark) + ": " + e.msg};
+    return Error{Position(source, MarkInText(e.mark, yaml_text)) + ": " + e.msg};
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
 }
 
+namespace {
+
+// The whole of a config file, read so that no path can block or exhaust the reader: opened
+// non-blocking (a FIFO with no writer returns at once instead of waiting for one), only a regular
+// file is read (not /dev/zero, a FIFO, a socket or a directory), and at most kMaxConfigBytes + 1
+// bytes (the file may grow between fstat and read).
+Result<std::string> ReadConfigText(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Error::FromErrno("open " + path, errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error::FromErrno("fstat " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return Error{path + ": is " + std::string(kind) + ", not a regular file",
+                 S_ISDIR(st.st_mode) ? EISDIR : EINVAL};
+  }
+  const std::string too_big = " a config file may hold at most " + std::to_string(kMaxConfigBytes >> 20) +
+                              " MiB (" + std::to_string(kMaxConfigBytes) + " bytes)";
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
+    return Error{path + ": is " + std::to_string(st.st_size) + " bytes;" + too_big, EFBIG};
+  }
+  std::string text(kMaxConfigBytes + 1, '\0');
+  std::size_t used = 0;
+  while (used < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::FromErrno("read " + path, errno);
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  if (used > kMaxConfigBytes) return Error{path + ": grew past the limit while being read;" + too_big, EFBIG};
+  text.resize(used);
+  return text;
+}
+
+}  // namespace
+
 Result<Config> LoadConfigFile(const std::string& path, const std::vector<std::string>& known_collectors) {
-  Result<std::string> text = NodeFs::ReadFile(path);
+  Result<std::string> text = ReadConfigText(path);
   if (!text.ok()) {
     return Error{"config file " + text.error().message, text.error().errno_value};
   }

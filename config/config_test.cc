@@ -3,9 +3,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <future>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collectors/collector.h"
@@ -273,7 +283,7 @@ TEST(ConfigParseTest, WrongNodeTypesAreClearErrors) {
 
 TEST(ConfigParseTest, MalformedYamlIsReportedWithPosition) {
   EXPECT_EQ(ErrorOf("devices:\n  include: [\"mlx5_.*\"\nroce:\n  priority: 3\n"),
-            "t.yaml:3:1: invalid YAML: end of sequence flow not found");
+            "t.yaml:2:12: invalid YAML: this flow sequence '[' is never closed (the file ends first)");
   EXPECT_EQ(ErrorOf("roce: priority: 3\n"), "t.yaml:1:15: invalid YAML: illegal map value");
   EXPECT_EQ(ErrorOf("roce:\n  priority: 3\n dscp: 26\n"), "t.yaml:3:2: invalid YAML: end of map not found");
 }
@@ -295,8 +305,12 @@ TEST(ConfigParseTest, RegularExpressionsAreValidatedAtLoad) {
               StartsWith("t.yaml:2:24: devices.include[1]: invalid regular expression \"(mlx5\": "));
   EXPECT_THAT(ErrorOf("devices:\n  exclude:\n    - \"mlx5_[0-\"\n"),
               StartsWith("t.yaml:3:7: devices.exclude[0]: invalid regular expression \"mlx5_[0-\": "));
-  EXPECT_THAT(ErrorOf("roce:\n  extra_ethtool_stats: [\"rx_*prio{3\"]\n"),
-              StartsWith("t.yaml:2:25: roce.extra_ethtool_stats[0]: invalid regular expression"));
+  // RE2 syntax: lookaround and backreferences (ECMAScript) are refused, not silently different.
+  EXPECT_EQ(ErrorOf("roce:\n  extra_ethtool_stats: [\"rx_prio(?=3)\"]\n"),
+            "t.yaml:2:25: roce.extra_ethtool_stats[0]: invalid regular expression \"rx_prio(?=3)\": "
+            "invalid perl operator: (?=");
+  EXPECT_THAT(ErrorOf("devices:\n  include: ['(mlx5)_\\1']\n"),
+              StartsWith("t.yaml:2:13: devices.include[0]: invalid regular expression \"(mlx5)_\\\\1\": "));
   EXPECT_EQ(ErrorOf("devices:\n  include: [\"\"]\n"),
             "t.yaml:2:13: devices.include[0]: must be a non-empty regular expression, got \"\"");
   // Backslashes survive YAML single quotes and reach the regex engine as written.
@@ -372,6 +386,212 @@ TEST(ConfigParseTest, NoExceptionEscapesOnHostileInput) {
       EXPECT_THAT(r.error().message, StartsWith("t.yaml")) << text.substr(0, 40);
     }
   }
+}
+
+// Every position an error prints is 1-based and inside the text: its line exists and its column is
+// at most one past that line's end.
+void ExpectPositionInside(const std::string& yaml, const std::string& message) {
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(message, m, std::regex(R"(^t\.yaml:(\d+):(\d+): )"))) << message;
+  const int line = std::stoi(m[1]), column = std::stoi(m[2]);
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = yaml.find('\n', start)) != std::string::npos; start = nl + 1) {
+    lines.push_back(yaml.substr(start, nl - start));
+  }
+  if (start < yaml.size() || lines.empty()) lines.push_back(yaml.substr(start));
+  ASSERT_GE(line, 1) << message;
+  ASSERT_LE(line, static_cast<int>(lines.size())) << message << "\n" << yaml;
+  EXPECT_GE(column, 1) << message;
+  EXPECT_LE(column, static_cast<int>(lines[static_cast<std::size_t>(line - 1)].size()) + 1) << message;
+}
+
+// yaml-cpp notices an unclosed flow only at the end of the input and reports the line after the
+// last; the error points at the bracket that opened it instead (as PyYAML does).
+TEST(ConfigParseTest, UnclosedFlowIsReportedWhereItOpens) {
+  const std::string never = " is never closed (the file ends first)";
+  // The issue's case: a 4-line file, reported at line 5 before.
+  EXPECT_EQ(ErrorOf("devices:\n  include: [\"mlx5_0\",\n    \"mlx5_1\"\nroce: {priority: 3}\n"),
+            "t.yaml:2:12: invalid YAML: this flow sequence '['" + never);
+  EXPECT_EQ(ErrorOf("roce: {priority: 3\n"), "t.yaml:1:7: invalid YAML: this flow map '{'" + never);
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3\nports: {require_active: true,\n  min_rate_gbps: 100\n"),
+            "t.yaml:3:8: invalid YAML: this flow map '{'" + never);
+  // yaml-cpp stops mid-file here (an implicit key on a later line), still about the same '['.
+  EXPECT_EQ(ErrorOf("scrape: {}\nroce:\n  extra_ethtool_stats: [rx_prio3_pause, tx_prio3_pause\n"
+                    "  priority: 3\n"),
+            "t.yaml:3:24: invalid YAML: this flow sequence '['" + never);
+  // Nested: the innermost still-open flow, after closed ones.
+  EXPECT_EQ(ErrorOf("firmware: [{hca_type: MT4119, min_version: 1.2}, {hca_type: MT4125,\n"
+                    "  min_version: [3\n"),
+            "t.yaml:2:16: invalid YAML: this flow sequence '['" + never);
+  EXPECT_EQ(ErrorOf("firmware: [{hca_type: MT4119, min_version: 1.2}, {hca_type: MT4125\n"),
+            "t.yaml:1:50: invalid YAML: this flow map '{'" + never);
+  // Brackets inside quoted scalars, comments and block scalars are not flow indicators.
+  EXPECT_EQ(ErrorOf("devices:  # ] [ } {\n  include: ['mlx5_[0-9]]', \"x]}\\\"]\", 'it''s ]'\n"),
+            "t.yaml:2:12: invalid YAML: this flow sequence '['" + never);
+  EXPECT_EQ(ErrorOf("devices:\n  include: [mlx5_0,  # ] closes nothing: a comment\n    mlx5_1\n"),
+            "t.yaml:2:12: invalid YAML: this flow sequence '['" + never);
+  EXPECT_EQ(ErrorOf("a: |\n  ] [ text, not a flow\nb: >-\n  {\ndevices: {include: [x]\n"),
+            "t.yaml:5:10: invalid YAML: this flow map '{'" + never);
+  EXPECT_EQ(ErrorOf("--- {devices: {include: [a]}\n"), "t.yaml:1:5: invalid YAML: this flow map '{'" + never);
+  EXPECT_EQ(ErrorOf("devices:\n  include: [a#b, c]  # [\n  exclude: [d\n"),
+            "t.yaml:3:12: invalid YAML: this flow sequence '['" + never);
+}
+
+TEST(ConfigParseTest, OtherYamlErrorsKeepTheirPositionInsideTheFile) {
+  // A closed flow followed by an unrelated error: yaml-cpp's own message and position.
+  EXPECT_EQ(ErrorOf("devices: {include: [\"a]\"]}  # [\nroce: priority: 3\n"),
+            "t.yaml:2:15: invalid YAML: illegal map value");
+  EXPECT_EQ(ErrorOf("devices:\n  include: [a, b]]\n"), "t.yaml:2:18: invalid YAML: illegal flow end");
+  for (const std::string& yaml :
+       {std::string("roce: [\n"), std::string("["), std::string("{"), std::string("a: {\n\n\n"),
+        std::string("roce:\n  priority: 3\n dscp: 26\n"), std::string("- - [ \"x\n"),
+        std::string("a: b: c"), std::string("? [\n"), std::string("]\n"), std::string("a: *nope\n"),
+        std::string("a: !<x [\n"), std::string("a: [\r\n\r\n"), std::string("\n\n\n{a: 1\n\n")}) {
+    Result<Config> r = Parse(yaml);
+    ASSERT_FALSE(r.ok()) << yaml;
+    ExpectPositionInside(yaml, r.error().message);
+  }
+}
+
+// yaml-cpp 0.7's LoadAll loops forever (allocating) on a ',' where a document would start: found
+// by fuzz/config_fuzz.cc. Each parse runs in a child process with an alarm, so a regression fails
+// (killed by SIGALRM) instead of hanging the suite.
+TEST(ConfigParseTest, StrayCommaAtDocumentLevelIsAnErrorNotAHang) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {",", "t.yaml:1:1: invalid YAML: unexpected ',' outside a flow collection ('[...]' or '{...}')"},
+      {"roce: {priority: 3}, x\n", "t.yaml:1:20: invalid YAML: end of map not found"},  // in a map: no hang
+      {"[1] , b\n", "t.yaml:1:5: invalid YAML: unexpected ','"},
+      {"\"a\", b\n", "t.yaml:1:4: invalid YAML: unexpected ','"},
+      {"--- !t\n  ,\n", "t.yaml:2:3: invalid YAML: unexpected ','"},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    EXPECT_EXIT(
+        {
+          ::alarm(5);
+          Result<Config> r = Parse(yaml);
+          std::_Exit(!r.ok() && r.error().message.rfind(expected, 0) == 0 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << yaml;
+  }
+}
+
+TEST(ConfigParseTest, DeepNestingIsRefusedBeforeTheRecursiveParser) {
+  EXPECT_EQ(ErrorOf(std::string(100000, '[')),
+            "t.yaml:1:65: invalid YAML: flow collections ('[', '{') nested more than 64 deep");
+  std::string maps = "roce:\n  x: ";
+  for (int i = 0; i < 50000; ++i) maps += "{a: ";
+  EXPECT_EQ(ErrorOf(maps), "t.yaml:2:262: invalid YAML: flow collections ('[', '{') nested more than 64 deep");
+  std::string real = "devices: {include: [[[[[[[[[[x]]]]]]]]]]}\n";  // deep but within the bound: yaml-cpp decides
+  EXPECT_THAT(ErrorOf(real), StartsWith("t.yaml:1:21: devices.include[0]: must be a non-empty regular expression"));
+  // Block nesting ("- - - ..."): yaml-cpp's own depth guard, reported with a position in the file.
+  std::string dashes;
+  for (int i = 0; i < 100000; ++i) dashes += "- ";
+  std::string message = ErrorOf(dashes + "x\n");
+  EXPECT_THAT(message, ::testing::MatchesRegex(R"(t\.yaml:1:[0-9]+: invalid YAML: nested more than [0-9]+ levels deep)"));
+  ExpectPositionInside(dashes + "x\n", message);
+}
+
+TEST(ConfigParseTest, TextOverTheSizeCapIsRefused) {
+  std::string big = "# " + std::string(kMaxConfigBytes, 'x') + "\n";
+  EXPECT_EQ(ErrorOf(big), "t.yaml: " + std::to_string(big.size()) +
+                              " bytes, more than the 1 MiB a config file may hold");
+  std::string fits = "# " + std::string(kMaxConfigBytes - 4, 'x') + "\n";
+  EXPECT_TRUE(Parse(fits).ok());
+}
+
+// std::regex compiled a group per recursion and crashed (stack overflow) on 20,000 nested groups.
+TEST(ConfigParseTest, PatternsThatWouldExhaustARegexEngineAreRefusedWithTheirKey) {
+  const std::string nested = std::string(20000, '(') + "a" + std::string(20000, ')');
+  EXPECT_EQ(ErrorOf("devices:\n  include: ['" + nested + "']\n"),
+            "t.yaml:2:13: devices.include[0]: invalid regular expression \"" + std::string(80, '(') +
+                "\"...: longer than 4096 characters (40001)");
+  EXPECT_THAT(ErrorOf("roce:\n  extra_ethtool_stats:\n    - '" + nested + "'\n"),
+              StartsWith("t.yaml:3:7: roce.extra_ethtool_stats[0]: invalid regular expression"));
+  std::string big;
+  for (int i = 0; i < 40; ++i) big += "\\w{1000}";
+  EXPECT_THAT(ErrorOf("devices:\n  exclude: ['" + big + "']\n"),
+              ::testing::AllOf(StartsWith("t.yaml:2:13: devices.exclude[0]: invalid regular expression"),
+                               HasSubstr("too complex")));
+}
+
+TEST(DeviceFilterTest, MatchesWholeNamesWithRe2) {
+  Result<Config> r = Parse("devices:\n  include: ['mlx5_\\d+', 'rxe.*']\n  exclude: ['mlx5_1\\d']\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const DeviceFilter& f = r->devices;
+  EXPECT_TRUE(f.Matches("mlx5_0"));
+  EXPECT_TRUE(f.Matches("mlx5_1"));
+  EXPECT_FALSE(f.Matches("mlx5_10"));  // excluded
+  EXPECT_TRUE(f.Matches("rxe0"));
+  EXPECT_FALSE(f.Matches("mlx5_bond_0"));
+  EXPECT_FALSE(f.Matches("xmlx5_0"));  // whole name, not a search
+  // A hand-built filter (never compiled) behaves the same; a bad pattern in it matches nothing.
+  DeviceFilter hand;
+  hand.include = {"mlx5_.*", "(bad"};
+  EXPECT_TRUE(hand.Matches("mlx5_3"));
+  EXPECT_FALSE(hand.Matches("(bad"));
+}
+
+// Runs LoadConfigFile on another thread and fails (instead of hanging the suite) when it does not
+// return within a few seconds; `unblock` then makes the stuck read return so the thread can end.
+Result<Config> LoadWithin(const std::string& path, const std::function<void()>& unblock) {
+  std::packaged_task<Result<Config>()> task([&] { return LoadConfigFile(path, kCollectors); });
+  std::future<Result<Config>> done = task.get_future();
+  std::thread worker(std::move(task));
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "LoadConfigFile(" << path << ") blocked for 5 s";
+    unblock();
+  }
+  worker.join();
+  return done.get();
+}
+
+TEST(ConfigLoadFileTest, FifoWithNoWriterIsRefusedAtOnce) {
+  testing::TempDir dir;
+  const std::string fifo = dir.path() + "/config.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result<Config> r = LoadWithin(fifo, [&] {
+    int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "config file " + fifo + ": is a FIFO, not a regular file");
+}
+
+TEST(ConfigLoadFileTest, DevicesAndDirectoriesAreRefused) {
+  Result<Config> zero = LoadWithin("/dev/zero", [] {});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message, "config file /dev/zero: is a character device, not a regular file");
+  testing::TempDir dir;
+  Result<Config> directory = LoadConfigFile(dir.path(), kCollectors);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().message, "config file " + dir.path() + ": is a directory, not a regular file");
+  EXPECT_EQ(directory.error().errno_value, EISDIR);
+  // Through a symlink, the target is what counts.
+  dir.Symlink("/dev/zero", "link.yaml");
+  Result<Config> link = LoadConfigFile(dir.path() + "/link.yaml", kCollectors);
+  ASSERT_FALSE(link.ok());
+  EXPECT_THAT(link.error().message, HasSubstr("is a character device"));
+}
+
+TEST(ConfigLoadFileTest, FileOverTheCapIsRefusedWithoutReadingIt) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/huge.yaml";
+  dir.Write("huge.yaml", "roce:\n  priority: 3\n");
+  ASSERT_EQ(::truncate(path.c_str(), 50 << 20), 0);  // sparse: 50 MiB without writing them
+  const auto start = std::chrono::steady_clock::now();
+  Result<Config> r = LoadConfigFile(path, kCollectors);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "config file " + path + ": is 52428800 bytes; a config file may hold "
+                               "at most 1 MiB (1048576 bytes)");
+  EXPECT_EQ(r.error().errno_value, EFBIG);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  // Exactly at the cap is fine.
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  dir.Write("huge.yaml", "# " + std::string(kMaxConfigBytes - 3, 'x') + "\n");
+  Result<Config> at_cap = LoadConfigFile(path, kCollectors);
+  EXPECT_TRUE(at_cap.ok()) << at_cap.error().message;
 }
 
 TEST(ConfigLoadFileTest, MissingFileNamesPathAndErrno) {
