@@ -188,7 +188,7 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   TempDir dir;
   MakeDevice(dir, "rxe0");
   const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
-  dir.MkDir(port + "hw_counters/broken");  // read() fails (EISDIR), like EINVAL/EACCES would
+  dir.MkDir(port + "hw_counters/broken");  // not a regular file (EISDIR), like EINVAL/EACCES would
   dir.Write(port + "hw_counters/garbled", "12abc\n");
   RdmaDevicesCollector c;
   CollectRun r = Collect(c, dir.path());
@@ -201,7 +201,7 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   EXPECT_TRUE(p.state.has_value());
   ASSERT_EQ(r.outcome.errors.size(), 2u);
   EXPECT_TRUE(Contains(r.outcome.errors[0], "hw_counters/broken"));
-  EXPECT_TRUE(Contains(r.outcome.errors[0], "Is a directory"));
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "not a regular file (a directory)"));
   EXPECT_TRUE(Contains(r.outcome.errors[1], "hw_counters/garbled"));
   EXPECT_TRUE(p.counters.empty());  // rxe has no counters/ directory: normal, no error
 }

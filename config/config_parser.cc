@@ -530,7 +530,7 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
 }
 
 Result<Config> LoadConfigFile(const std::string& path, const std::vector<std::string>& known_collectors) {
-  Result<std::string> text = NodeFs::ReadFile(path);
+  Result<std::string> text = ReadRegularFile(path, /*max_bytes=*/std::size_t{1} << 20);  // a config is a few KiB
   if (!text.ok()) {
     return Error{"config file " + text.error().message, text.error().errno_value};
   }
