@@ -230,11 +230,15 @@ struct RdmaDevicesCollector::State {
 namespace {
 
 // Reads one device's attributes through held descriptors. Problems with single values go to
-// `errors`; a read showing the device is gone stops the reader (`gone` is then set).
+// `errors`; a read showing the device is gone stops the reader (`gone` is then set). A device is
+// gone only when its own directory is (or was re-created, a new inode): ENOENT/ENODEV on one file
+// while the directory stands (a dangling symlink in counters/, an attribute the driver removed)
+// costs that value only, or one bad file would hide the whole device and its failing verdicts.
 class DeviceReader {
  public:
-  DeviceReader(const NodeFs& fs, std::string& buf, std::vector<std::string>& errors)
-      : fs_(fs), buf_(buf), errors_(errors) {}
+  DeviceReader(const NodeFs& fs, std::string& buf, std::vector<std::string>& errors, const std::string& dir,
+               ino_t inode)
+      : fs_(fs), buf_(buf), errors_(errors), dir_(dir), inode_(inode) {}
 
   const NodeFs& fs() const { return fs_; }
 
@@ -251,7 +255,7 @@ class DeviceReader {
   }
 
   void Fail(const Error& e) {
-    if (IsGoneErrno(e.errno_value)) {
+    if (IsGoneErrno(e.errno_value) && DirInode(dir_) != std::optional<ino_t>(inode_)) {
       gone_ = e.message;
     } else {
       errors_.push_back(e.message);
@@ -300,6 +304,8 @@ class DeviceReader {
   const NodeFs& fs_;
   std::string& buf_;
   std::vector<std::string>& errors_;
+  const std::string& dir_;
+  ino_t inode_;
   std::optional<std::string> gone_;
 };
 
@@ -607,7 +613,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         ShareEqualCounterNames(st, it->second);
       }
       DeviceLayout& d = it->second;
-      DeviceReader reader(ctx.fs, st.read_buf, errors);
+      DeviceReader reader(ctx.fs, st.read_buf, errors, d.dir, d.inode);
       dev.name = name;
       dev.numa_node = d.numa_node;
       dev.pci_address = d.pci_address;

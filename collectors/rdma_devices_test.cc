@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "checks/check.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -204,6 +205,50 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   EXPECT_TRUE(Contains(r.outcome.errors[0], "not a regular file (a directory)"));
   EXPECT_TRUE(Contains(r.outcome.errors[1], "hw_counters/garbled"));
   EXPECT_TRUE(p.counters.empty());  // rxe has no counters/ directory: normal, no error
+}
+
+TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {
+  // One dangling symlink in hw_counters/ (and one in counters/) of a device whose port is DOWN:
+  // the device and its DOWN port must stay, so port_active still fails.
+  TempDir dir;
+  MakeDevice(dir, "mlx5_0");
+  const std::string port = "devices/virtual/infiniband/mlx5_0/ports/1/";
+  dir.Write(port + "state", "1: DOWN\n");
+  dir.Write(port + "phys_state", "3: Disabled\n");
+  dir.Symlink("../../../../../../nowhere/np_cnp_sent", port + "hw_counters/np_cnp_sent");
+  dir.Write(port + "counters/port_rcv_errors", "5\n");
+  dir.Symlink("gone", port + "counters/symbol_error");
+  RdmaDevicesCollector c;
+  for (int scrape = 0; scrape < 2; ++scrape) {  // discovery, then the held steady state
+    NodeFs fs(dir.path(), "/nonexistent-proc");
+    Config config;
+    CollectContext ctx{fs, config};
+    Snapshot snapshot;
+    CollectorOutcome outcome;
+    ASSERT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+    const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+    ASSERT_NE(facts, nullptr);
+    ASSERT_EQ(facts->devices.size(), 1u) << (outcome.errors.empty() ? "" : outcome.errors.front());
+    const RdmaPortFacts& p = facts->devices[0].ports.at(0);
+    ASSERT_TRUE(p.state.has_value());
+    EXPECT_EQ(p.state->id, 1u);
+    EXPECT_EQ(p.hw_counters.size(), 2u);  // sent_pkts, rcvd_pkts read; np_cnp_sent absent
+    EXPECT_FALSE(p.hw_counters.contains("np_cnp_sent"));
+    EXPECT_EQ(p.counters.at("port_rcv_errors"), 5u);
+    EXPECT_EQ(facts->devices[0].fw_ver, "1.0.0");
+    // Each missing value is one error naming its file.
+    ASSERT_EQ(outcome.errors.size(), 2u);
+    EXPECT_TRUE(Contains(outcome.errors[0], "counters/symbol_error")) << outcome.errors[0];
+    EXPECT_TRUE(Contains(outcome.errors[1], "hw_counters/np_cnp_sent")) << outcome.errors[1];
+
+    std::vector<CheckResult> verdicts;
+    for (const auto& reg : RegisteredChecks()) {
+      if (reg.name == "port_active") reg.factory()->Evaluate(snapshot, config, verdicts);
+    }
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0].subject, "mlx5_0/1");
+    EXPECT_EQ(verdicts[0].verdict, Verdict::kFailed);
+  }
 }
 
 TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
