@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "checks/check.h"
+#include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -16,6 +17,7 @@ namespace {
 
 using testing::ProjectFixture;
 using testing::RealFixture;
+using testing::ScopedHeldFdBudget;
 using testing::TempDir;
 
 struct CollectRun {
@@ -251,6 +253,56 @@ TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {
   }
 }
 
+// Verdicts of every registered check on one snapshot, as "check subject verdict reason" lines.
+std::vector<std::string> AllVerdicts(const std::string& sysfs_root, RdmaDevicesCollector& c) {
+  NodeFs fs(sysfs_root, "/nonexistent-proc");
+  Config config;
+  CollectContext ctx{fs, config};
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  EXPECT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+  std::vector<CheckResult> results;
+  for (const auto& reg : RegisteredChecks()) reg.factory()->Evaluate(snapshot, config, results);
+  std::vector<std::string> out;
+  for (const CheckResult& r : results) {
+    out.push_back(r.check + " " + r.subject + " " + std::string(VerdictName(r.verdict)) + " " + r.reason);
+  }
+  return out;
+}
+
+TEST(RdmaDevicesTest, AHeldFileBudgetChangesNoValueAndNoVerdict) {
+  // The multi-device fixtures read with every file held, then under a budget of 10 held files:
+  // the same exposition, errors and verdicts on every scrape, and never more than 10 held.
+  for (const std::string tree : {"sysfs/mlx5-roce/sys", "sysfs/degraded/sys"}) {
+    const std::string root = ProjectFixture(tree);
+    HeldFdBudget& budget = HeldFdBudget::Process();
+    std::string unbudgeted_text;
+    std::vector<std::string> unbudgeted_errors, unbudgeted_verdicts;
+    {
+      ScopedHeldFdBudget unlimited(1'000'000);
+      RdmaDevicesCollector c;
+      CollectRun r = Collect(c, root);
+      unbudgeted_text = r.text;
+      unbudgeted_errors = r.outcome.errors;
+      unbudgeted_verdicts = AllVerdicts(root, c);
+      ASSERT_GT(c.held_descriptors(), 100u) << tree;  // the fixture is big enough to matter
+    }
+    const std::size_t base = budget.held();
+    ScopedHeldFdBudget scoped(base + 10);
+    RdmaDevicesCollector c;
+    for (int scrape = 0; scrape < 3; ++scrape) {
+      CollectRun r = Collect(c, root);
+      ASSERT_TRUE(r.status.ok());
+      EXPECT_EQ(r.text, unbudgeted_text) << tree << " scrape " << scrape;
+      EXPECT_EQ(r.outcome.errors, unbudgeted_errors) << tree;
+      EXPECT_LE(budget.held(), base + 10);
+      EXPECT_EQ(c.held_descriptors(), 10u);
+      EXPECT_EQ(AllVerdicts(root, c), unbudgeted_verdicts) << tree;
+    }
+    EXPECT_GT(budget.unheld_reads(), 0u);
+  }
+}
+
 TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
   TempDir dir;
   MakeDevice(dir, "rxe0");
@@ -266,6 +318,7 @@ TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
 }
 
 TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
   RdmaDevicesCollector c;
@@ -393,6 +446,7 @@ TEST(CounterValuesTest, LookupByNameAndAbsentValues) {
 }
 
 TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
   MakeDevice(dir, "rxe1");
@@ -432,6 +486,7 @@ TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
 }
 
 TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   RdmaDevicesCollector c;
   const std::string root = ProjectFixture("sysfs/mlx5-roce/sys");
   Collect(c, root);
@@ -446,6 +501,7 @@ TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
 }
 
 TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTable) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
   const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
