@@ -128,6 +128,11 @@ bool IsPciAddress(std::string_view s) {
   return true;
 }
 
+// An attribute to hold: an existing file, or a symlink that is dangling or leaves a captured tree
+// (its reads then fail with an error naming it, every collection, instead of the value vanishing
+// without a word).
+bool AttributePresent(const NodeFs& fs, const std::string& path) { return fs.Exists(path) || fs.ReadLink(path).ok(); }
+
 std::optional<ino_t> DirInode(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
@@ -331,7 +336,7 @@ CounterDir DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, std::v
 void DiscoverPort(const NodeFs& fs, PortLayout& p, std::vector<std::string>& errors, bool& complete) {
   auto attr = [&](std::string_view file) -> std::optional<HeldFile> {
     std::string path = p.dir + "/" + std::string(file);
-    if (!fs.Exists(path)) return std::nullopt;
+    if (!AttributePresent(fs, path)) return std::nullopt;
     return HeldFile(std::move(path));
   };
   p.state = attr("state");
@@ -375,7 +380,7 @@ Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const NodeFs& fs, cons
 
   for (std::size_t i = 0; i < kDeviceAttrs.size(); ++i) {
     std::string path = d.dir_prefix + std::string(kDeviceAttrs[i].file);
-    if (fs.Exists(path)) d.attrs[i].emplace(std::move(path));
+    if (AttributePresent(fs, path)) d.attrs[i].emplace(std::move(path));
   }
   // The parent device (PCI function) and its NUMA node do not change while the device exists.
   if (auto link = fs.ReadLink(d.dir_prefix + "device"); link.ok()) {

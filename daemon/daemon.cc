@@ -145,9 +145,9 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   sink.Clear();
   report->Render(engine_.collectors(), sink);
   config_.Render(sink);
+  RenderHeldFiles(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
       .Add({{"version", RDMAHD_VERSION}}, 1);
-  RenderHeldFiles(sink);
   // Copies of exposition_ are only made under exposition_mu_, so a use count of 1 here means no
   // request is still sending it: its buffer can be written over.
   if (!exposition_ || exposition_.use_count() != 1) exposition_ = std::make_shared<std::string>();
