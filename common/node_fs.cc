@@ -17,7 +17,6 @@ namespace rdmahd {
 
 struct NodeFs::Root {
   std::string path;  // as given, without trailing '/' ("" for "/")
-  std::string real;  // realpath(path), for the user-space containment check; empty if unresolvable
   int fd = -1;       // O_PATH directory descriptor; -1 if the root could not be opened at startup
 
   Root() = default;
@@ -214,8 +213,9 @@ int OpenInRoot(const NodeFs::Root& root, const std::string& rel, int flags, bool
   // Kernels without openat2: resolve in user space and refuse a target outside the root. (The
   // check and the open are two steps; a captured tree is not expected to change under us.)
   char resolved[PATH_MAX];
+  char root_real[PATH_MAX];
   if (::realpath(full.c_str(), resolved) == nullptr) return -1;
-  if (root.real.empty() || !IsWithin(resolved, root.real)) {
+  if (::realpath(root.path.empty() ? "/" : root.path.c_str(), root_real) == nullptr || !IsWithin(resolved, root_real)) {
     errno = EXDEV;
     return -1;
   }
@@ -240,10 +240,6 @@ NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_
     auto r = std::make_shared<Root>();
     r->path = StripTrailingSlashes(p);
     r->fd = ::open(r->path.empty() ? "/" : r->path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (char* real = ::realpath(r->path.empty() ? "/" : r->path.c_str(), nullptr)) {
-      r->real = real;
-      std::free(real);
-    }
     roots_.push_back(std::move(r));
   };
   // The live trees are the kernel's own: read directly (no containment cost on the hot path).
@@ -335,8 +331,8 @@ bool NodeFs::IsDir(const std::string& path) const {
   const Root* root = RootOf(path, rel);
   struct stat st {};
   if (root == nullptr) return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  Fd fd(OpenInRoot(*root, std::string(rel), O_PATH | O_CLOEXEC, /*diagnose=*/false));
-  return fd.get() >= 0 && ::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode);
+  Fd fd(OpenInRoot(*root, std::string(rel), O_PATH | O_DIRECTORY | O_CLOEXEC, /*diagnose=*/false));
+  return fd.get() >= 0;  // O_DIRECTORY: opens only a directory
 }
 
 bool NodeFs::IsLiveSysfsRoot(const std::string& root) {
