@@ -62,7 +62,7 @@ TEST(RoceChecksTest, PfcOffFixtureGolden) {
   const std::string text = Text(verdicts);
   const std::string golden_path = testing::ProjectFixture("roce/pfc-off/expected_check_roce.txt");
   if (std::getenv("RDMAHD_UPDATE_GOLDEN") != nullptr) std::ofstream(golden_path) << text;
-  auto golden = NodeFs::ReadFile(golden_path);
+  auto golden = ReadRegularFile(golden_path, std::size_t{1} << 20);
   ASSERT_TRUE(golden.ok()) << golden.error().message << " (RDMAHD_UPDATE_GOLDEN=1 writes it)";
   EXPECT_EQ(text, *golden);
 }

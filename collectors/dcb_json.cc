@@ -141,10 +141,12 @@ Result<std::vector<DcbAppEntry>> ParseDcbAppJson(std::string_view text) {
 }
 
 Result<DcbState> ReadDcbCapture(const std::string& dir, const std::string& netdev) {
+  // Reads stay inside the capture folder, like every read of a captured tree (common/node_fs.h).
+  const NodeFs capture("", "", dir);
   const std::string base = dir + "/" + netdev;
-  if (!NodeFs::IsDir(base)) return Error{"no DCB capture for " + netdev + " (" + base + ")", ENOENT};
-  auto read_nonempty = [](const std::string& path) -> std::optional<std::string> {
-    auto text = NodeFs::ReadFile(path);
+  if (!capture.IsDir(base)) return Error{"no DCB capture for " + netdev + " (" + base + ")", ENOENT};
+  auto read_nonempty = [&](const std::string& path) -> std::optional<std::string> {
+    auto text = capture.ReadFile(path);
     if (!text || Trim(*text).empty()) return std::nullopt;
     return std::string(Trim(*text));
   };

@@ -15,7 +15,7 @@ namespace rdmahd {
 namespace {
 
 std::string ReadReal(const std::string& rel) {
-  auto text = NodeFs::ReadFile(testing::RealFixture(rel));
+  auto text = ReadRegularFile(testing::RealFixture(rel), std::size_t{1} << 20);
   if (!text) return "";
   // Excerpt markers are not tool output.
   std::istringstream in(*text);

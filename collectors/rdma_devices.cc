@@ -128,6 +128,11 @@ bool IsPciAddress(std::string_view s) {
   return true;
 }
 
+// An attribute to hold: an existing file, or a symlink that is dangling or leaves a captured tree
+// (its reads then fail with an error naming it, every collection, instead of the value vanishing
+// without a word).
+bool AttributePresent(const NodeFs& fs, const std::string& path) { return fs.Exists(path) || fs.ReadLink(path).ok(); }
+
 std::optional<ino_t> DirInode(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
@@ -230,10 +235,17 @@ struct RdmaDevicesCollector::State {
 namespace {
 
 // Reads one device's attributes through held descriptors. Problems with single values go to
-// `errors`; a read showing the device is gone stops the reader (`gone` is then set).
+// `errors`; a read showing the device is gone stops the reader (`gone` is then set). A device is
+// gone only when its own directory is (or was re-created, a new inode): ENOENT/ENODEV on one file
+// while the directory stands (a dangling symlink in counters/, an attribute the driver removed)
+// costs that value only, or one bad file would hide the whole device and its failing verdicts.
 class DeviceReader {
  public:
-  DeviceReader(std::string& buf, std::vector<std::string>& errors) : buf_(buf), errors_(errors) {}
+  DeviceReader(const NodeFs& fs, std::string& buf, std::vector<std::string>& errors, const std::string& dir,
+               ino_t inode)
+      : fs_(fs), buf_(buf), errors_(errors), dir_(dir), inode_(inode) {}
+
+  const NodeFs& fs() const { return fs_; }
 
   bool gone() const { return gone_.has_value(); }
   const std::string& gone_message() const { return *gone_; }
@@ -241,14 +253,14 @@ class DeviceReader {
   // Held read; nullopt when the value is unavailable (error recorded) or the device is gone.
   std::optional<std::string_view> Read(HeldFile& file) {
     if (gone()) return std::nullopt;
-    Result<std::string_view> r = file.Read(buf_);
+    Result<std::string_view> r = file.Read(fs_, buf_);
     if (r.ok()) return *r;
     Fail(r.error());
     return std::nullopt;
   }
 
   void Fail(const Error& e) {
-    if (IsGoneErrno(e.errno_value)) {
+    if (IsGoneErrno(e.errno_value) && DirInode(dir_) != std::optional<ino_t>(inode_)) {
       gone_ = e.message;
     } else {
       errors_.push_back(e.message);
@@ -294,16 +306,19 @@ class DeviceReader {
     out.Set(i, *v);
   }
 
+  const NodeFs& fs_;
   std::string& buf_;
   std::vector<std::string>& errors_;
+  const std::string& dir_;
+  ino_t inode_;
   std::optional<std::string> gone_;
 };
 
 // Lists a directory of counter files. A missing directory is normal (bnxt_re and rxe have no
 // counters/); other failures are reported and mark the layout incomplete.
-CounterDir DiscoverCounterFiles(const std::string& dir, std::vector<std::string>& errors, bool& complete) {
+CounterDir DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, std::vector<std::string>& errors, bool& complete) {
   CounterDir out;
-  auto names = NodeFs::ListDir(dir);  // sorted, unique
+  auto names = fs.ListDir(dir);  // sorted, unique
   if (!names.ok()) {
     if (names.error().errno_value != ENOENT) {
       errors.push_back(names.error().message);
@@ -318,21 +333,21 @@ CounterDir DiscoverCounterFiles(const std::string& dir, std::vector<std::string>
   return out;
 }
 
-void DiscoverPort(PortLayout& p, std::vector<std::string>& errors, bool& complete) {
+void DiscoverPort(const NodeFs& fs, PortLayout& p, std::vector<std::string>& errors, bool& complete) {
   auto attr = [&](std::string_view file) -> std::optional<HeldFile> {
     std::string path = p.dir + "/" + std::string(file);
-    if (!NodeFs::Exists(path)) return std::nullopt;
+    if (!AttributePresent(fs, path)) return std::nullopt;
     return HeldFile(std::move(path));
   };
   p.state = attr("state");
   p.phys_state = attr("phys_state");
   p.rate = attr("rate");
   p.link_layer = attr("link_layer");
-  p.counters = DiscoverCounterFiles(p.dir + "/counters", errors, complete);
-  p.counters_ext = DiscoverCounterFiles(p.dir + "/counters_ext", errors, complete);
-  p.hw_counters = DiscoverCounterFiles(p.dir + "/hw_counters", errors, complete);
+  p.counters = DiscoverCounterFiles(fs, p.dir + "/counters", errors, complete);
+  p.counters_ext = DiscoverCounterFiles(fs, p.dir + "/counters_ext", errors, complete);
+  p.hw_counters = DiscoverCounterFiles(fs, p.dir + "/hw_counters", errors, complete);
 
-  auto gids = NodeFs::ListDir(p.dir + "/gids");
+  auto gids = fs.ListDir(p.dir + "/gids");
   if (!gids.ok()) {
     if (gids.error().errno_value != ENOENT) {
       errors.push_back(gids.error().message);
@@ -352,7 +367,7 @@ void DiscoverPort(PortLayout& p, std::vector<std::string>& errors, bool& complet
   p.gid_files.resize(size);
 }
 
-Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const std::string& class_dir,
+Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const NodeFs& fs, const std::string& class_dir,
                                                           const std::string& name,
                                                           std::vector<std::string>& errors) {
   RdmaDevicesCollector::DeviceLayout d;
@@ -365,22 +380,22 @@ Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const std::string& cla
 
   for (std::size_t i = 0; i < kDeviceAttrs.size(); ++i) {
     std::string path = d.dir_prefix + std::string(kDeviceAttrs[i].file);
-    if (NodeFs::Exists(path)) d.attrs[i].emplace(std::move(path));
+    if (AttributePresent(fs, path)) d.attrs[i].emplace(std::move(path));
   }
   // The parent device (PCI function) and its NUMA node do not change while the device exists.
-  if (auto link = NodeFs::ReadLink(d.dir_prefix + "device"); link.ok()) {
+  if (auto link = fs.ReadLink(d.dir_prefix + "device"); link.ok()) {
     std::string_view target = *link;
     while (!target.empty() && target.back() == '/') target.remove_suffix(1);
     std::string_view base = target.substr(target.rfind('/') + 1);
     if (IsPciAddress(base)) d.pci_address = std::string(base);
   }
-  if (auto numa = NodeFs::ReadFile(d.dir_prefix + "device/numa_node"); numa.ok()) {
+  if (auto numa = fs.ReadFile(d.dir_prefix + "device/numa_node"); numa.ok()) {
     if (auto v = ParseI64(*numa)) d.numa_node = static_cast<int>(*v);
   }
 
-  auto ports = NodeFs::ListDir(d.dir_prefix + "ports");
+  auto ports = fs.ListDir(d.dir_prefix + "ports");
   if (!ports.ok()) {
-    if (IsGoneErrno(ports.error().errno_value) && !NodeFs::Exists(d.dir)) return ports.error();
+    if (IsGoneErrno(ports.error().errno_value) && !fs.Exists(d.dir)) return ports.error();
     if (ports.error().errno_value != ENOENT) {
       errors.push_back(ports.error().message);
       d.complete = false;
@@ -393,7 +408,7 @@ Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const std::string& cla
     PortLayout& p = d.ports.emplace_back();
     p.port = *num;
     p.dir = d.dir_prefix + "ports/" + n;
-    DiscoverPort(p, errors, d.complete);
+    DiscoverPort(fs, p, errors, d.complete);
   }
   std::sort(d.ports.begin(), d.ports.end(), [](const PortLayout& a, const PortLayout& b) { return a.port < b.port; });
   return d;
@@ -433,7 +448,7 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
     } else {
       // Beyond the window: plain reads, so a full rescan does not pin hundreds of descriptors.
       AppendIndex(path_buf, p.gids_dir, i);
-      auto v = NodeFs::ReadFile(path_buf);
+      auto v = reader.fs().ReadFile(path_buf);
       if (!v.ok()) {
         reader.Fail(v.error());
         if (reader.gone()) return;
@@ -454,7 +469,7 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
       slot.gid.assign(text);
       bool ok = true;
       AppendIndex(path_buf, p.types_dir, i);
-      if (auto t = NodeFs::ReadFile(path_buf); t.ok()) {
+      if (auto t = reader.fs().ReadFile(path_buf); t.ok()) {
         slot.type.assign(Trim(*t));
       } else {
         errors.push_back(t.error().message);
@@ -462,7 +477,7 @@ void ReadGids(PortLayout& p, bool full_rescan, std::string& path_buf,
       }
       if (port.IsEthernet()) {
         AppendIndex(path_buf, p.ndevs_dir, i);
-        if (auto n = NodeFs::ReadFile(path_buf); n.ok()) {
+        if (auto n = reader.fs().ReadFile(path_buf); n.ok()) {
           slot.ndev.assign(Trim(*n));
         } else {
           errors.push_back(n.error().message);
@@ -552,7 +567,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
 
   RdmaDevicesFacts facts;
   const std::string class_dir = ctx.fs.Sys("class/infiniband");
-  auto names = NodeFs::ListDir(class_dir);
+  auto names = ctx.fs.ListDir(class_dir);
   if (!names.ok()) {
     st.ForgetAll();
     if (names.error().errno_value == ENOENT) {  // no RDMA core loaded: zero devices, not a failure
@@ -594,7 +609,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         it = st.layouts.end();
       }
       if (it == st.layouts.end()) {
-        auto layout = DiscoverDevice(class_dir, name, errors);
+        auto layout = DiscoverDevice(ctx.fs, class_dir, name, errors);
         if (!layout.ok()) {
           gone_message = layout.error().message;
           continue;
@@ -603,7 +618,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         ShareEqualCounterNames(st, it->second);
       }
       DeviceLayout& d = it->second;
-      DeviceReader reader(st.read_buf, errors);
+      DeviceReader reader(ctx.fs, st.read_buf, errors, d.dir, d.inode);
       dev.name = name;
       dev.numa_node = d.numa_node;
       dev.pci_address = d.pci_address;

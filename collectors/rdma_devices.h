@@ -9,9 +9,11 @@
 //    attribute, no open/close and no path lookup. Dropping a layout closes its descriptors.
 //  - A device is rediscovered when it is new, when it left the listing (its layout and
 //    descriptors are dropped), when its directory's inode changed (re-created under the same
-//    name), or when a read fails with ENODEV/ENOENT/ENXIO (the kernel object behind a held
-//    descriptor is gone, e.g. after `rdma link delete rxe0`); in that last case it is
-//    rediscovered and read again at once.
+//    name), or when a read fails with ENODEV/ENOENT/ENXIO and the device's own directory is gone
+//    or re-created (the kernel object behind a held descriptor is gone, e.g. after `rdma link
+//    delete rxe0`); in that last case it is rediscovered and read again at once. While the
+//    directory stands, such a failure costs that one value (an error of the collector): a dangling
+//    symlink in counters/ must not hide the device and its DOWN port.
 //  - Attributes that cannot change while the device object exists are read once (on the first
 //    successful read after discovery) and their descriptor closed: board_id, hca_type, node_guid,
 //    sys_image_guid, node_type (set by the driver before the device is registered) and each port's

@@ -8,6 +8,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "checks/check.h"
+#include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -15,6 +17,7 @@ namespace {
 
 using testing::ProjectFixture;
 using testing::RealFixture;
+using testing::ScopedHeldFdBudget;
 using testing::TempDir;
 
 struct CollectRun {
@@ -188,7 +191,7 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   TempDir dir;
   MakeDevice(dir, "rxe0");
   const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
-  dir.MkDir(port + "hw_counters/broken");  // read() fails (EISDIR), like EINVAL/EACCES would
+  dir.MkDir(port + "hw_counters/broken");  // not a regular file (EISDIR), like EINVAL/EACCES would
   dir.Write(port + "hw_counters/garbled", "12abc\n");
   RdmaDevicesCollector c;
   CollectRun r = Collect(c, dir.path());
@@ -201,9 +204,103 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   EXPECT_TRUE(p.state.has_value());
   ASSERT_EQ(r.outcome.errors.size(), 2u);
   EXPECT_TRUE(Contains(r.outcome.errors[0], "hw_counters/broken"));
-  EXPECT_TRUE(Contains(r.outcome.errors[0], "Is a directory"));
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "not a regular file (a directory)"));
   EXPECT_TRUE(Contains(r.outcome.errors[1], "hw_counters/garbled"));
   EXPECT_TRUE(p.counters.empty());  // rxe has no counters/ directory: normal, no error
+}
+
+TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {
+  // One dangling symlink in hw_counters/ (and one in counters/) of a device whose port is DOWN:
+  // the device and its DOWN port must stay, so port_active still fails.
+  TempDir dir;
+  MakeDevice(dir, "mlx5_0");
+  const std::string port = "devices/virtual/infiniband/mlx5_0/ports/1/";
+  dir.Write(port + "state", "1: DOWN\n");
+  dir.Write(port + "phys_state", "3: Disabled\n");
+  dir.Symlink("../../../../../../nowhere/np_cnp_sent", port + "hw_counters/np_cnp_sent");
+  dir.Write(port + "counters/port_rcv_errors", "5\n");
+  dir.Symlink("gone", port + "counters/symbol_error");
+  RdmaDevicesCollector c;
+  for (int scrape = 0; scrape < 2; ++scrape) {  // discovery, then the held steady state
+    NodeFs fs(dir.path(), "/nonexistent-proc");
+    Config config;
+    CollectContext ctx{fs, config};
+    Snapshot snapshot;
+    CollectorOutcome outcome;
+    ASSERT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+    const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+    ASSERT_NE(facts, nullptr);
+    ASSERT_EQ(facts->devices.size(), 1u) << (outcome.errors.empty() ? "" : outcome.errors.front());
+    const RdmaPortFacts& p = facts->devices[0].ports.at(0);
+    ASSERT_TRUE(p.state.has_value());
+    EXPECT_EQ(p.state->id, 1u);
+    EXPECT_EQ(p.hw_counters.size(), 2u);  // sent_pkts, rcvd_pkts read; np_cnp_sent absent
+    EXPECT_FALSE(p.hw_counters.contains("np_cnp_sent"));
+    EXPECT_EQ(p.counters.at("port_rcv_errors"), 5u);
+    EXPECT_EQ(facts->devices[0].fw_ver, "1.0.0");
+    // Each missing value is one error naming its file.
+    ASSERT_EQ(outcome.errors.size(), 2u);
+    EXPECT_TRUE(Contains(outcome.errors[0], "counters/symbol_error")) << outcome.errors[0];
+    EXPECT_TRUE(Contains(outcome.errors[1], "hw_counters/np_cnp_sent")) << outcome.errors[1];
+
+    std::vector<CheckResult> verdicts;
+    for (const auto& reg : RegisteredChecks()) {
+      if (reg.name == "port_active") reg.factory()->Evaluate(snapshot, config, verdicts);
+    }
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0].subject, "mlx5_0/1");
+    EXPECT_EQ(verdicts[0].verdict, Verdict::kFailed);
+  }
+}
+
+// Verdicts of every registered check on one snapshot, as "check subject verdict reason" lines.
+std::vector<std::string> AllVerdicts(const std::string& sysfs_root, RdmaDevicesCollector& c) {
+  NodeFs fs(sysfs_root, "/nonexistent-proc");
+  Config config;
+  CollectContext ctx{fs, config};
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  EXPECT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+  std::vector<CheckResult> results;
+  for (const auto& reg : RegisteredChecks()) reg.factory()->Evaluate(snapshot, config, results);
+  std::vector<std::string> out;
+  for (const CheckResult& r : results) {
+    out.push_back(r.check + " " + r.subject + " " + std::string(VerdictName(r.verdict)) + " " + r.reason);
+  }
+  return out;
+}
+
+TEST(RdmaDevicesTest, AHeldFileBudgetChangesNoValueAndNoVerdict) {
+  // The multi-device fixtures read with every file held, then under a budget of 10 held files:
+  // the same exposition, errors and verdicts on every scrape, and never more than 10 held.
+  for (const std::string tree : {"sysfs/mlx5-roce/sys", "sysfs/degraded/sys"}) {
+    const std::string root = ProjectFixture(tree);
+    HeldFdBudget& budget = HeldFdBudget::Process();
+    std::string unbudgeted_text;
+    std::vector<std::string> unbudgeted_errors, unbudgeted_verdicts;
+    {
+      ScopedHeldFdBudget unlimited(1'000'000);
+      RdmaDevicesCollector c;
+      CollectRun r = Collect(c, root);
+      unbudgeted_text = r.text;
+      unbudgeted_errors = r.outcome.errors;
+      unbudgeted_verdicts = AllVerdicts(root, c);
+      ASSERT_GT(c.held_descriptors(), 100u) << tree;  // the fixture is big enough to matter
+    }
+    const std::size_t base = budget.held();
+    ScopedHeldFdBudget scoped(base + 10);
+    RdmaDevicesCollector c;
+    for (int scrape = 0; scrape < 3; ++scrape) {
+      CollectRun r = Collect(c, root);
+      ASSERT_TRUE(r.status.ok());
+      EXPECT_EQ(r.text, unbudgeted_text) << tree << " scrape " << scrape;
+      EXPECT_EQ(r.outcome.errors, unbudgeted_errors) << tree;
+      EXPECT_LE(budget.held(), base + 10);
+      EXPECT_EQ(c.held_descriptors(), 10u);
+      EXPECT_EQ(AllVerdicts(root, c), unbudgeted_verdicts) << tree;
+    }
+    EXPECT_GT(budget.unheld_reads(), 0u);
+  }
 }
 
 TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
@@ -221,6 +318,7 @@ TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
 }
 
 TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
   RdmaDevicesCollector c;
@@ -348,6 +446,7 @@ TEST(CounterValuesTest, LookupByNameAndAbsentValues) {
 }
 
 TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
   MakeDevice(dir, "rxe1");
@@ -387,6 +486,7 @@ TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
 }
 
 TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   RdmaDevicesCollector c;
   const std::string root = ProjectFixture("sysfs/mlx5-roce/sys");
   Collect(c, root);
@@ -401,6 +501,7 @@ TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
 }
 
 TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTable) {
+  ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
   const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";

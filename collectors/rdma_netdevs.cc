@@ -13,14 +13,14 @@ namespace {
 
 // device/net/* fallback for Ethernet ports whose GID table named no netdev: the netdev whose
 // dev_port is P-1, or every netdev of a single-port device.
-void AddFallbackNetdevs(const std::string& dev, const std::string& dev_dir, const std::vector<int>& unresolved,
+void AddFallbackNetdevs(const NodeFs& fs, const std::string& dev, const std::string& dev_dir, const std::vector<int>& unresolved,
                         std::size_t port_count, std::vector<RdmaNetdev>& out) {
   if (unresolved.empty()) return;
-  auto nets = NodeFs::ListDir(dev_dir + "/device/net");
+  auto nets = fs.ListDir(dev_dir + "/device/net");
   if (!nets) return;  // not a PCI function with netdevs (rxe has no device/ link)
   for (const std::string& net : *nets) {
     std::optional<std::uint64_t> dev_port;
-    if (auto text = NodeFs::ReadFile(dev_dir + "/device/net/" + net + "/dev_port")) dev_port = ParseU64(*text);
+    if (auto text = fs.ReadFile(dev_dir + "/device/net/" + net + "/dev_port")) dev_port = ParseU64(*text);
     for (int port : unresolved) {
       bool belongs = dev_port ? static_cast<int>(*dev_port) == port - 1 : port_count == 1;
       if (belongs) out.push_back({dev, port, net});
@@ -41,8 +41,8 @@ std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter
                                             std::vector<std::string>& errors) {
   std::vector<RdmaNetdev> out;
   const std::string ib = fs.Sys("class/infiniband");
-  if (!NodeFs::IsDir(ib)) return out;
-  auto devices = NodeFs::ListDir(ib);
+  if (!fs.IsDir(ib)) return out;
+  auto devices = fs.ListDir(ib);
   if (!devices) {
     errors.push_back(devices.error().message);
     return out;
@@ -50,7 +50,7 @@ std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter
   for (const std::string& dev : *devices) {
     if (!filter.Matches(dev)) continue;
     const std::string dev_dir = ib + "/" + dev;
-    auto ports = NodeFs::ListDir(dev_dir + "/ports");
+    auto ports = fs.ListDir(dev_dir + "/ports");
     if (!ports) {
       errors.push_back(dev + ": " + ports.error().message);
       continue;
@@ -60,7 +60,7 @@ std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter
       auto port = ParseU64(p);
       if (!port || *port == 0 || *port > 255) continue;
       const std::string port_dir = dev_dir + "/ports/" + p;
-      auto ll = NodeFs::ReadFile(port_dir + "/link_layer");
+      auto ll = fs.ReadFile(port_dir + "/link_layer");
       if (!ll) {
         errors.push_back(dev + "/" + p + ": " + ll.error().message);
         continue;
@@ -69,10 +69,10 @@ std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter
       ethernet_ports.push_back(static_cast<int>(*port));
 
       std::set<std::string> names;
-      auto ndevs = NodeFs::ListDir(port_dir + "/gid_attrs/ndevs");
+      auto ndevs = fs.ListDir(port_dir + "/gid_attrs/ndevs");
       if (ndevs) {
         for (const std::string& n : *ndevs) {
-          auto name = NodeFs::ReadFile(port_dir + "/gid_attrs/ndevs/" + n);
+          auto name = fs.ReadFile(port_dir + "/gid_attrs/ndevs/" + n);
           if (name && !Trim(*name).empty()) names.insert(std::string(Trim(*name)));
         }
       }
@@ -86,7 +86,7 @@ std::vector<RdmaNetdev> DiscoverRdmaNetdevs(const NodeFs& fs, const DeviceFilter
                                [&](const RdmaNetdev& r) { return r.device == dev && r.port == port; });
       if (!found) unresolved.push_back(port);
     }
-    AddFallbackNetdevs(dev, dev_dir, unresolved, ports->size(), out);
+    AddFallbackNetdevs(fs, dev, dev_dir, unresolved, ports->size(), out);
   }
   SortUnique(out);
   return out;
@@ -112,7 +112,7 @@ std::vector<RdmaNetdev> RdmaNetdevsOf(const Snapshot& snapshot, const NodeFs& fs
       }
       if (!found) unresolved.push_back(p);
     }
-    AddFallbackNetdevs(dev.name, ib + "/" + dev.name, unresolved, dev.ports.size(), out);
+    AddFallbackNetdevs(fs, dev.name, ib + "/" + dev.name, unresolved, dev.ports.size(), out);
   }
   SortUnique(out);
   return out;

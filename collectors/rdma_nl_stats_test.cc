@@ -265,7 +265,7 @@ TEST(RdmaNlStatsTest, DevicesCollectorTakesHwCountersFromNetlinkAndFallsBackToFi
     return *snapshot.Get<RdmaDevicesFacts>();
   };
   auto file_value = [&](const std::string& device, const std::string& counter) {
-    auto text = NodeFs::ReadFile(fs.Sys("class/infiniband/" + device + "/ports/1/hw_counters/" + counter));
+    auto text = fs.ReadFile(fs.Sys("class/infiniband/" + device + "/ports/1/hw_counters/" + counter));
     EXPECT_TRUE(text.ok());
     return std::stoull(text.ok() ? *text : "0");
   };

@@ -51,17 +51,17 @@ std::optional<TrustMode> DeriveTrust(const DcbState& dcb) {
 EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std::string& role) {
   EcnRoleFacts out;
   const std::string dir = fs.Sys("class/net/" + netdev + "/ecn/" + role);
-  if (!NodeFs::IsDir(dir)) return out;
+  if (!fs.IsDir(dir)) return out;
   out.present = true;
   for (int p = 0; p < kDcbPriorities; ++p) {
-    auto text = NodeFs::ReadFile(dir + "/enable/" + std::to_string(p));
+    auto text = fs.ReadFile(dir + "/enable/" + std::to_string(p));
     if (!text) continue;
     if (auto v = ParseU64(*text); v && *v <= 1) out.enabled[p] = *v == 1;
   }
-  if (auto entries = NodeFs::ListDir(dir)) {
+  if (auto entries = fs.ListDir(dir)) {
     for (const std::string& name : *entries) {
       if (name == "enable") continue;
-      auto text = NodeFs::ReadFile(dir + "/" + name);
+      auto text = fs.ReadFile(dir + "/" + name);
       if (!text) continue;
       if (auto v = ParseI64(*text)) out.parameters[name] = *v;
     }
@@ -142,12 +142,12 @@ void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevFacts& f, Col
   const std::string& capture = ctx.fs.dcb_dir();
   if (!capture.empty()) {
     const std::string base = capture + "/" + f.netdev;
-    if (auto text = NodeFs::ReadFile(base + "/ethtool-S.txt")) {
+    if (auto text = ctx.fs.ReadFile(base + "/ethtool-S.txt")) {
       ClassifyStats(ctx.config, ParseEthtoolStatsText(*text).stats, f);
     } else {
       f.stats_note = "not captured (" + base + "/ethtool-S.txt)";
     }
-    if (auto text = NodeFs::ReadFile(base + "/ethtool-a.txt")) {
+    if (auto text = ctx.fs.ReadFile(base + "/ethtool-a.txt")) {
       auto pp = ParseEthtoolPauseText(*text);
       if (pp) f.global_pause = *pp;
       else f.global_pause_note = base + "/ethtool-a.txt: " + pp.error().message;
@@ -199,21 +199,21 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
     NetdevFacts f;
     f.netdev = name;
     const std::string dir = ctx.fs.Sys("class/net/" + name);
-    if (!NodeFs::IsDir(dir)) {
+    if (!ctx.fs.IsDir(dir)) {
       outcome.errors.push_back(name + ": no " + dir + " (netdev in another network namespace?)");
       held_.ForgetPrefix(dir + "/");
       facts.netdevs.push_back(std::move(f));
       continue;
     }
     f.present = true;
-    if (auto v = held_.Read(dir + "/mtu"); v) f.mtu = ParseI64(*v);
+    if (auto v = held_.Read(ctx.fs, dir + "/mtu"); v) f.mtu = ParseI64(*v);
     else outcome.errors.push_back(name + ": " + v.error().message);
-    if (auto v = held_.Read(dir + "/operstate"); v && !Trim(*v).empty()) f.operstate = std::string(Trim(*v));
+    if (auto v = held_.Read(ctx.fs, dir + "/operstate"); v && !Trim(*v).empty()) f.operstate = std::string(Trim(*v));
     // speed reads fail with EINVAL while the link is down: that is "unknown", not an error.
-    if (auto v = held_.Read(dir + "/speed"); v) {
+    if (auto v = held_.Read(ctx.fs, dir + "/speed"); v) {
       if (auto s = ParseI64(*v); s && *s > 0) f.speed_mbps = *s;
     }
-    if (auto v = held_.Read(dir + "/carrier_changes"); v) f.carrier_changes = ParseU64(*v);
+    if (auto v = held_.Read(ctx.fs, dir + "/carrier_changes"); v) f.carrier_changes = ParseU64(*v);
     ReadEthtool(ctx, f, outcome);
     ComputeGrowth(f);
     facts.netdevs.push_back(std::move(f));
@@ -309,7 +309,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     // capture without it): the kernel cannot be asked about it here, and it has no ECN files.
     const NetdevFacts* nf = netdev_facts ? netdev_facts->Find(name) : nullptr;
     const std::string netdev_dir = ctx.fs.Sys("class/net/" + name);
-    const bool present = nf ? nf->present : NodeFs::IsDir(netdev_dir);
+    const bool present = nf ? nf->present : ctx.fs.IsDir(netdev_dir);
     Result<DcbState> dcb = Error{"unread"};
     if (!ctx.fs.dcb_dir().empty()) {
       f.dcb_source = ctx.fs.dcb_dir();

@@ -114,14 +114,14 @@ TEST(RoceCollectorsTest, PfcOffCaptureFactsAndGoldenMetrics) {
 
   const std::string golden_path = testing::ProjectFixture("roce/pfc-off/expected_metrics.prom");
   if (std::getenv("RDMAHD_UPDATE_GOLDEN") != nullptr) std::ofstream(golden_path) << c.metrics;
-  auto golden = NodeFs::ReadFile(golden_path);
+  auto golden = ReadRegularFile(golden_path, std::size_t{1} << 20);
   ASSERT_TRUE(golden.ok()) << golden.error().message << " (RDMAHD_UPDATE_GOLDEN=1 writes it)";
   EXPECT_EQ(c.metrics, *golden);
 }
 
 // The flagship alert in docs/checks.md must only use metric families these collectors expose.
 TEST(RoceCollectorsTest, FlagshipPromqlUsesExposedMetrics) {
-  auto doc = NodeFs::ReadFile(testing::SourceDir() + "/docs/checks.md");
+  auto doc = ReadRegularFile(testing::SourceDir() + "/docs/checks.md", std::size_t{1} << 20);
   ASSERT_TRUE(doc.ok());
   const std::string marker = "<!-- alert: PfcMisconfiguredOnRocePort -->";
   auto at = doc->find(marker);

@@ -347,7 +347,7 @@ TEST(VerbsDevicesTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
   while (std::getline(text, line)) {
     if (line.rfind("# TYPE ", 0) == 0) rendered.insert(line.substr(7, line.find(' ', 7) - 7));
   }
-  auto doc = NodeFs::ReadFile(testing::SourceDir() + "/docs/metrics.md");
+  auto doc = ReadRegularFile(testing::SourceDir() + "/docs/metrics.md", std::size_t{1} << 20);
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   std::set<std::string> documented;
   std::istringstream lines(*doc);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/utf8.h"
+
 namespace rdmahd {
 namespace {
 
@@ -21,6 +23,11 @@ std::string_view TypeName(prometheus::MetricType t) {
 // True if `c` must be escaped: backslash and newline always, the double quote inside label values.
 constexpr bool NeedsEscape(char c, bool quote) { return c == '\\' || c == '\n' || (quote && c == '"'); }
 
+char* WriteRaw(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
 // Writes `s` escaped at `p` (room for 2 * s.size() bytes) and returns the end.
 char* WriteEscaped(char* p, std::string_view s, bool quote) {
   for (char c : s) {
@@ -34,9 +41,39 @@ char* WriteEscaped(char* p, std::string_view s, bool quote) {
   return p;
 }
 
-char* WriteRaw(char* p, std::string_view s) {
-  std::memcpy(p, s.data(), s.size());
-  return p + s.size();
+// Room WriteLabelValue needs for `s`: escapes double a byte, and a single invalid byte becomes the
+// 3-byte U+FFFD.
+constexpr std::size_t LabelValueBound(std::string_view s) { return 3 * s.size(); }
+
+// A label value, escaped, with ill-formed UTF-8 replaced by U+FFFD: Prometheus rejects the whole
+// scrape over one invalid byte, and device names, counter file names and fw_ver come from files.
+// ASCII (every byte of the usual label value) costs what plain escaping costs; only a byte >= 0x80
+// is decoded.
+char* WriteLabelValue(char* p, std::string_view s) {
+  const char* const data = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const char c = data[i];
+    if (static_cast<unsigned char>(c) < 0x80) [[likely]] {
+      if (!NeedsEscape(c, /*quote=*/true)) [[likely]] {
+        *p++ = c;
+      } else {
+        *p++ = '\\';
+        *p++ = c == '\n' ? 'n' : c;
+      }
+      ++i;
+      continue;
+    }
+    Utf8Step step = DecodeUtf8Step(s.substr(i));
+    if (step.valid) {
+      p = WriteRaw(p, s.substr(i, step.length));
+    } else {
+      p = WriteRaw(p, kUtf8Replacement);
+    }
+    i += step.length;
+  }
+  return p;
 }
 
 void AppendEscaped(std::string& out, std::string_view s, bool quote) {
@@ -85,7 +122,7 @@ void MetricSink::FamilyRef::AddRange(const Label* begin, const Label* end, doubl
   // One size check per sample, then plain writes: this runs for every series of every scrape.
   FamilyData& f = sink_->families_[index_];
   std::size_t bound = f.name.size() + 2 + kMaxValueChars + 2;
-  for (const Label* l = begin; l != end; ++l) bound += l->first.size() + 2 * l->second.size() + 4;
+  for (const Label* l = begin; l != end; ++l) bound += l->first.size() + LabelValueBound(l->second) + 4;
   if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
@@ -96,7 +133,7 @@ void MetricSink::FamilyRef::AddRange(const Label* begin, const Label* end, doubl
       p = WriteRaw(p, l->first);
       *p++ = '=';
       *p++ = '"';
-      p = WriteEscaped(p, l->second, /*quote=*/true);
+      p = WriteLabelValue(p, l->second);
       *p++ = '"';
     }
     *p++ = '}';

@@ -44,6 +44,23 @@ TEST(MetricSinkTest, FamiliesMergeAndEscape) {
   EXPECT_EQ(sink.sample_count(), 3u);
 }
 
+TEST(MetricSinkTest, LabelValuesAreValidUtf8) {
+  // Prometheus drops the whole scrape over one invalid byte; a label value must never carry one.
+  MetricSink sink;
+  auto f = sink.Gauge("rdma_x", "X.");
+  f.Add({{"fw_ver", "16.35.\xff"}, {"device", "mlx5_\xC3\xA9"}}, 1);     // 0xFF; valid 2-byte kept
+  f.Add({{"counter", "rx_\xE2\x82"}, {"d", "\xED\xA0\x80\"\n"}}, 2);  // truncated; surrogate, escapes
+  // Every byte invalid: the sample still fits the buffer (each byte becomes 3).
+  f.Add({{"x", std::string(1000, '\x80')}}, 3);
+  std::string expected_x;
+  for (int i = 0; i < 1000; ++i) expected_x += "\xEF\xBF\xBD";
+  EXPECT_EQ(sink.Serialize(),
+            "# HELP rdma_x X.\n# TYPE rdma_x gauge\n"
+            "rdma_x{fw_ver=\"16.35.\xEF\xBF\xBD\",device=\"mlx5_\xC3\xA9\"} 1\n"
+            "rdma_x{counter=\"rx_\xEF\xBF\xBD\",d=\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\\\"\\n\"} 2\n"
+            "rdma_x{x=\"" + expected_x + "\"} 3\n");
+}
+
 TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
   MetricSink sink;
   sink.Gauge("rdma_nothing", "No samples.");
@@ -84,10 +101,12 @@ TEST(MetricSinkTest, EscapesAtEveryPositionOfLongValues) {
           << "special byte " << int(special) << " at " << at;
     }
   }
-  // Bytes that are only one bit away from the special ones are not escaped.
+  // Bytes that are only one bit away from the special ones are not escaped (\xdc\x8a is U+070A;
+  // the lone continuation byte \xa2 is not UTF-8 and becomes U+FFFD).
   MetricSink sink;
   sink.Gauge("g", "G.").Add({{"l", "\x5d\x0b\x23\x5c\x7f\xdc\x8a\xa2" "zzzzzzzz"}}, 1);
-  EXPECT_EQ(sink.Serialize(), "# HELP g G.\n# TYPE g gauge\ng{l=\"\x5d\x0b\x23\\\\\x7f\xdc\x8a\xa2" "zzzzzzzz\"} 1\n");
+  EXPECT_EQ(sink.Serialize(),
+            "# HELP g G.\n# TYPE g gauge\ng{l=\"\x5d\x0b\x23\\\\\x7f\xdc\x8a\xEF\xBF\xBD" "zzzzzzzz\"} 1\n");
 }
 
 }  // namespace

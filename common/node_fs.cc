@@ -2,15 +2,36 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 
 namespace rdmahd {
+
+struct NodeFs::Root {
+  std::string path;  // as given, without trailing '/' ("" for "/")
+  int fd = -1;       // O_PATH directory descriptor; -1 if the root could not be opened at startup
+
+  Root() = default;
+  Root(const Root&) = delete;
+  Root& operator=(const Root&) = delete;
+  ~Root() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 namespace {
+
+// Set once a kernel answered ENOSYS to openat2 (< 5.6), or by a test. Process-wide because the
+// kernel's answer is.
+std::atomic<bool> g_openat2_unavailable{false};
 
 std::string Join(const std::string& root, std::string_view rel) {
   std::string out = root;
@@ -20,22 +41,61 @@ std::string Join(const std::string& root, std::string_view rel) {
   return out;
 }
 
-// Opens an attribute file that will be polled. O_NOATIME: a monitor should not mark what it
-// watches as accessed (on tmpfs and disk filesystems every read would otherwise update the inode;
-// sysfs keeps no atime, so there it changes nothing). The kernel allows the flag only to the file's
-// owner or with CAP_FOWNER, so EPERM falls back to a plain open.
-int OpenForPolling(const char* path) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  return fd;
+std::string StripTrailingSlashes(std::string p) {
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return p;
 }
 
-// Reads from offset 0 into buf. A sysfs attribute is at most one page and is returned whole by the
-// first read, so held sysfs descriptors stop at the first short read (one syscall per attribute);
-// procfs seq_files may return less than asked before EOF, so whole-file reads go on until EOF.
-// `buf` keeps its size between calls (growing only), so re-reads do not zero-fill a page each
-// time; the content is the first `used` bytes.
-Status PreadAll(int fd, std::string& buf, std::size_t& used_out, bool stop_on_short_read) {
+// Closes a descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+int Openat2(int dirfd, const char* rel, std::uint64_t flags) {
+  open_how how{};
+  how.flags = flags;
+  // RESOLVE_IN_ROOT: symlinks and ".." are resolved as if dirfd were "/". RESOLVE_NO_MAGICLINKS:
+  // no /proc/self/fd-style jumps to wherever a descriptor points.
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  for (;;) {
+    long fd = ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno != EINTR && errno != EAGAIN) return -1;  // EAGAIN: a concurrent rename, retry
+  }
+}
+
+bool IsWithin(std::string_view path, std::string_view root) {
+  if (root.empty() || root == "/") return true;
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+const char* FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Reads from offset 0 into buf, at most `max_bytes` (more is an error). A sysfs attribute is at
+// most one page and is returned whole by the first read, so held sysfs descriptors stop at the
+// first short read (one syscall per attribute); procfs seq_files may return less than asked before
+// EOF, so whole-file reads go on until EOF. `buf` keeps its size between calls (growing only), so
+// re-reads do not zero-fill a page each time; the content is the first `used` bytes. Errors are
+// "read: ..." (the caller puts the path in).
+Status PreadAll(int fd, std::string& buf, std::size_t& used_out, bool stop_on_short_read, std::size_t max_bytes) {
   if (buf.size() < 4096) buf.resize(4096);
   std::size_t used = 0;
   for (;;) {
@@ -46,39 +106,67 @@ Status PreadAll(int fd, std::string& buf, std::size_t& used_out, bool stop_on_sh
     }
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
+    if (used > max_bytes) {
+      return Error{"read: larger than " + std::to_string(max_bytes) + " bytes, the cap for this file", EFBIG};
+    }
     if (used < buf.size()) {
       if (stop_on_short_read) break;
       continue;
     }
-    buf.resize(buf.size() * 2);
+    buf.resize(std::min(buf.size() * 2, max_bytes + 1));
   }
   used_out = used;
   return Status::Ok();
 }
 
-}  // namespace
+Error ReadError(const std::string& path, const Error& e) {
+  return Error{"read " + path + e.message.substr(4), e.errno_value};
+}
 
-NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir)
-    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)), dcb_(std::move(dcb_dir)) {}
-
-std::string NodeFs::Sys(std::string_view rel) const { return Join(sysfs_, rel); }
-std::string NodeFs::Proc(std::string_view rel) const { return Join(procfs_, rel); }
-
-Result<std::string> NodeFs::ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Opens `path` as a regular file for reading. O_NONBLOCK: opening a FIFO with no writer returns at
+// once instead of blocking the collection (fstat then refuses it). O_NOATIME: a monitor should not
+// mark what it watches as accessed (on tmpfs and disk filesystems every read would otherwise update
+// the inode; sysfs keeps no atime, so there it changes nothing); the kernel allows it only to the
+// file's owner or with CAP_FOWNER, so EPERM falls back to a plain open. `open` does the opening
+// with the given flags and returns -1/errno.
+template <class OpenFn>
+Result<int> OpenRegularWith(const std::string& path, OpenFn open) {
+  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  int fd = open(kFlags | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = open(kFlags);
   if (fd < 0) return Error::FromErrno("open " + path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Error::FromErrno("fstat " + path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{"open " + path + ": not a regular file (" + FileKind(st.st_mode) + "), not read",
+                 S_ISDIR(st.st_mode) ? EISDIR : EINVAL};
+  }
+  return fd;
+}
+
+Result<std::string> ReadWhole(const std::string& path, Result<int> fd, std::size_t max_bytes) {
+  if (!fd.ok()) return fd.error();
   std::string buf;
   std::size_t used = 0;
-  Status st = PreadAll(fd, buf, used, /*stop_on_short_read=*/false);
-  ::close(fd);
-  if (!st.ok()) return Error{"read " + path + st.error().message.substr(4), st.error().errno_value};
+  Status st = PreadAll(*fd, buf, used, /*stop_on_short_read=*/false, max_bytes);
+  ::close(*fd);
+  if (!st.ok()) return ReadError(path, st.error());
   buf.resize(used);
   return buf;
 }
 
-Result<std::vector<std::string>> NodeFs::ListDir(const std::string& path) {
-  DIR* dir = ::opendir(path.c_str());
-  if (dir == nullptr) return Error::FromErrno("opendir " + path, errno);
+Result<std::vector<std::string>> ListOpenDir(const std::string& path, int fd) {
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    int err = errno;
+    ::close(fd);
+    return Error::FromErrno("opendir " + path, err);
+  }
   std::vector<std::string> names;
   errno = 0;
   while (dirent* e = ::readdir(dir)) {
@@ -93,15 +181,159 @@ Result<std::vector<std::string>> NodeFs::ListDir(const std::string& path) {
   return names;
 }
 
-Result<std::string> NodeFs::ReadLink(const std::string& path) {
+// Opens `rel` (relative to the root; "." for the root itself) inside `root` with `flags`, or -1
+// with errno. EXDEV: the path resolves, but only by leaving the root (with openat2, found out only
+// when `diagnose` is set: it costs a second lookup, worth it for a read but not for Exists).
+int OpenInRoot(const NodeFs::Root& root, const std::string& rel, int flags, bool diagnose = true) {
+  const std::string full = root.path + "/" + rel;
+  if (!g_openat2_unavailable.load(std::memory_order_relaxed)) {
+    // A root that did not exist at startup may exist now: open it for this call.
+    Fd tmp_root(root.fd >= 0 ? -1 : ::open(root.path.empty() ? "/" : root.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const int dirfd = root.fd >= 0 ? root.fd : tmp_root.get();
+    if (dirfd < 0) return -1;
+    int fd = Openat2(dirfd, rel.c_str(), static_cast<std::uint64_t>(flags));
+    if (fd >= 0) return fd;
+    if (errno != ENOSYS) {
+      const int err = errno;
+      if (diagnose && (err == ENOENT || err == ENOTDIR || err == ELOOP)) {
+        // Not found inside the root. If the host resolves the same path, it does so by leaving the
+        // root (an absolute symlink to a host file, or ".." past the top): say so, so a reader of
+        // the error sees a refused escape rather than a missing file.
+        Fd host(::open(full.c_str(), O_PATH | O_CLOEXEC));
+        if (host.get() >= 0) {
+          errno = EXDEV;
+          return -1;
+        }
+      }
+      errno = err;
+      return -1;
+    }
+    g_openat2_unavailable.store(true, std::memory_order_relaxed);
+  }
+  // Kernels without openat2: resolve in user space and refuse a target outside the root. (The
+  // check and the open are two steps; a captured tree is not expected to change under us.)
+  char resolved[PATH_MAX];
+  char root_real[PATH_MAX];
+  if (::realpath(full.c_str(), resolved) == nullptr) return -1;
+  if (::realpath(root.path.empty() ? "/" : root.path.c_str(), root_real) == nullptr || !IsWithin(resolved, root_real)) {
+    errno = EXDEV;
+    return -1;
+  }
+  return ::open(resolved, flags);
+}
+
+Error ContainedError(const std::string& what, const std::string& path, const NodeFs::Root& root, int err) {
+  if (err == EXDEV) {
+    return Error{what + " " + path + ": resolves outside the root " + (root.path.empty() ? "/" : root.path) +
+                     " (a symlink or \"..\" leaves the captured tree), not read",
+                 EXDEV};
+  }
+  return Error::FromErrno(what + " " + path, err);
+}
+
+}  // namespace
+
+NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir)
+    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)), dcb_(std::move(dcb_dir)) {
+  auto add = [&](const std::string& p) {
+    if (p.empty()) return;
+    auto r = std::make_shared<Root>();
+    r->path = StripTrailingSlashes(p);
+    r->fd = ::open(r->path.empty() ? "/" : r->path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    roots_.push_back(std::move(r));
+  };
+  // The live trees are the kernel's own: read directly (no containment cost on the hot path).
+  if (!IsLiveSysfsRoot(sysfs_)) add(sysfs_);
+  if (StripTrailingSlashes(procfs_) != "/proc") add(procfs_);
+  add(dcb_);
+}
+
+void NodeFs::SetOpenat2UnavailableForTest(bool unavailable) { g_openat2_unavailable.store(unavailable); }
+
+const NodeFs::Root* NodeFs::RootOf(std::string_view path, std::string_view& rel) const {
+  const Root* best = nullptr;
+  for (const auto& r : roots_) {
+    if (!IsWithin(path, r->path)) continue;
+    if (best == nullptr || r->path.size() > best->path.size()) best = r.get();
+  }
+  if (best != nullptr) {
+    rel = path.substr(best->path.size());
+    while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+    if (rel.empty()) rel = ".";
+  }
+  return best;
+}
+
+std::string NodeFs::Sys(std::string_view rel) const { return Join(sysfs_, rel); }
+std::string NodeFs::Proc(std::string_view rel) const { return Join(procfs_, rel); }
+
+Result<int> NodeFs::OpenRegular(const std::string& path) const {
+  std::string_view rel;
+  const Root* root = RootOf(path, rel);
+  if (root == nullptr) return OpenRegularWith(path, [&](int flags) { return ::open(path.c_str(), flags); });
+  const std::string rel_s(rel);
+  Result<int> fd = OpenRegularWith(path, [&](int flags) { return OpenInRoot(*root, rel_s, flags); });
+  if (!fd.ok() && fd.error().errno_value == EXDEV) return ContainedError("open", path, *root, EXDEV);
+  return fd;
+}
+
+Result<std::string> NodeFs::ReadFile(const std::string& path, std::size_t max_bytes) const {
+  return ReadWhole(path, OpenRegular(path), max_bytes);
+}
+
+Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes) {
+  return ReadWhole(path, OpenRegularWith(path, [&](int flags) { return ::open(path.c_str(), flags); }), max_bytes);
+}
+
+Result<std::vector<std::string>> NodeFs::ListDir(const std::string& path) const {
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK;
+  std::string_view rel;
+  const Root* root = RootOf(path, rel);
+  int fd = root == nullptr ? ::open(path.c_str(), kFlags) : OpenInRoot(*root, std::string(rel), kFlags);
+  if (fd < 0) {
+    if (root != nullptr) return ContainedError("opendir", path, *root, errno);
+    return Error::FromErrno("opendir " + path, errno);
+  }
+  return ListOpenDir(path, fd);
+}
+
+Result<std::string> NodeFs::ReadLink(const std::string& path) const {
   std::string buf(4096, '\0');
-  ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+  std::string_view rel;
+  const Root* root = RootOf(path, rel);
+  ssize_t n;
+  if (root == nullptr) {
+    n = ::readlink(path.c_str(), buf.data(), buf.size());
+  } else {
+    // The link itself is not followed: resolve its folder inside the root, then readlinkat.
+    const std::size_t slash = rel.rfind('/');
+    const std::string parent = slash == std::string_view::npos ? "." : std::string(rel.substr(0, slash));
+    const std::string name(slash == std::string_view::npos ? rel : rel.substr(slash + 1));
+    Fd dir(OpenInRoot(*root, parent, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() < 0) return ContainedError("readlink", path, *root, errno);
+    n = ::readlinkat(dir.get(), name.c_str(), buf.data(), buf.size());
+  }
   if (n < 0) return Error::FromErrno("readlink " + path, errno);
   buf.resize(static_cast<std::size_t>(n));
   return buf;
 }
 
-bool NodeFs::Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+bool NodeFs::Exists(const std::string& path) const {
+  std::string_view rel;
+  const Root* root = RootOf(path, rel);
+  if (root == nullptr) return ::access(path.c_str(), F_OK) == 0;
+  Fd fd(OpenInRoot(*root, std::string(rel), O_PATH | O_CLOEXEC, /*diagnose=*/false));
+  return fd.get() >= 0;
+}
+
+bool NodeFs::IsDir(const std::string& path) const {
+  std::string_view rel;
+  const Root* root = RootOf(path, rel);
+  struct stat st {};
+  if (root == nullptr) return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  Fd fd(OpenInRoot(*root, std::string(rel), O_PATH | O_DIRECTORY | O_CLOEXEC, /*diagnose=*/false));
+  return fd.get() >= 0;  // O_DIRECTORY: opens only a directory
+}
 
 bool NodeFs::IsLiveSysfsRoot(const std::string& root) {
   std::string_view r = root;
@@ -109,14 +341,64 @@ bool NodeFs::IsLiveSysfsRoot(const std::string& root) {
   return r == "/sys";
 }
 
-bool NodeFs::IsDir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+// ---------------------------------------------------------------------------------------------
+// HeldFdBudget
+
+std::size_t HeldFdBudget::ForLimit(std::uint64_t soft_limit) {
+  if (soft_limit <= kReserve) return 0;
+  const std::uint64_t b = soft_limit - kReserve;
+  return b >= kUnset ? kUnset - 1 : static_cast<std::size_t>(b);
 }
 
-Result<std::string_view> HeldFiles::Read(const std::string& path) {
+HeldFdBudget& HeldFdBudget::Process() {
+  // Constant-initialized atomics, trivially destructible: usable from any static destructor.
+  static constinit HeldFdBudget budget;
+  return budget;
+}
+
+void HeldFdBudget::SetLimit(std::size_t limit) { limit_.store(std::min(limit, kUnset - 1)); }
+
+std::size_t HeldFdBudget::limit() const {
+  std::size_t l = limit_.load(std::memory_order_relaxed);
+  if (l != kUnset) return l;
+  rlimit rl{};
+  l = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? ForLimit(rl.rlim_cur) : 0;
+  std::size_t expected = kUnset;
+  if (!limit_.compare_exchange_strong(expected, l)) l = expected;  // set meanwhile: keep that
+  return l;
+}
+
+bool HeldFdBudget::TryHold() {
+  const std::size_t l = limit();
+  std::size_t h = held_.load(std::memory_order_relaxed);
+  while (h < l) {
+    if (held_.compare_exchange_weak(h, h + 1, std::memory_order_relaxed)) return true;
+  }
+  exhausted_.store(true, std::memory_order_relaxed);
+  return false;
+}
+
+void HeldFdBudget::Release() { held_.fetch_sub(1, std::memory_order_relaxed); }
+
+void HeldFdBudget::CountUnheldRead() { unheld_reads_.fetch_add(1, std::memory_order_relaxed); }
+
+bool HeldFdBudget::TakeExhaustedNotice() {
+  return exhausted_.load(std::memory_order_relaxed) && !notice_taken_.exchange(true);
+}
+
+void HeldFdBudget::ResetForTest() {
+  limit_.store(kUnset);
+  unheld_reads_.store(0);
+  exhausted_.store(false);
+  notice_taken_.store(false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HeldFile, HeldFiles
+
+Result<std::string_view> HeldFiles::Read(const NodeFs& fs, const std::string& path) {
   auto it = files_.try_emplace(path, path).first;
-  Result<std::string_view> r = it->second.Read(buf_);
+  Result<std::string_view> r = it->second.Read(fs, buf_);
   if (!r.ok()) files_.erase(it);  // a later call opens it afresh
   return r;
 }
@@ -142,22 +424,35 @@ HeldFile& HeldFile::operator=(HeldFile&& other) noexcept {
 }
 
 void HeldFile::Close() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    ::close(fd_);
+    HeldFdBudget::Process().Release();
+  }
   fd_ = -1;
 }
 
-Result<std::string_view> HeldFile::Read(std::string& buf) {
-  if (fd_ < 0) {
-    const std::string p = path();
-    fd_ = OpenForPolling(p.c_str());
-    if (fd_ < 0) return Error::FromErrno("open " + p, errno);
-  }
+Result<std::string_view> HeldFile::Read(const NodeFs& fs, std::string& buf) {
   std::size_t used = 0;
-  Status st = PreadAll(fd_, buf, used, /*stop_on_short_read=*/true);
-  if (!st.ok()) {
-    Close();
-    return Error{"read " + path() + st.error().message.substr(4), st.error().errno_value};
+  if (fd_ >= 0) {  // the steady state: one pread
+    Status st = PreadAll(fd_, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
+    if (!st.ok()) {
+      Close();
+      return ReadError(path(), st.error());
+    }
+    return std::string_view(buf.data(), used);
   }
+  const std::string p = path();
+  Result<int> fd = fs.OpenRegular(p);
+  if (!fd.ok()) return fd.error();
+  Status st = PreadAll(*fd, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
+  HeldFdBudget& budget = HeldFdBudget::Process();
+  if (st.ok() && budget.TryHold()) {
+    fd_ = *fd;
+  } else {
+    ::close(*fd);
+    if (st.ok()) budget.CountUnheldRead();
+  }
+  if (!st.ok()) return ReadError(p, st.error());
   return std::string_view(buf.data(), used);
 }
 
@@ -169,6 +464,7 @@ std::uint64_t RaiseOpenFileLimit() {
     ::setrlimit(RLIMIT_NOFILE, &rl);
     ::getrlimit(RLIMIT_NOFILE, &rl);
   }
+  HeldFdBudget::Process().SetLimit(HeldFdBudget::ForLimit(rl.rlim_cur));
   return rl.rlim_cur;
 }
 

@@ -7,6 +7,8 @@
 // goes away the re-read fails (ENODEV/ENOENT), and the caller drops and rediscovers.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,6 +20,11 @@
 #include "common/result.h"
 
 namespace rdmahd {
+
+// Attribute reads are capped: sysfs attributes are at most one page (4 KiB), so anything bigger is
+// not an attribute and is refused rather than read without bound. Readers of bigger procfs files
+// (e.g. /proc/PID/numa_maps) pass their own cap.
+inline constexpr std::size_t kMaxAttributeBytes = 64 * 1024;
 
 class NodeFs {
  public:
@@ -36,26 +43,97 @@ class NodeFs {
   std::string Sys(std::string_view rel) const;
   std::string Proc(std::string_view rel) const;
 
-  // Whole-file read (open/read/close). Content is returned as read (no trimming).
-  static Result<std::string> ReadFile(const std::string& path);
+  // Every function below takes a path made by Sys()/Proc() (or under dcb_dir()). On a captured
+  // tree (a root that is not the live /sys or /proc, and the DCB folder) the path is resolved
+  // inside its root: symlinks are followed as if the root were "/" (relative ones as usual,
+  // absolute ones from the root), ".." stops at the root, and a path whose resolution would leave
+  // the root fails with EXDEV and a message saying so. A captured tree must not turn the daemon
+  // into a reader of the host's files (a symlinked fw_ver once exported a private file as a label).
+  // The live /sys and /proc are read directly. Paths under no root are read directly.
+
+  // Whole-file read (open/read/close) of a regular file, at most `max_bytes`. Content is returned
+  // as read (no trimming). A FIFO, device, socket or directory is refused ("not a regular file")
+  // without blocking, and a bigger file is refused naming the cap.
+  Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes = kMaxAttributeBytes) const;
   // Directory entries, sorted, without "." and "..". Symlinks are listed like any entry.
-  static Result<std::vector<std::string>> ListDir(const std::string& path);
+  Result<std::vector<std::string>> ListDir(const std::string& path) const;
   // readlink(2); relative targets are returned as stored.
-  static Result<std::string> ReadLink(const std::string& path);
-  static bool Exists(const std::string& path);
-  static bool IsDir(const std::string& path);
+  Result<std::string> ReadLink(const std::string& path) const;
+  bool Exists(const std::string& path) const;
+  bool IsDir(const std::string& path) const;
+
+  // Opens a regular file for reading: O_NONBLOCK (a FIFO must not block the collection), checked
+  // with fstat, contained as above. The caller owns the descriptor.
+  Result<int> OpenRegular(const std::string& path) const;
+
+  // Test hook: behave as on a kernel without openat2 (< 5.6), where containment is checked in user
+  // space (realpath of the target within realpath of the root). Process-wide, as the kernel's
+  // answer is. Absolute symlinks then resolve on the host (and are refused when they leave).
+  static void SetOpenat2UnavailableForTest(bool unavailable);
+
+  struct Root;  // a captured root: its path and a directory descriptor (node_fs.cc)
 
  private:
+  // The contained root `path` is under, or null (live root, or under no root).
+  const Root* RootOf(std::string_view path, std::string_view& rel) const;
+
   std::string sysfs_;
   std::string procfs_;
   std::string dcb_;
+  // Shared so NodeFs stays cheap to copy; immutable after construction.
+  std::vector<std::shared_ptr<const Root>> roots_;
+};
+
+// Whole-file read of a path under no NodeFs root (configuration files, test data): regular files
+// only, O_NONBLOCK, at most `max_bytes`.
+Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes);
+
+// The descriptors HeldFiles may keep open, process-wide. RLIMIT_NOFILE is a property of the
+// process, shared by every collector, the HTTP server and libraries, so the budget that keeps held
+// attribute files from exhausting it is one per process too (a per-collector budget would need a
+// split of the limit that nothing can know). A read past the budget is open/pread/close instead of
+// held: it costs time, never a value. Thread-safe (atomics); tests set and reset it.
+class HeldFdBudget {
+ public:
+  // Descriptors left for everything that is not a held attribute: the HTTP server's connections
+  // (up to 1024) plus 64 for listeners, logging, netlink and verbs sockets, and transient reads.
+  static constexpr std::uint64_t kReserve = 1024 + 64;
+  // Budget for a soft RLIMIT_NOFILE of `soft_limit`: soft_limit - kReserve, at least 0.
+  static std::size_t ForLimit(std::uint64_t soft_limit);
+
+  static HeldFdBudget& Process();
+
+  // Until set, the budget is ForLimit() of the soft limit at first use.
+  void SetLimit(std::size_t limit);
+  std::size_t limit() const;
+  std::size_t held() const { return held_.load(std::memory_order_relaxed); }
+  std::uint64_t unheld_reads() const { return unheld_reads_.load(std::memory_order_relaxed); }
+  // True once, the first time a read found the budget exhausted (the caller logs it).
+  bool TakeExhaustedNotice();
+
+  // One descriptor may be kept (true) or not (false: the caller closes it and counts the read).
+  bool TryHold();
+  void Release();
+  void CountUnheldRead();
+
+  // Tests: limit back to "from the soft limit", counters to zero (nothing may be held).
+  void ResetForTest();
+
+ private:
+  static constexpr std::size_t kUnset = static_cast<std::size_t>(-1);
+  mutable std::atomic<std::size_t> limit_{kUnset};  // set lazily by limit()
+  std::atomic<std::size_t> held_{0};
+  std::atomic<std::uint64_t> unheld_reads_{0};
+  std::atomic<bool> exhausted_{false};
+  std::atomic<bool> notice_taken_{false};
 };
 
 // One attribute file held open for re-reading. Collectors that cache a per-file layout hold these
 // directly: HeldFiles finds them by path, and the lookup of a ~70-byte path key costs as much as
-// the pread's user-side work on 2,000+ files. Opened on first Read, then pread at offset 0; a
-// failed read closes it so the next Read reopens. Move-only; closes on destruction. Not
-// thread-safe.
+// the pread's user-side work on 2,000+ files. Opened on first Read (through NodeFs::OpenRegular,
+// so contained and checked like any read), then pread at offset 0; a failed read closes it so the
+// next Read reopens. Past the HeldFdBudget a read opens, reads and closes (and tries to hold again
+// next time). Move-only; closes on destruction. Not thread-safe.
 class HeldFile {
  public:
   explicit HeldFile(std::string path) : name_(std::move(path)) {}
@@ -69,8 +147,9 @@ class HeldFile {
   HeldFile& operator=(const HeldFile&) = delete;
 
   // Current content, in `buf` (grown as needed, reused across calls); the view is valid until
-  // `buf` changes. Errors name the path and carry errno (ENODEV once the kernel object is gone).
-  Result<std::string_view> Read(std::string& buf);
+  // `buf` changes. `fs` is used only to open. Errors name the path and carry errno (ENODEV once
+  // the kernel object is gone).
+  Result<std::string_view> Read(const NodeFs& fs, std::string& buf);
   std::string path() const { return dir_ ? *dir_ + "/" + name_ : name_; }
   bool is_open() const { return fd_ >= 0; }
   void Close();
@@ -78,7 +157,7 @@ class HeldFile {
  private:
   std::shared_ptr<const std::string> dir_;  // null: name_ is the whole path
   std::string name_;
-  int fd_ = -1;
+  int fd_ = -1;  // >= 0: held, and counted in HeldFdBudget::Process()
 };
 
 // A set of attribute files held open for re-reading. Not thread-safe: one collector owns one
@@ -92,20 +171,21 @@ class HeldFiles {
   // Current content of `path` (opened on first use, then pread at offset 0). The returned view is
   // valid until the next call on this object. A failed read closes and forgets the descriptor, so a
   // later call reopens it.
-  Result<std::string_view> Read(const std::string& path);
+  Result<std::string_view> Read(const NodeFs& fs, const std::string& path);
 
   // Close every descriptor whose path starts with `prefix` (a device went away).
   void ForgetPrefix(std::string_view prefix);
   void Clear() { files_.clear(); }
+  // Files known (held, or read unheld past the budget).
   std::size_t size() const { return files_.size(); }
 
  private:
-  std::unordered_map<std::string, HeldFile> files_;  // by path; only open ones are kept
+  std::unordered_map<std::string, HeldFile> files_;  // by path; failed ones are dropped
   std::string buf_;
 };
 
 // Raise RLIMIT_NOFILE's soft limit to the hard limit (held descriptors need more than 1024 on big
-// nodes). Returns the new soft limit.
+// nodes) and size HeldFdBudget::Process() from the result. Returns the new soft limit.
 std::uint64_t RaiseOpenFileLimit();
 
 }  // namespace rdmahd

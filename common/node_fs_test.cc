@@ -5,13 +5,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 
+#include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
 namespace {
 
+using testing::ScopedHeldFdBudget;
 using testing::TempDir;
 
 TEST(NodeFsTest, PathsAreRootRelative) {
@@ -25,11 +29,12 @@ TEST(NodeFsTest, ListDirIsSortedAndErrorsNameThePath) {
   dir.Write("b", "1");
   dir.Write("a", "2");
   dir.MkDir("c");
-  auto names = NodeFs::ListDir(dir.path());
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  auto names = fs.ListDir(dir.path());
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "c"}));
 
-  auto missing = NodeFs::ListDir(dir.path() + "/nope");
+  auto missing = fs.ListDir(dir.path() + "/nope");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find(dir.path() + "/nope"), std::string::npos);
   EXPECT_EQ(missing.error().errno_value, ENOENT);
@@ -39,16 +44,19 @@ TEST(NodeFsTest, ReadFileReadsLargeFilesWhole) {
   TempDir dir;
   std::string big(20000, 'x');
   dir.Write("big", big);
-  auto r = NodeFs::ReadFile(dir.path() + "/big");
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  auto r = fs.ReadFile(dir.path() + "/big");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->size(), big.size());
 }
 
 TEST(HeldFilesTest, RereadSeesNewContentThroughTheSameDescriptor) {
+  ScopedHeldFdBudget budget(100);
   TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
   dir.Write("counter", "1\n");
   HeldFiles held;
-  auto first = held.Read(dir.path() + "/counter");
+  auto first = held.Read(fs, dir.path() + "/counter");
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(*first, "1\n");
   // Rewrite in place (same inode), as the kernel regenerates a sysfs attribute.
@@ -58,7 +66,7 @@ TEST(HeldFilesTest, RereadSeesNewContentThroughTheSameDescriptor) {
     std::fputs("2\n", f);
     std::fclose(f);
   }
-  auto second = held.Read(dir.path() + "/counter");
+  auto second = held.Read(fs, dir.path() + "/counter");
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*second, "2\n");
   EXPECT_EQ(held.size(), 1u);
@@ -66,8 +74,9 @@ TEST(HeldFilesTest, RereadSeesNewContentThroughTheSameDescriptor) {
 
 TEST(HeldFilesTest, FailedOpenIsReportedAndNotHeld) {
   TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
   HeldFiles held;
-  auto r = held.Read(dir.path() + "/missing");
+  auto r = held.Read(fs, dir.path() + "/missing");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().errno_value, ENOENT);
   EXPECT_EQ(held.size(), 0u);
@@ -75,22 +84,25 @@ TEST(HeldFilesTest, FailedOpenIsReportedAndNotHeld) {
 
 TEST(HeldFilesTest, ForgetPrefixClosesOnlyThatSubtree) {
   TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
   dir.Write("dev0/a", "1");
   dir.Write("dev1/a", "1");
   HeldFiles held;
-  ASSERT_TRUE(held.Read(dir.path() + "/dev0/a").ok());
-  ASSERT_TRUE(held.Read(dir.path() + "/dev1/a").ok());
+  ASSERT_TRUE(held.Read(fs, dir.path() + "/dev0/a").ok());
+  ASSERT_TRUE(held.Read(fs, dir.path() + "/dev1/a").ok());
   held.ForgetPrefix(dir.path() + "/dev0/");
   EXPECT_EQ(held.size(), 1u);
 }
 
 TEST(HeldFileTest, KeepsOneDescriptorAndReopensAfterAFailedRead) {
+  ScopedHeldFdBudget budget(100);
   TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
   dir.Write("state", "4: ACTIVE\n");
   HeldFile file(dir.path() + "/state");
   std::string buf;
   EXPECT_FALSE(file.is_open());
-  auto first = file.Read(buf);
+  auto first = file.Read(fs, buf);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(*first, "4: ACTIVE\n");
   {
@@ -99,12 +111,12 @@ TEST(HeldFileTest, KeepsOneDescriptorAndReopensAfterAFailedRead) {
     std::fputs("1: DOWN  \n", f);
     std::fclose(f);
   }
-  auto second = file.Read(buf);
+  auto second = file.Read(fs, buf);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*second, "1: DOWN  \n");
 
   HeldFile missing(dir.path() + "/nope");
-  auto err = missing.Read(buf);
+  auto err = missing.Read(fs, buf);
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.error().errno_value, ENOENT);
   EXPECT_NE(err.error().message.find(dir.path() + "/nope"), std::string::npos);
@@ -119,6 +131,7 @@ TEST(HeldFileTest, PollingDoesNotTouchTheFilesAccessTime) {
   // A monitor reading a file every few seconds must not keep marking it accessed. The access time
   // is set two days back, which relatime (the usual mount default) would otherwise move forward.
   TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
   dir.Write("counter", "42\n");
   const std::string path = dir.path() + "/counter";
   const timespec times[2] = {{std::time(nullptr) - 2 * 86400, 0}, {0, UTIME_OMIT}};
@@ -130,8 +143,8 @@ TEST(HeldFileTest, PollingDoesNotTouchTheFilesAccessTime) {
   HeldFiles files;
   std::string buf;
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(file.Read(buf).ok());
-    ASSERT_TRUE(files.Read(path).ok());
+    ASSERT_TRUE(file.Read(fs, buf).ok());
+    ASSERT_TRUE(files.Read(fs, path).ok());
   }
   struct stat after {};
   ASSERT_EQ(::stat(path.c_str(), &after), 0);
@@ -140,22 +153,224 @@ TEST(HeldFileTest, PollingDoesNotTouchTheFilesAccessTime) {
 }
 
 TEST(HeldFileTest, FilesOfASharedFolderNameTheirWholePath) {
+  ScopedHeldFdBudget budget(100);
   TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
   dir.Write("hw_counters/out_of_buffer", "7\n");
   auto folder = std::make_shared<const std::string>(dir.path() + "/hw_counters");
   HeldFile present(folder, "out_of_buffer");
   HeldFile missing(folder, "nope");
   EXPECT_EQ(present.path(), dir.path() + "/hw_counters/out_of_buffer");
   std::string buf;
-  auto v = present.Read(buf);
+  auto v = present.Read(fs, buf);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v, "7\n");
-  auto err = missing.Read(buf);
+  auto err = missing.Read(fs, buf);
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.error().message.rfind("open " + dir.path() + "/hw_counters/nope", 0), 0u) << err.error().message;
   HeldFile moved = std::move(present);
   EXPECT_EQ(moved.path(), dir.path() + "/hw_counters/out_of_buffer");
   EXPECT_TRUE(moved.is_open());
+}
+
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Runs `read` on another thread; fails the test (and unblocks the reader by opening the FIFO for
+// writing) if it has not returned within 5 s.
+template <class F>
+void ExpectReturnsPromptly(const std::string& fifo, F read) {
+  auto done = std::async(std::launch::async, read);
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    done.wait();
+    if (w >= 0) ::close(w);
+    FAIL() << "a read of the FIFO " << fifo << " blocked";
+  }
+  done.get();
+}
+
+TEST(NodeFsTest, AFifoIsRefusedWithoutBlocking) {
+  // A counter file that is a FIFO with no writer: a plain open(O_RDONLY) waits for a writer forever.
+  TempDir dir;
+  dir.MkDir("hw_counters");
+  const std::string fifo = dir.path() + "/hw_counters/out_of_buffer";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  ExpectReturnsPromptly(fifo, [&] {
+    auto r = fs.ReadFile(fifo);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(Has(r.error().message, fifo)) << r.error().message;
+    EXPECT_TRUE(Has(r.error().message, "not a regular file (a FIFO)")) << r.error().message;
+  });
+  ExpectReturnsPromptly(fifo, [&] {
+    HeldFile held(fifo);
+    std::string buf;
+    auto r = held.Read(fs, buf);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(Has(r.error().message, "not a regular file")) << r.error().message;
+    EXPECT_FALSE(held.is_open());
+  });
+  ExpectReturnsPromptly(fifo, [&] {
+    HeldFiles files;
+    EXPECT_FALSE(files.Read(fs, fifo).ok());
+    auto r = ReadRegularFile(fifo, 100);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(Has(r.error().message, "not a regular file")) << r.error().message;
+  });
+}
+
+TEST(NodeFsTest, DirectoriesAndDevicesAreNotReadAsFiles) {
+  TempDir dir;
+  dir.MkDir("ports");
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  auto d = fs.ReadFile(dir.path() + "/ports");
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(Has(d.error().message, dir.path() + "/ports: not a regular file (a directory)")) << d.error().message;
+  auto dev = ReadRegularFile("/dev/zero", 100);  // would never reach EOF
+  ASSERT_FALSE(dev.ok());
+  EXPECT_TRUE(Has(dev.error().message, "/dev/zero: not a regular file (a character device)")) << dev.error().message;
+}
+
+TEST(NodeFsTest, ReadsAreCappedAndTheErrorNamesFileAndCap) {
+  TempDir dir;
+  dir.Write("big", std::string(kMaxAttributeBytes + 1, 'x'));
+  dir.Write("fits", std::string(kMaxAttributeBytes, 'x'));
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  auto big = fs.ReadFile(dir.path() + "/big");
+  ASSERT_FALSE(big.ok());
+  EXPECT_TRUE(Has(big.error().message, "read " + dir.path() + "/big: larger than 65536 bytes")) << big.error().message;
+  EXPECT_EQ(fs.ReadFile(dir.path() + "/fits")->size(), kMaxAttributeBytes);
+  // A reader of a bigger procfs file asks for more.
+  EXPECT_EQ(fs.ReadFile(dir.path() + "/big", 1 << 20)->size(), kMaxAttributeBytes + 1);
+  HeldFile held(dir.path() + "/big");
+  std::string buf;
+  auto h = held.Read(fs, buf);
+  ASSERT_FALSE(h.ok());
+  EXPECT_TRUE(Has(h.error().message, "larger than 65536 bytes")) << h.error().message;
+  EXPECT_FALSE(held.is_open());
+}
+
+// A captured tree (root/) next to a private file (outside/secret) that symlinks try to reach.
+struct CapturedTree {
+  TempDir dir;
+  std::string root = dir.path() + "/root";
+  std::string secret = dir.path() + "/outside/secret";
+  CapturedTree() {
+    dir.Write("outside/secret", "root:x:0:0\n");
+    dir.Write("root/devices/pci/mlx5_0/fw_ver_real", "16.35.2000\n");
+    dir.Write("root/devices/pci/mlx5_0/ports/1/state", "4: ACTIVE\n");
+    dir.Symlink("../../devices/pci/mlx5_0", "root/class/infiniband/mlx5_0");   // relative, inside
+    dir.Symlink(secret, "root/devices/pci/mlx5_0/fw_ver");                     // absolute, outside
+    dir.Symlink("../../../../outside/secret", "root/devices/pci/mlx5_0/board_id");  // ".." past the root
+    dir.Symlink("/devices/pci/mlx5_0/fw_ver_real", "root/devices/pci/mlx5_0/hca_type");  // absolute, as if root
+    dir.Symlink(dir.path() + "/outside", "root/class/leak");                   // a folder outside
+  }
+};
+
+void ExpectContainment(const CapturedTree& t, bool absolute_links_from_root) {
+  NodeFs fs(t.root, "/nonexistent-proc");
+  const std::string dev = t.root + "/class/infiniband/mlx5_0";
+  // Relative symlinks inside the tree work, as in every real capture.
+  EXPECT_EQ(*fs.ReadFile(dev + "/fw_ver_real"), "16.35.2000\n");
+  EXPECT_TRUE(fs.IsDir(dev + "/ports"));
+  EXPECT_EQ(*fs.ListDir(dev + "/ports"), std::vector<std::string>{"1"});
+  EXPECT_EQ(*fs.ReadLink(dev), "../../devices/pci/mlx5_0");
+  // Leaving the root: refused, the private file is not read, the error names path and reason.
+  for (const std::string leaf : {"fw_ver", "board_id"}) {
+    auto r = fs.ReadFile(dev + "/" + leaf);
+    ASSERT_FALSE(r.ok()) << leaf << " read: " << *r;
+    EXPECT_EQ(r.error().errno_value, EXDEV) << r.error().message;
+    EXPECT_TRUE(Has(r.error().message, dev + "/" + leaf + ": resolves outside the root " + t.root))
+        << r.error().message;
+    HeldFile held(dev + "/" + leaf);
+    std::string buf;
+    auto h = held.Read(fs, buf);
+    ASSERT_FALSE(h.ok());
+    EXPECT_EQ(h.error().errno_value, EXDEV);
+    EXPECT_FALSE(fs.Exists(dev + "/" + leaf));
+  }
+  // ".." in the path itself stops at the root.
+  auto up = fs.ReadFile(t.root + "/../outside/secret");
+  ASSERT_FALSE(up.ok());
+  EXPECT_EQ(up.error().errno_value, EXDEV);
+  // Listings and existence checks are contained too.
+  auto leak = fs.ListDir(t.root + "/class/leak");
+  ASSERT_FALSE(leak.ok());
+  EXPECT_TRUE(Has(leak.error().message, "resolves outside the root")) << leak.error().message;
+  EXPECT_FALSE(fs.IsDir(t.root + "/class/leak"));
+  EXPECT_FALSE(fs.Exists(t.root + "/class/leak/secret"));
+  // An absolute symlink is resolved from the root (openat2), as the captured node saw it.
+  auto abs = fs.ReadFile(dev + "/hca_type");
+  if (absolute_links_from_root) {
+    ASSERT_TRUE(abs.ok()) << abs.error().message;
+    EXPECT_EQ(*abs, "16.35.2000\n");
+  } else {
+    EXPECT_FALSE(abs.ok());
+  }
+}
+
+TEST(NodeFsContainmentTest, CapturedTreeReadsStayInsideTheRoot) {
+  CapturedTree t;
+  ExpectContainment(t, /*absolute_links_from_root=*/true);
+}
+
+TEST(NodeFsContainmentTest, KernelsWithoutOpenat2GetTheUserSpaceCheck) {
+  CapturedTree t;
+  NodeFs::SetOpenat2UnavailableForTest(true);
+  ExpectContainment(t, /*absolute_links_from_root=*/false);
+  NodeFs::SetOpenat2UnavailableForTest(false);
+}
+
+TEST(NodeFsContainmentTest, LiveRootsAndPathsUnderNoRootAreReadDirectly) {
+  CapturedTree t;
+  // The live /sys is the kernel's own tree: no containment (and no cost for it).
+  NodeFs live("/sys", "/proc");
+  auto r = live.ReadFile(t.root + "/devices/pci/mlx5_0/fw_ver");  // under no root: read as asked
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, "root:x:0:0\n");
+}
+
+TEST(HeldFdBudgetTest, LimitFollowsTheSoftLimitMinusTheReserve) {
+  EXPECT_EQ(HeldFdBudget::ForLimit(256), 0u);
+  EXPECT_EQ(HeldFdBudget::ForLimit(1024), 0u);
+  EXPECT_EQ(HeldFdBudget::ForLimit(1024 + 64 + 10), 10u);
+  EXPECT_EQ(HeldFdBudget::ForLimit(1048576), 1048576u - 1088u);
+}
+
+TEST(HeldFdBudgetTest, PastTheBudgetReadsAreTransientAndCounted) {
+  TempDir dir;
+  const std::vector<std::string> values = {"0\n", "1\n", "2\n", "3\n", "4\n"};
+  const std::vector<std::string> names = {"c0", "c1", "c2", "c3", "c4"};
+  for (std::size_t i = 0; i < values.size(); ++i) dir.Write(names[i], values[i]);
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  HeldFdBudget& budget = HeldFdBudget::Process();
+  ScopedHeldFdBudget scoped(budget.held() + 2);
+  const std::size_t held_before = budget.held();
+  {
+    std::vector<HeldFile> files;
+    for (const std::string& n : names) files.emplace_back(dir.path() + "/" + n);
+    std::string buf;
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 5; ++i) {
+        auto v = files[static_cast<std::size_t>(i)].Read(fs, buf);
+        ASSERT_TRUE(v.ok()) << v.error().message;
+        EXPECT_EQ(*v, values[static_cast<std::size_t>(i)]);  // every value read, held or not
+      }
+      EXPECT_EQ(budget.held(), held_before + 2);
+    }
+    EXPECT_TRUE(files[0].is_open());
+    EXPECT_TRUE(files[1].is_open());
+    EXPECT_FALSE(files[4].is_open());
+    EXPECT_EQ(budget.unheld_reads(), 9u);  // 3 files x 3 rounds
+    EXPECT_TRUE(budget.TakeExhaustedNotice());
+    EXPECT_FALSE(budget.TakeExhaustedNotice());  // once
+    // A freed slot is taken by the next read that needs one.
+    files[0].Close();
+    ASSERT_TRUE(files[4].Read(fs, buf).ok());
+    EXPECT_TRUE(files[4].is_open());
+  }
+  EXPECT_EQ(budget.held(), held_before);  // destruction gives the slots back
 }
 
 }  // namespace

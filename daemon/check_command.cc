@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "common/node_fs.h"
 #include "daemon/daemon.h"
+#include "daemon/logging.h"
 
 namespace rdmahd {
 
@@ -83,6 +85,10 @@ int RunCheckCommand(const Options& options, std::ostream& out, std::ostream& err
   }
   CollectionEngine engine(NodeFs(options.sysfs, options.procfs, options.dcb_dir));
   std::shared_ptr<const Report> report = engine.Collect(*config);
+  if (HeldFdBudget::Process().TakeExhaustedNotice()) {
+    log::Info("held-file budget used up: the rest was read open/read/close",
+              {{"budget", std::to_string(HeldFdBudget::Process().limit())}});
+  }
   int code = CheckExitCode(*report, options.fail_on_warning);
   if (options.output == "json") {
     PrintCheckJson(*report, code, out);

@@ -59,5 +59,20 @@ TEST(CheckCommandTest, JsonCarriesEveryVerdictAndTheExitCode) {
   EXPECT_EQ(j["collectors"][0]["collector"], "devices");
 }
 
+// The dump's error_handler_t::replace already does this; the test keeps it so (a scraper of the
+// JSON must get one bad byte as U+FFFD, not an exception or a dropped report).
+TEST(CheckCommandTest, JsonReplacesInvalidUtf8LikeTheMetrics) {
+  Report r = MakeReport({Verdict::kFailed});
+  r.verdicts[0].subject = "mlx5_\xff/1";
+  r.verdicts[0].reason = "fw_ver 16.\xE2\x82 is old";
+  r.snapshot.outcomes[0].errors.push_back("open /sys/x/\xC0\xAF: No such file");
+  std::ostringstream out;
+  PrintCheckJson(r, 1, out);
+  auto j = nlohmann::json::parse(out.str());  // throws on invalid UTF-8
+  EXPECT_EQ(j["verdicts"][0]["subject"], "mlx5_\uFFFD/1");
+  EXPECT_EQ(j["verdicts"][0]["reason"], "fw_ver 16.\uFFFD is old");
+  EXPECT_EQ(j["collectors"][0]["errors"][0], "open /sys/x/\uFFFD\uFFFD: No such file");
+}
+
 }  // namespace
 }  // namespace rdmahd

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "collectors/rdma_devices.h"
+#include "common/node_fs.h"
 #include "daemon/http_server.h"
 #include "daemon/logging.h"
 
@@ -18,6 +19,27 @@ namespace {
 // Verdicts are also computed on this schedule, so state changes are logged (and the watchdog fed)
 // even when nobody scrapes.
 constexpr std::chrono::seconds kBackgroundEvaluationInterval{60};
+
+// Held attribute descriptors against their budget (common/node_fs.h): process-wide figures.
+void RenderHeldFiles(MetricSink& sink) {
+  const HeldFdBudget& budget = HeldFdBudget::Process();
+  sink.Gauge("rdma_healthd_held_files", "Attribute files held open for re-reading.")
+      .Add({}, static_cast<double>(budget.held()));
+  sink.Gauge("rdma_healthd_held_files_budget",
+             "Most attribute files that may be held open: soft RLIMIT_NOFILE minus a reserve for connections.")
+      .Add({}, static_cast<double>(budget.limit()));
+  sink.Counter("rdma_healthd_unheld_reads_total",
+               "Attribute reads done open/read/close because the held-file budget was used up.")
+      .Add({}, static_cast<double>(budget.unheld_reads()));
+}
+
+// Once per process, when the budget first turns a read away (values stay right, scrapes cost more).
+void LogHeldFilesBudgetOnce() {
+  if (!HeldFdBudget::Process().TakeExhaustedNotice()) return;
+  log::Warn("held-file budget used up: further attribute files are read open/read/close",
+            {{"budget", std::to_string(HeldFdBudget::Process().limit())},
+             {"fix", "raise the open-file limit (systemd LimitNOFILE=)"}});
+}
 
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -113,6 +135,7 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   std::shared_ptr<const Config> config = config_.Get();
   std::shared_ptr<const Report> report = engine_.Collect(config);
   Observe(report);
+  LogHeldFilesBudgetOnce();
   std::lock_guard lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
   if (exposition_ && exposition_report_ == report && exposition_config_generation_ == generation) {
@@ -122,6 +145,7 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   sink.Clear();
   report->Render(engine_.collectors(), sink);
   config_.Render(sink);
+  RenderHeldFiles(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
       .Add({{"version", RDMAHD_VERSION}}, 1);
   // Copies of exposition_ are only made under exposition_mu_, so a use count of 1 here means no
@@ -186,6 +210,7 @@ void Daemon::Observe(const std::shared_ptr<const Report>& report) {
 void Daemon::EvaluateInBackground() {
   std::shared_ptr<const Report> report = engine_.Collect(config_.Get());
   Observe(report);
+  LogHeldFilesBudgetOnce();
   for (const CollectorOutcome& o : report->snapshot.outcomes) {
     for (const std::string& e : o.errors) {
       log::Debug("collector skipped a value", {{"collector", o.collector}, {"error", e}});

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace rdmahd::log {
 namespace {
 
@@ -63,6 +65,12 @@ std::string Timestamp() {
 
 // logfmt: quote when the value has spaces, quotes, '=' or is empty.
 void AppendLogfmtValue(std::string& out, std::string_view v) {
+  // Values carry names and contents of files (device names, fw_ver): U+FFFD for invalid UTF-8, as
+  // in the metrics and the JSON format, so log shippers do not drop or mangle the line.
+  if (!IsValidUtf8(v)) {
+    AppendLogfmtValue(out, ValidUtf8(v));
+    return;
+  }
   bool quote = v.empty() || v.find_first_of(" \"=\t\n\\") != std::string_view::npos;
   if (!quote) {
     out += v;

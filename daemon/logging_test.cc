@@ -14,6 +14,11 @@ TEST(LoggingTest, TextIsLogfmtWithQuotingWhereNeeded) {
             "reason=\"state is \\\"1: DOWN\\\"\" fix=\"\"");
 }
 
+TEST(LoggingTest, TextReplacesInvalidUtf8) {
+  std::string line = FormatText("t", spdlog::level::info, "fw \xff", {{"fw_ver", "16.35.\xC3"}});
+  EXPECT_EQ(line, "ts=t level=info msg=\"fw \xEF\xBF\xBD\" fw_ver=16.35.\xEF\xBF\xBD");
+}
+
 TEST(LoggingTest, JsonIsOneParseableObjectPerLine) {
   std::string line = FormatJson("t", spdlog::level::err, "bad \"config\"\nline2", {{"file", "/etc/x.yaml"}});
   EXPECT_EQ(line.find('\n'), std::string::npos);

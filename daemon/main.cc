@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "collectors/collector.h"
+#include "common/node_fs.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
@@ -33,6 +34,10 @@ int main(int argc, char** argv) {
     return kExitCouldNotRun;
   }
   log::Init(*format, *level);
+
+  // Held attribute files need descriptors (thousands on a 16-device node): raise the soft limit
+  // to the hard one and size the held-file budget from it, for `check` as for the daemon.
+  RaiseOpenFileLimit();
 
   switch (options.mode) {
     case Mode::kCheckConfig: {
