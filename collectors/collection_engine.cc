@@ -293,6 +293,11 @@ std::string CollectionEngine::busy_collector() const {
   return shared_->running.empty() ? "(between collectors)" : shared_->running;
 }
 
+bool CollectionEngine::stuck() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->state == Shared::State::kStuck;
+}
+
 void CollectionEngine::Stop() {
   std::lock_guard lock(shared_->mu);
   shared_->stopping = true;

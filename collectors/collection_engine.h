@@ -73,6 +73,8 @@ class CollectionEngine {
 
   // The collector the worker is running now; empty when it is idle. Thread-safe.
   std::string busy_collector() const;
+  // True from the moment a collection misses its deadline until its stuck collector returns.
+  bool stuck() const;
 
   std::vector<const Collector*> collectors() const;
   const NodeFs& fs() const;

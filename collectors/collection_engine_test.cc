@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/support/blocking_collector.h"
+
 namespace rdmahd {
 namespace {
 
@@ -134,52 +136,9 @@ class SteadyCollector : public Collector {
   int runs_ = 0;  // only the engine's worker touches it
 };
 
-// A collector that blocks (a hung netlink peer, a FIFO) until the test opens the gate.
-struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
-  int entered = 0;
-  int inside = 0, max_inside = 0;  // runs in progress: must never exceed 1
-  bool collector_destroyed = false;
-
-  void Open() {
-    std::lock_guard lock(mu);
-    open = true;
-    cv.notify_all();
-  }
-  template <class Pred>
-  bool WaitFor(Pred pred, milliseconds timeout = milliseconds(5000)) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, timeout, pred);
-  }
-};
-
-class BlockingCollector : public Collector {
- public:
-  explicit BlockingCollector(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
-  ~BlockingCollector() override {
-    std::lock_guard lock(gate_->mu);
-    gate_->collector_destroyed = true;
-    gate_->cv.notify_all();
-  }
-  std::string_view Name() const override { return "test_blocking"; }
-  std::string_view Description() const override { return "blocks until released"; }
-  Status Collect(const CollectContext&, Snapshot& snapshot, CollectorOutcome&) override {
-    std::unique_lock lock(gate_->mu);
-    ++gate_->entered;
-    gate_->max_inside = std::max(gate_->max_inside, ++gate_->inside);
-    gate_->cv.notify_all();
-    gate_->cv.wait(lock, [&] { return gate_->open; });
-    --gate_->inside;
-    snapshot.Put(FakeFacts<2>{gate_->entered});
-    return Status::Ok();
-  }
-  void Render(const Snapshot&, MetricSink&) const override {}
-
- private:
-  std::shared_ptr<Gate> gate_;
-};
+using testing::BlockingCollector;
+using testing::BlockingFacts;
+using testing::Gate;
 
 class ThrowingCollector : public Collector {
  public:
@@ -342,7 +301,7 @@ TEST(CollectionEngineDeadlineTest, StuckCollectorCostsItsOwnFactsAndNoCallerWait
   EXPECT_NE(fresh, stuck);
   for (const auto& o : fresh->snapshot.outcomes) EXPECT_TRUE(o.success) << o.collector;
   ASSERT_NE(fresh->snapshot.Get<FakeFacts<4>>(), nullptr);
-  EXPECT_EQ(fresh->snapshot.Get<FakeFacts<2>>()->run, 2);  // the stuck run's facts were dropped
+  EXPECT_EQ(fresh->snapshot.Get<BlockingFacts>()->run, 2);  // the stuck run's facts were dropped
   std::lock_guard lock(gate->mu);
   EXPECT_EQ(gate->entered, 2);
   EXPECT_EQ(gate->max_inside, 1);

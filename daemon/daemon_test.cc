@@ -1,12 +1,20 @@
 #include "daemon/daemon.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
+#include "collectors/rdma_devices.h"
+#include "tests/support/blocking_collector.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -63,6 +71,101 @@ TEST(DaemonMetricsTest, ATextStillHeldIsNeverWrittenOver) {
   std::shared_ptr<const std::string> next = daemon.Metrics();
   EXPECT_EQ(next.get(), fresh_address);  // nobody held it: rendered into the same buffer
   EXPECT_NE(next->find(std::string(kSeries) + "7\n"), std::string::npos);
+}
+
+
+// Sysfs root without an RDMA class (a wrong --path.sysfs): still served, and said so.
+TEST(DaemonMetricsTest, SysfsRootWithoutRdmaClassIsExported) {
+  TempDir dir;
+  Daemon good = MakeDaemon(dir, std::chrono::milliseconds(0));
+  EXPECT_NE(good.Metrics()->find("\nrdma_healthd_sysfs_rdma_class_present 1\n"), std::string::npos);
+
+  Options options;
+  options.sysfs = dir.path() + "/nonexistent";
+  options.procfs = dir.path() + "/nonexistent";
+  options.dcb_dir = dir.path() + "/dcb";
+  Daemon wrong(options, std::make_shared<Config>());
+  std::shared_ptr<const std::string> text = wrong.Metrics();
+  EXPECT_NE(text->find("\nrdma_healthd_sysfs_rdma_class_present 0\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("\nrdma_devices_found 0\n"), std::string::npos);
+}
+
+TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
+  Report report;
+  NodeFs fs("/nonexistent", "/proc");
+  EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);  // devices collector did not run
+  report.snapshot.Put(RdmaDevicesFacts{});
+  EXPECT_EQ(SysfsRootProblem(report, fs),
+            "/nonexistent/class/infiniband does not exist: --path.sysfs=/nonexistent is not a sysfs tree, "
+            "or the RDMA core (ib_core) is not loaded");
+  RdmaDevicesFacts present;
+  present.class_dir_present = true;  // loaded, no device: not a problem of the root
+  report.snapshot.Put(present);
+  EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// SIGTERM while the first collection is stuck (its deadline far away) and a scrape waits for it:
+// Run returns within a second, the scrape too, and nothing waits for the collector.
+TEST(DaemonShutdownTest, SigtermWhileACollectionIsStuckStopsPromptly) {
+  auto gate = std::make_shared<testing::Gate>();
+  std::vector<std::unique_ptr<Collector>> collectors;
+  collectors.push_back(std::make_unique<testing::BlockingCollector>(gate, "test_stuck"));
+  auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"), std::move(collectors),
+                                                   std::vector<std::unique_ptr<Check>>{});
+  Options options;
+  options.listen_address = "127.0.0.1:0";
+  auto config = std::make_shared<Config>();
+  config->collection_timeout = std::chrono::seconds(30);
+
+  // As main() does for the daemon: the signals are blocked in every thread Run starts, so the
+  // signal sent to Run's thread waits for its signalfd.
+  sigset_t daemon_signals, old_mask;
+  sigemptyset(&daemon_signals);
+  sigaddset(&daemon_signals, SIGHUP);
+  sigaddset(&daemon_signals, SIGTERM);
+  sigaddset(&daemon_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &daemon_signals, &old_mask);
+  auto daemon = std::make_unique<Daemon>(options, config, std::move(engine));
+  std::promise<int> exit_code;
+  std::future<int> done = exit_code.get_future();
+  std::thread run([&] { exit_code.set_value(daemon->Run()); });
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+
+  ASSERT_TRUE(gate->WaitFor([&] { return gate->entered == 1; }));
+  std::atomic<bool> scraped{false};
+  std::thread scrape([&] {
+    daemon->Metrics();
+    scraped = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  const auto sent = std::chrono::steady_clock::now();
+  pthread_kill(run.native_handle(), SIGTERM);
+  const bool stopped = done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  EXPECT_TRUE(stopped) << "Run did not return within 5 s of SIGTERM";
+  if (stopped) {
+    EXPECT_LT(SecondsSince(sent), 1.0);
+    EXPECT_EQ(done.get(), 0);
+    EXPECT_EQ(daemon->busy_collector(), "test_stuck");  // main() leaves with _exit
+  }
+  const auto scrape_wait = std::chrono::steady_clock::now();
+  while (!scraped && SecondsSince(scrape_wait) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(scraped) << "the waiting scrape was not answered at shutdown";
+
+  if (!stopped || !scraped) gate->Open();  // unblock whatever still waits, so the test ends
+  run.join();
+  scrape.join();
+  // Destroying the daemon does not wait for the collector either; once released, the worker
+  // frees it.
+  const auto destroy = std::chrono::steady_clock::now();
+  daemon.reset();
+  EXPECT_LT(SecondsSince(destroy), 1.0);
+  gate->Open();
+  EXPECT_TRUE(gate->WaitFor([&] { return gate->collector_destroyed; }));
 }
 
 }  // namespace
