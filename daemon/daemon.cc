@@ -229,11 +229,10 @@ void Daemon::EvaluatePeriodically(std::stop_token stop) {
 }
 
 void Daemon::StopEvaluation() {
-  engine_->Stop();  // first: the evaluator and scrapes waiting for a collection return at once
-  if (evaluator_.joinable()) {
-    evaluator_.request_stop();
-    evaluator_.join();
-  }
+  // Stop requested before the engine stops, so an evaluation it cuts short is not logged.
+  evaluator_.request_stop();
+  engine_->Stop();  // the evaluator and scrapes waiting for a collection return at once
+  if (evaluator_.joinable()) evaluator_.join();
 }
 
 bool Daemon::HandleSignal(int sfd, int timeout_ms, int& exit_code) {
