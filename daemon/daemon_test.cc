@@ -4,12 +4,12 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -104,68 +104,108 @@ TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
   EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);
 }
 
-double SecondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
+// A daemon (HTTP on 127.0.0.1:0) whose only collector is stuck until the test opens the gate, run
+// on its own thread with the daemon's signals blocked, as main() runs it.
+class StuckDaemon {
+ public:
+  explicit StuckDaemon(std::chrono::milliseconds collection_timeout) : gate_(std::make_shared<testing::Gate>()) {
+    std::vector<std::unique_ptr<Collector>> collectors;
+    collectors.push_back(std::make_unique<testing::BlockingCollector>(gate_, "test_stuck"));
+    auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"),
+                                                     std::move(collectors), std::vector<std::unique_ptr<Check>>{});
+    Options options;
+    options.listen_address = "127.0.0.1:0";
+    auto config = std::make_shared<Config>();
+    config->collection_timeout = collection_timeout;
+    // Blocked in every thread Run starts, so the signal sent to Run's thread waits for its signalfd.
+    sigset_t daemon_signals, old_mask;
+    sigemptyset(&daemon_signals);
+    sigaddset(&daemon_signals, SIGHUP);
+    sigaddset(&daemon_signals, SIGTERM);
+    sigaddset(&daemon_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &daemon_signals, &old_mask);
+    daemon_ = std::make_unique<Daemon>(options, config, std::move(engine));
+    done_ = exit_code_.get_future();
+    run_ = std::thread([this] { exit_code_.set_value(daemon_->Run()); });
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  }
+  ~StuckDaemon() {
+    gate_->Open();  // whatever still waits (a test that failed) ends
+    if (run_.joinable()) run_.join();
+  }
 
-// SIGTERM while the first collection is stuck (its deadline far away) and a scrape waits for it:
+  testing::Gate& gate() { return *gate_; }
+  Daemon& daemon() { return *daemon_; }
+
+  // Sends SIGTERM to Run's thread; the seconds Run took to return, or nullopt after 5 s.
+  std::optional<double> Terminate() {
+    const auto sent = std::chrono::steady_clock::now();
+    pthread_kill(run_.native_handle(), SIGTERM);
+    if (done_.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::nullopt;
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    EXPECT_EQ(done_.get(), 0);
+    run_.join();
+    return took;
+  }
+
+  // Destroying the daemon does not wait for the collector; once released, the worker frees it.
+  void DestroyThenRelease() {
+    const auto start = std::chrono::steady_clock::now();
+    daemon_.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+    gate_->Open();
+    EXPECT_TRUE(gate_->WaitFor([&] { return gate_->collector_destroyed; }));
+  }
+
+ private:
+  std::shared_ptr<testing::Gate> gate_;
+  std::unique_ptr<Daemon> daemon_;
+  std::promise<int> exit_code_;
+  std::future<int> done_;
+  std::thread run_;
+};
+
+// SIGTERM while the first collection is stuck (its deadline 30 s away) and a scrape waits for it:
 // Run returns within a second, the scrape too, and nothing waits for the collector.
-TEST(DaemonShutdownTest, SigtermWhileACollectionIsStuckStopsPromptly) {
-  auto gate = std::make_shared<testing::Gate>();
-  std::vector<std::unique_ptr<Collector>> collectors;
-  collectors.push_back(std::make_unique<testing::BlockingCollector>(gate, "test_stuck"));
-  auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"), std::move(collectors),
-                                                   std::vector<std::unique_ptr<Check>>{});
-  Options options;
-  options.listen_address = "127.0.0.1:0";
-  auto config = std::make_shared<Config>();
-  config->collection_timeout = std::chrono::seconds(30);
-
-  // As main() does for the daemon: the signals are blocked in every thread Run starts, so the
-  // signal sent to Run's thread waits for its signalfd.
-  sigset_t daemon_signals, old_mask;
-  sigemptyset(&daemon_signals);
-  sigaddset(&daemon_signals, SIGHUP);
-  sigaddset(&daemon_signals, SIGTERM);
-  sigaddset(&daemon_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &daemon_signals, &old_mask);
-  auto daemon = std::make_unique<Daemon>(options, config, std::move(engine));
-  std::promise<int> exit_code;
-  std::future<int> done = exit_code.get_future();
-  std::thread run([&] { exit_code.set_value(daemon->Run()); });
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-
-  ASSERT_TRUE(gate->WaitFor([&] { return gate->entered == 1; }));
-  std::atomic<bool> scraped{false};
+TEST(DaemonShutdownTest, SigtermWhileTheFirstCollectionIsStuckStopsPromptly) {
+  StuckDaemon d(std::chrono::seconds(30));
+  ASSERT_TRUE(d.gate().WaitFor([&] { return d.gate().entered == 1; }));
+  std::promise<void> scraped;
+  std::future<void> scrape_done = scraped.get_future();
   std::thread scrape([&] {
-    daemon->Metrics();
-    scraped = true;
+    d.daemon().Metrics();
+    scraped.set_value();
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
-  const auto sent = std::chrono::steady_clock::now();
-  pthread_kill(run.native_handle(), SIGTERM);
-  const bool stopped = done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
-  EXPECT_TRUE(stopped) << "Run did not return within 5 s of SIGTERM";
-  if (stopped) {
-    EXPECT_LT(SecondsSince(sent), 1.0);
-    EXPECT_EQ(done.get(), 0);
-    EXPECT_EQ(daemon->busy_collector(), "test_stuck");  // main() leaves with _exit
-  }
-  const auto scrape_wait = std::chrono::steady_clock::now();
-  while (!scraped && SecondsSince(scrape_wait) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_TRUE(scraped) << "the waiting scrape was not answered at shutdown";
-
-  if (!stopped || !scraped) gate->Open();  // unblock whatever still waits, so the test ends
-  run.join();
+  std::optional<double> took = d.Terminate();
+  ASSERT_TRUE(took.has_value()) << "Run did not return within 5 s of SIGTERM";
+  EXPECT_LT(*took, 1.0);
+  EXPECT_EQ(d.daemon().busy_collector(), "test_stuck");  // main() leaves with _exit
+  const bool answered = scrape_done.wait_for(std::chrono::seconds(1)) == std::future_status::ready;
+  EXPECT_TRUE(answered) << "the waiting scrape was not answered at shutdown";
+  if (!answered) d.gate().Open();  // lets the scrape's thread end
   scrape.join();
-  // Destroying the daemon does not wait for the collector either; once released, the worker
-  // frees it.
-  const auto destroy = std::chrono::steady_clock::now();
-  daemon.reset();
-  EXPECT_LT(SecondsSince(destroy), 1.0);
-  gate->Open();
-  EXPECT_TRUE(gate->WaitFor([&] { return gate->collector_destroyed; }));
+  d.DestroyThenRelease();
+}
+
+// The same once serving: the collection missed its deadline, the HTTP server and the evaluator
+// run. Run returns within the HTTP server's own shutdown time.
+TEST(DaemonShutdownTest, SigtermWhileServingWithAStuckCollectorStopsPromptly) {
+  StuckDaemon d(std::chrono::milliseconds(200));
+  ASSERT_TRUE(d.gate().WaitFor([&] { return d.gate().entered == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // past the deadline: serving
+  const auto scrape = std::chrono::steady_clock::now();
+  std::shared_ptr<const std::string> text = d.daemon().Metrics();  // answered at once
+  EXPECT_LT(std::chrono::steady_clock::now() - scrape, std::chrono::milliseconds(100));
+  EXPECT_NE(text->find("rdma_healthd_collector_success{collector=\"test_stuck\"} 0\n"), std::string::npos);
+  EXPECT_NE(text->find("rdma_healthd_collection_timeouts_total{collector=\"test_stuck\"} 1\n"), std::string::npos);
+
+  std::optional<double> took = d.Terminate();
+  ASSERT_TRUE(took.has_value()) << "Run did not return within 5 s of SIGTERM";
+  EXPECT_LT(*took, 4.0);
+  EXPECT_EQ(d.daemon().busy_collector(), "test_stuck");
+  d.DestroyThenRelease();
 }
 
 }  // namespace
