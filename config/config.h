@@ -86,6 +86,8 @@ struct Config {
 
   // Concurrent scrapes within this window share one collection. Never above 250 ms.
   std::chrono::milliseconds scrape_cache_window{200};
+  // A scrape (or `check`) waits at most this long for a collection; see CollectionEngine.
+  std::chrono::milliseconds collection_timeout{5000};
 
   PortPolicy ports;
   DeviceLimitsPolicy limits;

@@ -38,6 +38,10 @@ using std::chrono::milliseconds;
 
 // Longer would serve stale data to a scrape that arrives just before the window closes.
 constexpr milliseconds kMaxScrapeCacheWindow{250};
+// Below 100ms a busy node would fail healthy collectors; above 60s a scrape would outlast
+// Prometheus' usual scrape timeout many times over.
+constexpr milliseconds kMinCollectionTimeout{100};
+constexpr milliseconds kMaxCollectionTimeout{60'000};
 // Typo guards rather than physics: 1280 is the IPv6 minimum link MTU (nothing running RoCE at a
 // 1024-byte RoCE MTU has less); 9978 is the largest netdev max_mtu among supported NICs (mlx5).
 constexpr int kMinMtuLowest = 1280;
@@ -202,7 +206,11 @@ class ConfigParser {
   Status ParseScrape(const Located& v, Config& out) const {
     return VisitMap(v, {
         {"cache_window",
-         [&](const Located& f) { return ReadDuration(f, kMaxScrapeCacheWindow, out.scrape_cache_window); }},
+         [&](const Located& f) { return ReadDuration(f, milliseconds{0}, kMaxScrapeCacheWindow, out.scrape_cache_window); }},
+        {"collection_timeout",
+         [&](const Located& f) {
+           return ReadDuration(f, kMinCollectionTimeout, kMaxCollectionTimeout, out.collection_timeout);
+         }},
     });
   }
 
@@ -423,10 +431,14 @@ class ConfigParser {
   }
 
   // "250ms", "0.2s", or a bare integer number of milliseconds; whole milliseconds from 0 to `max`.
-  Status ReadDuration(const Located& v, milliseconds max, milliseconds& out) const {
+  Status ReadDuration(const Located& v, milliseconds min, milliseconds max, milliseconds& out) const {
     if (v.node.IsNull()) return Status::Ok();
-    const std::string bounds = "must be a duration from 0ms to " + std::to_string(max.count()) +
-                               "ms (\"200ms\", \"0.2s\" or an integer number of milliseconds), got " +
+    auto spell = [](milliseconds d) {  // as written in the docs: "250ms", "60s"
+      return d.count() > 0 && d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + "s"
+                                                    : std::to_string(d.count()) + "ms";
+    };
+    const std::string bounds = "must be a duration from " + spell(min) + " to " + spell(max) +
+                               " (\"200ms\", \"0.2s\" or an integer number of milliseconds), got " +
                                Describe(v.node);
     if (!v.node.IsScalar()) return FailAt(v, bounds);
     std::string_view text = Trim(v.node.Scalar());
@@ -439,7 +451,8 @@ class ConfigParser {
       value = ParseDouble(text.substr(0, text.size() - 1));
       if (value) *value *= 1000;
     }
-    if (!value || !std::isfinite(*value) || *value < 0 || *value > static_cast<double>(max.count())) {
+    if (!value || !std::isfinite(*value) || *value < static_cast<double>(min.count()) ||
+        *value > static_cast<double>(max.count())) {
       return FailAt(v, bounds);
     }
     double whole = std::round(*value);

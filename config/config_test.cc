@@ -346,6 +346,27 @@ TEST(ConfigParseTest, CacheWindowAbove250msOrMalformedIsRejected) {
             "t.yaml:2:17: scrape.cache_window: must be a whole number of milliseconds, got \"1.5ms\"");
 }
 
+TEST(ConfigParseTest, CollectionTimeoutDefaultsTo5sAndIsBounded) {
+  Result<Config> d = Parse("");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->collection_timeout, milliseconds(5000));
+  for (const auto& [text, ms] : std::vector<std::pair<std::string, int>>{
+           {"100ms", 100}, {"2s", 2000}, {"1500", 1500}, {"60s", 60000}}) {
+    Result<Config> r = Parse("scrape:\n  collection_timeout: " + text + "\n");
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_EQ(r->collection_timeout, milliseconds(ms)) << text;
+  }
+  const std::string bounds =
+      "must be a duration from 100ms to 60s (\"200ms\", \"0.2s\" or an integer number of milliseconds)";
+  EXPECT_EQ(ErrorOf("scrape:\n  collection_timeout: 99ms\n"),
+            "t.yaml:2:23: scrape.collection_timeout: " + bounds + ", got \"99ms\"");
+  for (const char* text : {"0", "61s", "60001", "-1s", "forever"}) {
+    EXPECT_THAT(ErrorOf(std::string("scrape:\n  collection_timeout: ") + text + "\n"),
+                StartsWith("t.yaml:2:23: scrape.collection_timeout: " + bounds))
+        << text;
+  }
+}
+
 TEST(ConfigParseTest, FirmwareRulesAreValidated) {
   EXPECT_EQ(ErrorOf("firmware:\n  - min_version: 16.35.2000\n"),
             "t.yaml:2:5: firmware[0]: a rule needs hca_type, board_id or both (a rule matching every "

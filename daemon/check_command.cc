@@ -11,7 +11,7 @@
 
 namespace rdmahd {
 
-int CheckExitCode(const Report& report, bool fail_on_warning) {
+int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<std::string>& problems) {
   bool failed = false, warned = false, collector_failed = false;
   for (const CheckResult& r : report.verdicts) {
     failed |= r.verdict == Verdict::kFailed;
@@ -19,11 +19,11 @@ int CheckExitCode(const Report& report, bool fail_on_warning) {
   }
   for (const CollectorOutcome& o : report.snapshot.outcomes) collector_failed |= !o.success;
   if (failed || (fail_on_warning && warned)) return kExitFailed;
-  if (collector_failed) return kExitCouldNotRun;
+  if (collector_failed || !problems.empty()) return kExitCouldNotRun;
   return kExitOk;
 }
 
-void PrintCheckTable(const Report& report, std::ostream& out) {
+void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems) {
   std::size_t wc = 5, ws = 7;
   for (const CheckResult& r : report.verdicts) {
     wc = std::max(wc, r.check.size());
@@ -50,11 +50,13 @@ void PrintCheckTable(const Report& report, std::ostream& out) {
           << "\n";
     }
   }
+  for (const std::string& p : problems) out << "cannot judge this node: " << p << "\n";
   out << "\n" << counts[Verdict::kOk] << " ok, " << counts[Verdict::kWarning] << " warning, "
       << counts[Verdict::kFailed] << " failed, " << counts[Verdict::kUnknown] << " unknown\n";
 }
 
-void PrintCheckJson(const Report& report, int exit_code, std::ostream& out) {
+void PrintCheckJson(const Report& report, int exit_code, std::ostream& out,
+                    const std::vector<std::string>& problems) {
   nlohmann::ordered_json j;
   j["version"] = RDMAHD_VERSION;
   j["config"] = report.config ? report.config->source : "";
@@ -73,27 +75,29 @@ void PrintCheckJson(const Report& report, int exit_code, std::ostream& out) {
   for (const CollectorOutcome& o : report.snapshot.outcomes) {
     collectors.push_back({{"collector", o.collector}, {"success", o.success}, {"errors", o.errors}});
   }
+  j["problems"] = problems;
   j["summary"] = counts;
   out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
-int RunCheckCommand(const Options& options, std::ostream& out, std::ostream& err) {
+int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err) {
   auto config = LoadEffectiveConfig(options);
   if (!config.ok()) {
     err << "rdma-healthd: " << config.error().message << "\n";
     return kExitCouldNotRun;
   }
-  CollectionEngine engine(NodeFs(options.sysfs, options.procfs, options.dcb_dir));
   std::shared_ptr<const Report> report = engine.Collect(*config);
   if (HeldFdBudget::Process().TakeExhaustedNotice()) {
     log::Info("held-file budget used up: the rest was read open/read/close",
               {{"budget", std::to_string(HeldFdBudget::Process().limit())}});
   }
-  int code = CheckExitCode(*report, options.fail_on_warning);
+  std::vector<std::string> problems;
+  if (auto p = SysfsRootProblem(*report, engine.fs())) problems.push_back(std::move(*p));
+  int code = CheckExitCode(*report, options.fail_on_warning, problems);
   if (options.output == "json") {
-    PrintCheckJson(*report, code, out);
+    PrintCheckJson(*report, code, out, problems);
   } else {
-    PrintCheckTable(*report, out);
+    PrintCheckTable(*report, out, problems);
   }
   return code;
 }

@@ -4,6 +4,8 @@
 
 #include <iosfwd>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "collectors/collection_engine.h"
 #include "daemon/options.h"
@@ -15,13 +17,17 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitCouldNotRun = 2;
 
 // The exit code a report deserves: 1 when a check failed (or warned, with fail_on_warning), else 2
-// when a collector failed outright (health cannot be vouched for), else 0.
-int CheckExitCode(const Report& report, bool fail_on_warning);
+// when a collector failed outright or `problems` says why the node cannot be judged (health cannot
+// be vouched for), else 0.
+int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<std::string>& problems = {});
 
-void PrintCheckTable(const Report& report, std::ostream& out);
-void PrintCheckJson(const Report& report, int exit_code, std::ostream& out);
+// `problems`: reasons the node cannot be judged besides collector failures (SysfsRootProblem).
+void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems = {});
+void PrintCheckJson(const Report& report, int exit_code, std::ostream& out,
+                    const std::vector<std::string>& problems = {});
 
-// Runs the whole command; returns the process exit code.
-int RunCheckCommand(const Options& options, std::ostream& out, std::ostream& err);
+// Runs the whole command with `engine` (over the options' paths); returns the process exit code.
+// The collection waits at most the config's scrape.collection_timeout.
+int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err);
 
 }  // namespace rdmahd

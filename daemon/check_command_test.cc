@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <sstream>
+
+#include "tests/support/blocking_collector.h"
+#include "tests/support/test_paths.h"
 
 namespace rdmahd {
 namespace {
@@ -72,6 +76,56 @@ TEST(CheckCommandTest, JsonReplacesInvalidUtf8LikeTheMetrics) {
   EXPECT_EQ(j["verdicts"][0]["subject"], "mlx5_\uFFFD/1");
   EXPECT_EQ(j["verdicts"][0]["reason"], "fw_ver 16.\uFFFD is old");
   EXPECT_EQ(j["collectors"][0]["errors"][0], "open /sys/x/\uFFFD\uFFFD: No such file");
+}
+
+// (The devices collector alone: this binary also registers test collectors, one always failing.)
+TEST(CheckCommandTest, SysfsRootWithoutRdmaClassExitsTwoAndSaysWhy) {
+  testing::TempDir dir;
+  dir.Write("dcb/.keep", "");
+  Options options;
+  options.sysfs = "/nonexistent";
+  options.procfs = "/nonexistent";
+  options.dcb_dir = dir.path() + "/dcb";
+  const std::string why =
+      "/nonexistent/class/infiniband does not exist: --path.sysfs=/nonexistent is not a sysfs tree, "
+      "or the RDMA core (ib_core) is not loaded";
+  {
+    CollectionEngine engine(NodeFs(options.sysfs, options.procfs, options.dcb_dir), {"devices"});
+    std::ostringstream out, err;
+    EXPECT_EQ(RunCheckCommand(options, engine, out, err), kExitCouldNotRun) << out.str();
+    EXPECT_NE(out.str().find("cannot judge this node: " + why + "\n"), std::string::npos) << out.str();
+  }
+  options.output = "json";
+  CollectionEngine engine(NodeFs(options.sysfs, options.procfs, options.dcb_dir), {"devices"});
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCheckCommand(options, engine, out, err), kExitCouldNotRun);
+  auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_EQ(j["problems"], nlohmann::json::array({why}));
+}
+
+TEST(CheckCommandTest, ProblemsExitTwoUnlessACheckFailed) {
+  EXPECT_EQ(CheckExitCode(MakeReport({Verdict::kOk}), false, {"no RDMA class"}), 2);
+  EXPECT_EQ(CheckExitCode(MakeReport({Verdict::kFailed}), false, {"no RDMA class"}), 1);
+}
+
+TEST(CheckCommandTest, StuckCollectorEndsTheCommandAtTheDeadlineWithExitTwo) {
+  testing::TempDir dir;
+  dir.Write("config.yaml", "scrape:\n  collection_timeout: 200ms\n");
+  Options options;
+  options.config_file = dir.path() + "/config.yaml";
+  auto gate = std::make_shared<testing::Gate>();
+  std::vector<std::unique_ptr<Collector>> collectors;
+  collectors.push_back(std::make_unique<testing::BlockingCollector>(gate, "roce"));
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(collectors), {});
+  std::ostringstream out, err;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(RunCheckCommand(options, engine, out, err), kExitCouldNotRun);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_NE(out.str().find("collector roce failed: collector roce did not finish within 200ms\n"),
+            std::string::npos) << out.str();
+  EXPECT_EQ(engine.busy_collector(), "roce");
+  gate->Open();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
 
 #include "collectors/rdma_devices.h"
@@ -67,6 +68,13 @@ std::string HtmlEscape(std::string_view s) {
 
 }  // namespace
 
+std::optional<std::string> SysfsRootProblem(const Report& report, const NodeFs& fs) {
+  const auto* facts = report.snapshot.Get<RdmaDevicesFacts>();
+  if (facts == nullptr || facts->class_dir_present) return std::nullopt;
+  return fs.Sys("class/infiniband") + " does not exist: --path.sysfs=" + fs.sysfs_root() +
+         " is not a sysfs tree, or the RDMA core (ib_core) is not loaded";
+}
+
 Result<std::shared_ptr<const Config>> LoadEffectiveConfig(const Options& options) {
   Config config;
   if (!options.config_file.empty()) {
@@ -116,9 +124,11 @@ void ConfigStore::Render(MetricSink& sink) const {
 }
 
 Daemon::Daemon(Options options, std::shared_ptr<const Config> config)
-    : options_(std::move(options)),
-      config_(std::move(config)),
-      engine_(NodeFs(options_.sysfs, options_.procfs, options_.dcb_dir)) {}
+    : Daemon(options, std::move(config),
+             std::make_unique<CollectionEngine>(NodeFs(options.sysfs, options.procfs, options.dcb_dir))) {}
+
+Daemon::Daemon(Options options, std::shared_ptr<const Config> config, std::unique_ptr<CollectionEngine> engine)
+    : options_(std::move(options)), config_(std::move(config)), engine_(std::move(engine)) {}
 
 void Daemon::BlockDaemonSignals() {
   sigset_t set;
@@ -133,7 +143,7 @@ void Daemon::BlockDaemonSignals() {
 
 std::shared_ptr<const std::string> Daemon::Metrics() {
   std::shared_ptr<const Config> config = config_.Get();
-  std::shared_ptr<const Report> report = engine_.Collect(config);
+  std::shared_ptr<const Report> report = engine_->Collect(config);
   Observe(report);
   LogHeldFilesBudgetOnce();
   std::lock_guard lock(exposition_mu_);
@@ -143,7 +153,14 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   }
   MetricSink& sink = exposition_sink_;
   sink.Clear();
-  report->Render(engine_.collectors(), sink);
+  for (const std::string& error : report->Render(engine_->collectors(), sink)) {
+    log::Error("collector failed to render", {{"error", error}});
+  }
+  if (const auto* devices = report->snapshot.Get<RdmaDevicesFacts>()) {
+    sink.Gauge("rdma_healthd_sysfs_rdma_class_present",
+               "1 if <path.sysfs>/class/infiniband exists; 0: wrong --path.sysfs or RDMA core not loaded.")
+        .Add({}, devices->class_dir_present ? 1 : 0);
+  }
   config_.Render(sink);
   RenderHeldFiles(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
@@ -166,7 +183,7 @@ std::string Daemon::LandingPage() const {
       "<li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li>\n</ul>\n"
       "<p>Configuration: " + HtmlEscape(config->source) + "<br>sysfs: " + HtmlEscape(options_.sysfs) +
       "</p>\n<p>Collectors:</p>\n<ul>\n";
-  for (const Collector* c : engine_.collectors()) {
+  for (const Collector* c : engine_->collectors()) {
     std::string name(c->Name());
     html += "<li>" + HtmlEscape(name) + (config->CollectorEnabled(name) ? "" : " (disabled)") + ": " +
             HtmlEscape(c->Description()) + "</li>\n";
@@ -195,11 +212,10 @@ void Daemon::Observe(const std::shared_ptr<const Report>& report) {
   if (last_device_count_ == n) return;
   last_device_count_ = n;
   if (n == 0) {
-    std::string where = engine_.fs().Sys("class/infiniband");
+    std::optional<std::string> problem = SysfsRootProblem(*report, engine_->fs());
     log::Warn("no RDMA device found; still serving the other collectors' metrics",
-              {{"path", where},
-               {"reason", facts->class_dir_present ? "no device (or none matching devices.include/exclude)"
-                                                   : "the directory does not exist: RDMA core not loaded"}});
+              {{"path", engine_->fs().Sys("class/infiniband")},
+               {"reason", problem ? *problem : "no device (or none matching devices.include/exclude)"}});
     return;
   }
   std::string names;
@@ -207,8 +223,9 @@ void Daemon::Observe(const std::shared_ptr<const Report>& report) {
   log::Info("RDMA devices found", {{"count", std::to_string(n)}, {"devices", names}});
 }
 
-void Daemon::EvaluateInBackground() {
-  std::shared_ptr<const Report> report = engine_.Collect(config_.Get());
+void Daemon::EvaluateInBackground(const std::stop_token& stop) {
+  std::shared_ptr<const Report> report = engine_->Collect(config_.Get());
+  if (stop.stop_requested()) return;  // shutting down: the report may be a placeholder
   Observe(report);
   LogHeldFilesBudgetOnce();
   for (const CollectorOutcome& o : report->snapshot.outcomes) {
@@ -222,6 +239,54 @@ void Daemon::EvaluateInBackground() {
   }
 }
 
+void Daemon::EvaluatePeriodically(std::stop_token stop) {
+  std::mutex mu;  // only to sleep until the next evaluation or a stop request
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  for (;;) {
+    lock.unlock();
+    EvaluateInBackground(stop);
+    lock.lock();
+    first_evaluation_done_ = true;
+    cv.wait_for(lock, stop, kBackgroundEvaluationInterval, [] { return false; });
+    if (stop.stop_requested()) return;
+  }
+}
+
+void Daemon::StopEvaluation() {
+  // Stop requested before the engine stops, so an evaluation it cuts short is not logged.
+  evaluator_.request_stop();
+  engine_->Stop();  // the evaluator and scrapes waiting for a collection return at once
+  if (evaluator_.joinable()) evaluator_.join();
+}
+
+bool Daemon::HandleSignal(int sfd, int timeout_ms, int& exit_code) {
+  pollfd pfd{sfd, POLLIN, 0};
+  int n = poll(&pfd, 1, timeout_ms);
+  last_loop_tick_ns_ = SteadyNs();
+  if (n < 0 && errno != EINTR) {
+    log::Error("poll failed", {{"error", std::strerror(errno)}});
+    exit_code = 1;
+    return false;
+  }
+  if (n <= 0 || !(pfd.revents & POLLIN)) return true;
+  signalfd_siginfo si{};
+  if (read(sfd, &si, sizeof si) != sizeof si) return true;
+  if (si.ssi_signo == SIGHUP) {
+    if (ready_) sd_notify(0, "RELOADING=1");
+    Reload();
+    if (ready_) sd_notify(0, "READY=1");
+    return true;
+  }
+  log::Info("shutting down", {{"signal", strsignal(static_cast<int>(si.ssi_signo))}});
+  return false;
+}
+
+// Threads: the main loop (signals, watchdog), the evaluator (background evaluation), the HTTP
+// server's, and the engine's worker (collections). Only the worker ever waits on a collector, and
+// everyone else waits for it at most scrape.collection_timeout, and not at all after
+// StopEvaluation(): SIGTERM is read within 10 ms at startup and 1 s later on, and shutdown never
+// waits for a collector (main() then leaves with _exit if one is still running).
 int Daemon::Run() {
   RaiseOpenFileLimit();
   sigset_t set;
@@ -234,9 +299,22 @@ int Daemon::Run() {
     log::Error("signalfd failed", {{"error", std::strerror(errno)}});
     return 1;
   }
+  // Whichever way Run ends, the evaluator is stopped and joined before the members it uses go.
+  struct EvaluationStopper {
+    Daemon* daemon;
+    ~EvaluationStopper() { daemon->StopEvaluation(); }
+  } stopper{this};
 
-  // First collection before serving, so the first scrape and the log show the node's state.
-  EvaluateInBackground();
+  // First collection before serving, so the first scrape and the log show the node's state. It
+  // runs on the evaluator thread; signals are read meanwhile.
+  evaluator_ = std::jthread([this](std::stop_token stop) { EvaluatePeriodically(std::move(stop)); });
+  int exit_code = 0;
+  bool running = true;
+  while (running && !first_evaluation_done_) running = HandleSignal(sfd, 10, exit_code);
+  if (!running) {
+    close(sfd);
+    return exit_code;
+  }
 
   std::map<std::string, HttpHandler> routes;
   routes["/metrics"] = [this] {
@@ -268,41 +346,17 @@ int Daemon::Run() {
 
   std::uint64_t watchdog_usec = 0;
   bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
-  auto next_evaluation = std::chrono::steady_clock::now() + kBackgroundEvaluationInterval;
-  int exit_code = 0;
   for (;;) {
-    pollfd pfd{sfd, POLLIN, 0};
     int timeout_ms = 1000;
     if (watchdog) timeout_ms = std::min<int>(timeout_ms, static_cast<int>(watchdog_usec / 2000));
-    int n = poll(&pfd, 1, timeout_ms);
-    last_loop_tick_ns_ = SteadyNs();
-    if (n < 0 && errno != EINTR) {
-      log::Error("poll failed", {{"error", std::strerror(errno)}});
-      exit_code = 1;
-      break;
-    }
-    if (n > 0 && (pfd.revents & POLLIN)) {
-      signalfd_siginfo si{};
-      if (read(sfd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGHUP) {
-          sd_notify(0, "RELOADING=1");
-          Reload();
-          sd_notify(0, "READY=1");
-        } else {
-          log::Info("shutting down", {{"signal", strsignal(static_cast<int>(si.ssi_signo))}});
-          break;
-        }
-      }
-    }
-    if (std::chrono::steady_clock::now() >= next_evaluation) {
-      EvaluateInBackground();
-      next_evaluation = std::chrono::steady_clock::now() + kBackgroundEvaluationInterval;
-    }
-    // The loop only gets here when collection returned, so the watchdog proves the workers live.
-    if (watchdog) sd_notify(0, "WATCHDOG=1");
+    if (!HandleSignal(sfd, timeout_ms, exit_code)) break;
+    // Fed only while no collector is stuck past its deadline: the loop itself can no longer
+    // stall, so this is what tells systemd that collections still complete.
+    if (watchdog && !engine_->stuck()) sd_notify(0, "WATCHDOG=1");
   }
   sd_notify(0, "STOPPING=1");
   ready_ = false;
+  StopEvaluation();  // before the server stops: scrapes waiting for a collection return now
   server->reset();
   close(sfd);
   return exit_code;

@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "collectors/collection_engine.h"
 #include "common/metric_sink.h"
@@ -21,6 +23,11 @@ namespace rdmahd {
 // Loads the config the options ask for (file or built-in defaults) with the --collector flags
 // applied on top.
 Result<std::shared_ptr<const Config>> LoadEffectiveConfig(const Options& options);
+
+// Why `report` cannot vouch for the node although its collectors ran: the sysfs root holds no
+// class/infiniband (a wrong --path.sysfs, or the RDMA core not loaded). Read from the devices
+// collector's facts; nullopt when the class is there or the collector did not run.
+std::optional<std::string> SysfsRootProblem(const Report& report, const NodeFs& fs);
 
 // The running config and the outcome of the last reload. Thread-safe.
 class ConfigStore {
@@ -45,11 +52,20 @@ class ConfigStore {
 class Daemon {
  public:
   Daemon(Options options, std::shared_ptr<const Config> config);
+  // With this engine instead of one over the options' paths (tests).
+  Daemon(Options options, std::shared_ptr<const Config> config, std::unique_ptr<CollectionEngine> engine);
   // Blocks until SIGTERM or SIGINT. The caller must have blocked SIGHUP/SIGTERM/SIGINT in every
-  // thread (BlockDaemonSignals) before any thread was created. Returns the process exit code.
+  // thread (BlockDaemonSignals) before any thread was created. Returns the process exit code,
+  // promptly whatever a collector is doing: nothing in the main loop waits for a collection.
   int Run();
 
-  // Blocks the signals the daemon handles, in the calling thread (call first thing in main).
+  // After Run(): the collector still running, or empty. When not empty the process must leave
+  // with _exit: the engine's worker is still inside that collector and uses state that static
+  // destructors would free.
+  std::string busy_collector() const { return engine_->busy_collector(); }
+
+  // Blocks the signals the daemon handles, in the calling thread (call before any thread exists;
+  // only in the daemon mode: `check` and `check-config` keep the default actions).
   static void BlockDaemonSignals();
 
   // The /metrics body (exposed for tests). Scrapes served from the same collection share one
@@ -59,17 +75,25 @@ class Daemon {
  private:
   std::string LandingPage() const;
   void Reload();
-  void EvaluateInBackground();
+  // Waits up to timeout_ms for a signal and acts on it (SIGHUP: reload). False when the daemon
+  // must stop: SIGTERM, SIGINT, or poll failing (exit_code set to 1).
+  bool HandleSignal(int sfd, int timeout_ms, int& exit_code);
+  // The evaluator thread: one evaluation at once, then one every kBackgroundEvaluationInterval.
+  void EvaluatePeriodically(std::stop_token stop);
+  void EvaluateInBackground(const std::stop_token& stop);
+  // Ends background evaluation; from then on no scrape waits for a collection. Idempotent.
+  void StopEvaluation();
   // Verdict changes and RDMA device appearance/disappearance go to the log.
   void Observe(const std::shared_ptr<const Report>& report);
 
   Options options_;
   ConfigStore config_;
-  CollectionEngine engine_;
+  std::unique_ptr<CollectionEngine> engine_;
   VerdictTracker tracker_;
   std::mutex devices_mu_;
   std::optional<std::size_t> last_device_count_;  // guarded by devices_mu_
   std::atomic<bool> ready_{false};
+  std::atomic<bool> first_evaluation_done_{false};
   std::atomic<std::int64_t> last_loop_tick_ns_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
@@ -81,6 +105,9 @@ class Daemon {
   std::uint64_t exposition_config_generation_ = 0;         // guarded by exposition_mu_
   std::shared_ptr<std::string> exposition_;                // guarded by exposition_mu_
   MetricSink exposition_sink_;                             // guarded by exposition_mu_
+
+  // Last: it uses the members above, so it must stop before they are destroyed.
+  std::jthread evaluator_;
 };
 
 }  // namespace rdmahd

@@ -1,12 +1,20 @@
 #include "daemon/daemon.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <future>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "collectors/rdma_devices.h"
+#include "tests/support/blocking_collector.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -63,6 +71,141 @@ TEST(DaemonMetricsTest, ATextStillHeldIsNeverWrittenOver) {
   std::shared_ptr<const std::string> next = daemon.Metrics();
   EXPECT_EQ(next.get(), fresh_address);  // nobody held it: rendered into the same buffer
   EXPECT_NE(next->find(std::string(kSeries) + "7\n"), std::string::npos);
+}
+
+
+// Sysfs root without an RDMA class (a wrong --path.sysfs): still served, and said so.
+TEST(DaemonMetricsTest, SysfsRootWithoutRdmaClassIsExported) {
+  TempDir dir;
+  Daemon good = MakeDaemon(dir, std::chrono::milliseconds(0));
+  EXPECT_NE(good.Metrics()->find("\nrdma_healthd_sysfs_rdma_class_present 1\n"), std::string::npos);
+
+  Options options;
+  options.sysfs = dir.path() + "/nonexistent";
+  options.procfs = dir.path() + "/nonexistent";
+  options.dcb_dir = dir.path() + "/dcb";
+  Daemon wrong(options, std::make_shared<Config>());
+  std::shared_ptr<const std::string> text = wrong.Metrics();
+  EXPECT_NE(text->find("\nrdma_healthd_sysfs_rdma_class_present 0\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("\nrdma_devices_found 0\n"), std::string::npos);
+}
+
+TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
+  Report report;
+  NodeFs fs("/nonexistent", "/proc");
+  EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);  // devices collector did not run
+  report.snapshot.Put(RdmaDevicesFacts{});
+  EXPECT_EQ(SysfsRootProblem(report, fs),
+            "/nonexistent/class/infiniband does not exist: --path.sysfs=/nonexistent is not a sysfs tree, "
+            "or the RDMA core (ib_core) is not loaded");
+  RdmaDevicesFacts present;
+  present.class_dir_present = true;  // loaded, no device: not a problem of the root
+  report.snapshot.Put(present);
+  EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);
+}
+
+// A daemon (HTTP on 127.0.0.1:0) whose only collector is stuck until the test opens the gate, run
+// on its own thread with the daemon's signals blocked, as main() runs it.
+class StuckDaemon {
+ public:
+  explicit StuckDaemon(std::chrono::milliseconds collection_timeout) : gate_(std::make_shared<testing::Gate>()) {
+    std::vector<std::unique_ptr<Collector>> collectors;
+    collectors.push_back(std::make_unique<testing::BlockingCollector>(gate_, "test_stuck"));
+    auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"),
+                                                     std::move(collectors), std::vector<std::unique_ptr<Check>>{});
+    Options options;
+    options.listen_address = "127.0.0.1:0";
+    auto config = std::make_shared<Config>();
+    config->collection_timeout = collection_timeout;
+    // Blocked in every thread Run starts, so the signal sent to Run's thread waits for its signalfd.
+    sigset_t daemon_signals, old_mask;
+    sigemptyset(&daemon_signals);
+    sigaddset(&daemon_signals, SIGHUP);
+    sigaddset(&daemon_signals, SIGTERM);
+    sigaddset(&daemon_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &daemon_signals, &old_mask);
+    daemon_ = std::make_unique<Daemon>(options, config, std::move(engine));
+    done_ = exit_code_.get_future();
+    run_ = std::thread([this] { exit_code_.set_value(daemon_->Run()); });
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  }
+  ~StuckDaemon() {
+    gate_->Open();  // whatever still waits (a test that failed) ends
+    if (run_.joinable()) run_.join();
+  }
+
+  testing::Gate& gate() { return *gate_; }
+  Daemon& daemon() { return *daemon_; }
+
+  // Sends SIGTERM to Run's thread; the seconds Run took to return, or nullopt after 5 s.
+  std::optional<double> Terminate() {
+    const auto sent = std::chrono::steady_clock::now();
+    pthread_kill(run_.native_handle(), SIGTERM);
+    if (done_.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::nullopt;
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    EXPECT_EQ(done_.get(), 0);
+    run_.join();
+    return took;
+  }
+
+  // Destroying the daemon does not wait for the collector; once released, the worker frees it.
+  void DestroyThenRelease() {
+    const auto start = std::chrono::steady_clock::now();
+    daemon_.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+    gate_->Open();
+    EXPECT_TRUE(gate_->WaitFor([&] { return gate_->collector_destroyed; }));
+  }
+
+ private:
+  std::shared_ptr<testing::Gate> gate_;
+  std::unique_ptr<Daemon> daemon_;
+  std::promise<int> exit_code_;
+  std::future<int> done_;
+  std::thread run_;
+};
+
+// SIGTERM while the first collection is stuck (its deadline 30 s away) and a scrape waits for it:
+// Run returns within a second, the scrape too, and nothing waits for the collector.
+TEST(DaemonShutdownTest, SigtermWhileTheFirstCollectionIsStuckStopsPromptly) {
+  StuckDaemon d(std::chrono::seconds(30));
+  ASSERT_TRUE(d.gate().WaitFor([&] { return d.gate().entered == 1; }));
+  std::promise<void> scraped;
+  std::future<void> scrape_done = scraped.get_future();
+  std::thread scrape([&] {
+    d.daemon().Metrics();
+    scraped.set_value();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  std::optional<double> took = d.Terminate();
+  ASSERT_TRUE(took.has_value()) << "Run did not return within 5 s of SIGTERM";
+  EXPECT_LT(*took, 1.0);
+  EXPECT_EQ(d.daemon().busy_collector(), "test_stuck");  // main() leaves with _exit
+  const bool answered = scrape_done.wait_for(std::chrono::seconds(1)) == std::future_status::ready;
+  EXPECT_TRUE(answered) << "the waiting scrape was not answered at shutdown";
+  if (!answered) d.gate().Open();  // lets the scrape's thread end
+  scrape.join();
+  d.DestroyThenRelease();
+}
+
+// The same once serving: the collection missed its deadline, the HTTP server and the evaluator
+// run. Run returns within the HTTP server's own shutdown time.
+TEST(DaemonShutdownTest, SigtermWhileServingWithAStuckCollectorStopsPromptly) {
+  StuckDaemon d(std::chrono::milliseconds(200));
+  ASSERT_TRUE(d.gate().WaitFor([&] { return d.gate().entered == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // past the deadline: serving
+  const auto scrape = std::chrono::steady_clock::now();
+  std::shared_ptr<const std::string> text = d.daemon().Metrics();  // answered at once
+  EXPECT_LT(std::chrono::steady_clock::now() - scrape, std::chrono::milliseconds(100));
+  EXPECT_NE(text->find("rdma_healthd_collector_success{collector=\"test_stuck\"} 0\n"), std::string::npos);
+  EXPECT_NE(text->find("rdma_healthd_collection_timeouts_total{collector=\"test_stuck\"} 1\n"), std::string::npos);
+
+  std::optional<double> took = d.Terminate();
+  ASSERT_TRUE(took.has_value()) << "Run did not return within 5 s of SIGTERM";
+  EXPECT_LT(*took, 4.0);
+  EXPECT_EQ(d.daemon().busy_collector(), "test_stuck");
+  d.DestroyThenRelease();
 }
 
 }  // namespace

@@ -39,9 +39,10 @@ if has tsan; then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRDMAHD_SANITIZE=thread >/dev/null
   ninja -C build-tsan -j "$JOBS"
   # The threaded parts: the scrape cache shared by concurrent scrapes, the HTTP server's worker
-  # threads, the verdict tracker, and the whole daemon serving scrapes while it reloads.
+  # threads, the verdict tracker, the whole daemon serving scrapes while it reloads, and the
+  # collection worker with its deadline (engine, daemon shutdown, `check`).
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|HttpServer|VerdictTracker|Daemon')
+     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|HttpServer|VerdictTracker|Daemon|CheckCommand')
 fi
 
 if has fuzz && [[ -x fuzz/run.sh ]]; then

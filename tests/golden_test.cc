@@ -143,8 +143,13 @@ bool PromtoolAccepts(const std::string& text, std::string& output) {
   char tmpl[] = "/tmp/rdmahd-golden-XXXXXX";
   int fd = ::mkstemp(tmpl);
   if (fd < 0) return false;
-  ::write(fd, text.data(), text.size());
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
+  if (!written) {
+    ::unlink(tmpl);
+    output = std::string("cannot write ") + tmpl;
+    return false;
+  }
   std::string cmd = std::string("promtool check metrics < ") + tmpl + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   char buf[512];

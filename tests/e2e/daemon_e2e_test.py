@@ -162,6 +162,7 @@ class CheckCommandTest(unittest.TestCase):
 
     def test_healthy_policy_exits_zero_and_bad_config_exits_two(self):
         with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "class", "infiniband"))  # RDMA core loaded, no device
             ok_cfg = os.path.join(tmp, "ok.yaml")
             with open(ok_cfg, "w") as f:
                 f.write("ports:\n  require_roce_v2_gid: false\n")
