@@ -355,7 +355,9 @@ struct HttpServer::Impl {
     bool require = tls->client_auth == ClientAuth::kRequireAnyClientCert ||
                    tls->client_auth == ClientAuth::kRequireAndVerifyClientCert;
     gnutls_certificate_server_set_request(session, require ? GNUTLS_CERT_REQUIRE : GNUTLS_CERT_REQUEST);
-    if (tls->client_auth != ClientAuth::kRequireAnyClientCert) gnutls_session_set_verify_cert(session, nullptr, 0);
+    // GnuTLS's own verification also fails a handshake without a certificate, so it only serves
+    // RequireAndVerifyClientCert; VerifyClientCertIfGiven is checked per request (ClientCertProblem).
+    if (tls->client_auth == ClientAuth::kRequireAndVerifyClientCert) gnutls_session_set_verify_cert(session, nullptr, 0);
   }
 };
 
