@@ -80,7 +80,8 @@ class BadClients:
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._trickler.join(timeout=5)
+        if self._trickler:
+            self._trickler.join(timeout=5)
         for s in self.socks:
             s.close()
 
