@@ -173,6 +173,29 @@ std::string TlsPriorities(const TlsServerConfig& tls) {
   return p;
 }
 
+// libmicrohttpd only says "failed" for a bad certificate or key; GnuTLS says why.
+Status CheckTlsMaterial(const TlsServerConfig& tls, const std::string& source) {
+  gnutls_certificate_credentials_t cred = nullptr;
+  if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS) return Error{"GnuTLS: out of memory"};
+  auto datum = [](const std::string& s) {
+    return gnutls_datum_t{reinterpret_cast<unsigned char*>(const_cast<char*>(s.data())),
+                          static_cast<unsigned>(s.size())};
+  };
+  gnutls_datum_t cert = datum(tls.cert_pem), key = datum(tls.key_pem), ca = datum(tls.client_ca_pem);
+  Status st;
+  int rc = gnutls_certificate_set_x509_key_mem2(cred, &cert, &key, GNUTLS_X509_FMT_PEM, nullptr, 0);
+  if (rc < 0) {
+    st = Error{source + ": cert_file " + tls.cert_file + " with key_file " + tls.key_file + ": " +
+               gnutls_strerror(rc)};
+  } else if (!tls.client_ca_pem.empty() &&
+             (rc = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM)) <= 0) {
+    st = Error{source + ": client_ca_file " + tls.client_ca_file + ": " +
+               (rc == 0 ? std::string("no certificate in it") : gnutls_strerror(rc))};
+  }
+  gnutls_certificate_free_credentials(cred);
+  return st;
+}
+
 }  // namespace
 
 // One request's state, owned by libmicrohttpd's con_cls slot from the first callback to
@@ -408,6 +431,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                                                       std::map<std::string, HttpRoute> routes) {
   auto address = ParseListenAddress(options.listen_address);
   if (!address.ok()) return address.error();
+  if (options.web && options.web->tls) {
+    if (Status st = CheckTlsMaterial(*options.web->tls, options.web->source); !st.ok()) return st.error();
+  }
   auto socket = ListeningSocket::Open(*address);
   if (!socket.ok()) return socket.error();
 
