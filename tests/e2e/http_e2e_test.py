@@ -275,6 +275,13 @@ class TlsAndAuthTest(unittest.TestCase):
         self.assertEqual(self.https(d.port, cert="client")[0], 200)
         self.assertTrue(self.refused(d.port, "stranger"))
 
+    def test_any_client_certificate_required(self):
+        d = self.start(self.web_config(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+            "  client_auth_type: RequireAnyClientCert\n"))
+        self.assertEqual(self.https(d.port, cert="stranger")[0], 200)
+        self.assertTrue(self.refused(d.port, None))
+
     def test_basic_auth_over_tls(self):
         d = self.start(self.web_config(
             "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
