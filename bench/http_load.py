@@ -106,8 +106,17 @@ class Held:
             s.close()
 
 
-def measure(name, port, cheap, a):
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def measure(name, port, pid, cheap, a):
     with Held(port, a.idle, a.slowloris, a.slow_readers) as held:
+        rss = rss_kib(pid)
         results = {"/metrics": [], cheap: []}
         failures = list(held.errors)
         for _ in range(a.scrapes):
@@ -119,7 +128,7 @@ def measure(name, port, cheap, a):
                     failures.append(f"{path}: {e}")
             time.sleep(a.spacing)
     print(f"{name}: {a.idle} idle, {a.slowloris} slowloris, {a.slow_readers} slow readers held "
-          f"({len(held.socks)} connections opened)")
+          f"({len(held.socks)} connections opened; server RSS {rss / 1024:.1f} MiB while held)")
     for path, ms in results.items():
         if ms:
             print(f"  {path:12s} n={len(ms):3d}  median {statistics.median(ms):7.1f} ms  "
@@ -168,8 +177,8 @@ def main():
         wait_up(np_, ne, "node_exporter")
         print(f"/metrics size: rdma-healthd {get(rp, '/metrics', 10)[1]} bytes, "
               f"node_exporter {get(np_, '/metrics', 10)[1]} bytes")
-        ours, our_failures = measure("rdma-healthd", rp, "/-/healthy", a)
-        measure("node_exporter", np_, "/", a)
+        ours, our_failures = measure("rdma-healthd", rp, rdma.pid, "/-/healthy", a)
+        measure("node_exporter", np_, ne.pid, "/", a)
         worst = max((max(v) for v in ours.values() if v), default=float("inf"))
         if our_failures or any(len(v) < a.scrapes for v in ours.values()) or worst > a.target_ms:
             print(f"rdma-healthd MISSED the target: every scrape answered in < {a.target_ms:.0f} ms "

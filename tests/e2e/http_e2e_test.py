@@ -148,6 +148,16 @@ class ListenAndProtocolTest(unittest.TestCase):
                     self.assertEqual(conn.getresponse().status, 200, host)
                     conn.close()
 
+    def test_listener_is_open_before_the_first_collection(self):
+        # The first collection logs what it found; the port must be held (and logged) before it.
+        with tempfile.TemporaryDirectory() as empty:
+            with Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}") as d:
+                self.assertIsNotNone(d.wait_for_log("no RDMA device found", timeout=10, start=0))
+                lines = list(d.log_lines)
+        listening = next(i for i, l in enumerate(lines) if "msg=listening" in l)
+        found = next(i for i, l in enumerate(lines) if "no RDMA device found" in l)
+        self.assertLess(listening, found, "\n".join(lines))
+
     def test_http10_date_and_gzip(self):
         with Daemon(*fixture_args()) as d:
             with socket.create_connection(("127.0.0.1", d.port), timeout=5) as s:
