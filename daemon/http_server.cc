@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -29,6 +30,7 @@ constexpr const char* kTextPlain = "text/plain; charset=utf-8";
 constexpr std::size_t kMinGzipBytes = 1024;
 // fds the rest of the daemon may hold (collectors, logs, netlink) besides HTTP connections.
 constexpr rlim_t kFdsKeptForTheRest = 256;
+constexpr std::chrono::milliseconds kShutdownGrace{1000};
 
 // Jobs for routes that may be slow. A job runs with cancelled=true when the pool stops before it
 // started, so that its suspended connection is still resumed (libmicrohttpd cannot stop with
@@ -221,6 +223,7 @@ struct HttpServer::Impl {
   MHD_Daemon* daemon = nullptr;
   int port = 0;
   unsigned max_connections = 0;
+  std::atomic<int> deferred_outstanding{0};  // requests handed to the pool and not yet completed
 
   ~Impl() {
     if (daemon == nullptr) return;
@@ -228,6 +231,12 @@ struct HttpServer::Impl {
     // thread. libmicrohttpd hands the quiesced listening socket back to us to close.
     MHD_socket listen_fd = MHD_quiesce_daemon(daemon);
     pool->Stop();
+    // A short grace for the event thread to send what the workers just finished (and the 503s of
+    // the cancelled); a slow reader does not hold shutdown past it.
+    auto grace_end = std::chrono::steady_clock::now() + kShutdownGrace;
+    while (deferred_outstanding.load() > 0 && std::chrono::steady_clock::now() < grace_end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     MHD_stop_daemon(daemon);
     if (listen_fd != MHD_INVALID_SOCKET) ::close(listen_fd);
   }
@@ -275,6 +284,7 @@ struct HttpServer::Impl {
   // Runs `work` on the pool with the connection suspended, then resumes it with the response.
   MHD_Result Defer(MHD_Connection* conn, RequestState* state, std::function<HttpResponse()> work) {
     state->queued = true;
+    ++deferred_outstanding;
     MHD_suspend_connection(conn);
     pool->Post([conn, state, work = std::move(work)](bool cancelled) {
       state->response = cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : work();
@@ -392,9 +402,11 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* conn, const char* url, const
   return static_cast<HttpServer::Impl*>(cls)->Handle(conn, url, method, upload_size, con_cls);
 }
 
-void RequestCompleted(void* /*cls*/, MHD_Connection* /*conn*/, void** con_cls,
+void RequestCompleted(void* cls, MHD_Connection* /*conn*/, void** con_cls,
                       MHD_RequestTerminationCode /*toe*/) {
-  delete static_cast<RequestState*>(*con_cls);
+  auto* state = static_cast<RequestState*>(*con_cls);
+  if (state != nullptr && state->queued) --static_cast<HttpServer::Impl*>(cls)->deferred_outstanding;
+  delete state;
   *con_cls = nullptr;
 }
 
@@ -454,7 +466,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
       {MHD_OPTION_LISTEN_SOCKET, socket->fd(), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_connections), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options.idle_timeout_seconds), nullptr},
-      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&RequestCompleted), nullptr},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&RequestCompleted), impl.get()},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&ConnectionNotify), impl.get()},
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&MhdLog), nullptr},
   };
