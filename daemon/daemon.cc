@@ -305,34 +305,38 @@ int Daemon::Run() {
     ~EvaluationStopper() { daemon->StopEvaluation(); }
   } stopper{this};
 
-  // First collection before serving, so the first scrape and the log show the node's state. It
-  // runs on the evaluator thread; signals are read meanwhile.
-  evaluator_ = std::jthread([this](std::stop_token stop) { EvaluatePeriodically(std::move(stop)); });
-  int exit_code = 0;
-  bool running = true;
-  while (running && !first_evaluation_done_) running = HandleSignal(sfd, 10, exit_code);
-  if (!running) {
-    close(sfd);
-    return exit_code;
+  // The listener first, so the port is held (and a bad address or a busy port reported) before a
+  // first collection that may take seconds; /-/ready says 503 until that collection is done.
+  HttpServerOptions http;
+  http.listen_address = options_.listen_address;
+  if (!options_.web_config_file.empty()) {
+    auto web = LoadWebConfigFile(options_.web_config_file);
+    if (!web.ok()) {
+      log::Error("cannot load the web config", {{"error", web.error().message}});
+      close(sfd);
+      return 2;  // as for a bad --config.file: could not run
+    }
+    http.web = std::move(web).value();
   }
-
-  std::map<std::string, HttpHandler> routes;
-  routes["/metrics"] = [this] {
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[this] {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", Metrics()};
-  };
-  routes["/"] = [this] { return HttpResponse{200, "text/html; charset=utf-8", LandingPage()}; };
-  routes["/-/healthy"] = [this] {
+  }};
+  routes["/"] = {[this] { return HttpResponse{200, "text/html; charset=utf-8", LandingPage()}; },
+                 /*inline_ok=*/true};
+  routes["/-/healthy"] = {[this] {
     // Healthy while the main loop is turning (it ticks at least every second).
     bool alive = SteadyNs() - last_loop_tick_ns_.load() < std::int64_t{10'000'000'000};
     return alive ? HttpResponse{200, "text/plain; charset=utf-8", "OK\n"}
                  : HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n"};
-  };
-  routes["/-/ready"] = [this] {
+  }, /*inline_ok=*/true};
+  routes["/-/ready"] = {[this] {
     return ready_ ? HttpResponse{200, "text/plain; charset=utf-8", "OK\n"}
                   : HttpResponse{503, "text/plain; charset=utf-8", "starting\n"};
-  };
+  }, /*inline_ok=*/true};
+  const bool tls = http.web && http.web->tls;
   last_loop_tick_ns_ = SteadyNs();
-  auto server = HttpServer::Start(options_.listen_address, std::move(routes));
+  auto server = HttpServer::Start(std::move(http), std::move(routes));
   if (!server.ok()) {
     log::Error("cannot start the HTTP server", {{"error", server.error().message}});
     close(sfd);
@@ -340,7 +344,22 @@ int Daemon::Run() {
   }
   log::Info("listening", {{"address", options_.listen_address},
                           {"port", std::to_string((*server)->port())},
+                          {"tls", tls ? "on" : "off"},
+                          {"max_connections", std::to_string((*server)->max_connections())},
                           {"config", config_.Get()->source}});
+
+  // First collection before reporting ready, so the first scrape and the log show the node's state.
+  // It runs on the evaluator thread; signals are read meanwhile.
+  evaluator_ = std::jthread([this](std::stop_token stop) { EvaluatePeriodically(std::move(stop)); });
+  int exit_code = 0;
+  bool running = true;
+  while (running && !first_evaluation_done_) running = HandleSignal(sfd, 10, exit_code);
+  if (!running) {
+    StopEvaluation();  // before the server stops: scrapes waiting for a collection return now
+    server->reset();
+    close(sfd);
+    return exit_code;
+  }
   ready_ = true;
   sd_notify(0, "READY=1\nSTATUS=serving metrics");
 

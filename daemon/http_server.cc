@@ -1,111 +1,495 @@
 #include "daemon/http_server.h"
 
-#include <civetweb.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <vector>
 
-#include "common/parse.h"
+#include "daemon/basic_auth.h"
+#include "daemon/listen_address.h"
+#include "daemon/logging.h"
 
 namespace rdmahd {
 namespace {
 
-void Reply(mg_connection* conn, const HttpResponse& r, bool head) {
-  const std::string& body = r.shared_body ? *r.shared_body : r.body;
-  const char* reason = mg_get_response_code_text(conn, r.status);
-  mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-store\r\n\r\n",
-            r.status, reason, r.content_type.c_str(), body.size());
-  if (!head && !body.empty()) mg_write(conn, body.data(), body.size());
+constexpr const char* kTextPlain = "text/plain; charset=utf-8";
+// Below this a body goes out as is: gzip would save a few bytes at the cost of a header.
+constexpr std::size_t kMinGzipBytes = 1024;
+// fds the rest of the daemon may hold (collectors, logs, netlink) besides HTTP connections.
+constexpr rlim_t kFdsKeptForTheRest = 256;
+constexpr std::chrono::milliseconds kShutdownGrace{1000};
+
+// Jobs for routes that may be slow. A job runs with cancelled=true when the pool stops before it
+// started, so that its suspended connection is still resumed (libmicrohttpd cannot stop with
+// suspended connections).
+class WorkerPool {
+ public:
+  using Job = std::function<void(bool cancelled)>;
+
+  explicit WorkerPool(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~WorkerPool() { Stop(); }
+
+  void Post(Job job) {
+    {
+      std::lock_guard lock(mu_);
+      if (!stopping_) {
+        jobs_.push_back(std::move(job));
+        cv_.notify_one();
+        return;
+      }
+    }
+    job(true);
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      bool cancelled = stopping_;
+      lock.unlock();
+      job(cancelled);
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;   // guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+std::optional<std::string> Gzip(const std::string& in) {
+  z_stream z{};
+  // 15 + 16: a gzip wrapper; level 1: metric text compresses ~10x even so, at a fraction of the CPU.
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
+  std::string out;
+  out.resize(deflateBound(&z, static_cast<uLong>(in.size())));
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) return std::nullopt;
+  return out;
 }
 
-void InitLibraryOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(0); });
+// The compressed copy of the last shared body. It holds the body itself (not a weak_ptr): the
+// daemon writes the next exposition over a buffer nobody else holds, so holding it is what keeps
+// "same pointer" meaning "same text".
+class GzipCache {
+ public:
+  std::shared_ptr<const std::string> Get(const std::shared_ptr<const std::string>& body) {
+    std::lock_guard lock(mu_);  // one compression per body, even when two workers ask at once
+    if (body == source_ && compressed_) return compressed_;
+    auto gz = Gzip(*body);
+    if (!gz) return nullptr;
+    source_ = body;
+    compressed_ = std::make_shared<const std::string>(std::move(*gz));
+    return compressed_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<const std::string> source_;      // guarded by mu_
+  std::shared_ptr<const std::string> compressed_;  // guarded by mu_
+};
+
+// RFC 9110 Accept-Encoding: "gzip" or "*" with a non-zero q.
+bool AcceptsGzip(const char* header) {
+  if (header == nullptr) return false;
+  std::string_view rest(header);
+  bool star = false, gzip = false, gzip_refused = false;
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    auto semi = item.find(';');
+    std::string_view name = item.substr(0, semi);
+    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
+    bool zero = false;
+    if (semi != std::string_view::npos) {
+      std::string params(item.substr(semi + 1));
+      auto q = params.find("q=");
+      if (q != std::string::npos) zero = std::strtod(params.c_str() + q + 2, nullptr) <= 0.0;
+    }
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "gzip" || lower == "x-gzip") (zero ? gzip_refused : gzip) = true;
+    if (lower == "*" && !zero) star = true;
+  }
+  return gzip || (star && !gzip_refused);
+}
+
+HttpResponse RunHandler(const HttpHandler& handler) {
+  try {
+    return handler();
+  } catch (const std::exception& e) {
+    return {500, kTextPlain, std::string("internal error: ") + e.what() + "\n"};
+  } catch (...) {
+    return {500, kTextPlain, "internal error\n"};
+  }
+}
+
+std::string TlsPriorities(const TlsServerConfig& tls) {
+  static const char* kVersions[] = {"TLS10", "TLS11", "TLS12", "TLS13"};
+  static const char* kGnutls[] = {"+VERS-TLS1.0", "+VERS-TLS1.1", "+VERS-TLS1.2", "+VERS-TLS1.3"};
+  std::string p = "NORMAL:-VERS-ALL";
+  const std::string max = tls.max_version.empty() ? "TLS13" : tls.max_version;
+  for (int i = 0; i < 4; ++i) {
+    if (tls.min_version <= kVersions[i] && kVersions[i] <= max) p += std::string(":") + kGnutls[i];
+  }
+  return p;
+}
+
+// libmicrohttpd only says "failed" for a bad certificate or key; GnuTLS says why.
+Status CheckTlsMaterial(const TlsServerConfig& tls, const std::string& source) {
+  gnutls_certificate_credentials_t cred = nullptr;
+  if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS) return Error{"GnuTLS: out of memory"};
+  auto datum = [](const std::string& s) {
+    return gnutls_datum_t{reinterpret_cast<unsigned char*>(const_cast<char*>(s.data())),
+                          static_cast<unsigned>(s.size())};
+  };
+  gnutls_datum_t cert = datum(tls.cert_pem), key = datum(tls.key_pem), ca = datum(tls.client_ca_pem);
+  Status st;
+  int rc = gnutls_certificate_set_x509_key_mem2(cred, &cert, &key, GNUTLS_X509_FMT_PEM, nullptr, 0);
+  if (rc < 0) {
+    st = Error{source + ": cert_file " + tls.cert_file + " with key_file " + tls.key_file + ": " +
+               gnutls_strerror(rc)};
+  } else if (!tls.client_ca_pem.empty() &&
+             (rc = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM)) <= 0) {
+    st = Error{source + ": client_ca_file " + tls.client_ca_file + ": " +
+               (rc == 0 ? std::string("no certificate in it") : gnutls_strerror(rc))};
+  }
+  gnutls_certificate_free_credentials(cred);
+  return st;
 }
 
 }  // namespace
 
-Result<std::string> HttpServer::ToCivetwebPorts(const std::string& addr) {
-  auto colon = addr.rfind(':');
-  if (colon == std::string::npos) {
-    return Error{"--web.listen-address \"" + addr + "\": want [HOST]:PORT, e.g. :9872 or 127.0.0.1:9872"};
+// One request's state, owned by libmicrohttpd's con_cls slot from the first callback to
+// RequestCompleted. While the connection is suspended only the worker touches `response`; it
+// publishes it with `done` (release) before resuming, and the event thread reads it after an
+// acquire of `done`.
+struct RequestState {
+  HttpResponse response;
+  bool head = false;
+  bool gzip = false;
+  bool queued = false;
+  std::atomic<bool> done{false};
+};
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  std::map<std::string, HttpRoute> routes;
+  std::unique_ptr<BasicAuth> auth;
+  std::optional<TlsServerConfig> tls;
+  std::string tls_priorities;
+  GzipCache gzip_cache;
+  std::unique_ptr<WorkerPool> pool;
+  MHD_Daemon* daemon = nullptr;
+  int port = 0;
+  unsigned max_connections = 0;
+  std::atomic<int> deferred_outstanding{0};  // requests handed to the pool and not yet completed
+
+  ~Impl() {
+    if (daemon == nullptr) return;
+    // Stop accepting, let the workers finish (each resumes its connection), then stop the event
+    // thread. libmicrohttpd hands the quiesced listening socket back to us to close.
+    MHD_socket listen_fd = MHD_quiesce_daemon(daemon);
+    pool->Stop();
+    // A short grace for the event thread to send what the workers just finished (and the 503s of
+    // the cancelled); a slow reader does not hold shutdown past it.
+    auto grace_end = std::chrono::steady_clock::now() + kShutdownGrace;
+    while (deferred_outstanding.load() > 0 && std::chrono::steady_clock::now() < grace_end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    MHD_stop_daemon(daemon);
+    if (listen_fd != MHD_INVALID_SOCKET) ::close(listen_fd);
   }
-  std::string host = addr.substr(0, colon);
-  std::string port = addr.substr(colon + 1);
-  auto p = ParseU64(port);
-  if (!p || *p > 65535) {
-    return Error{"--web.listen-address \"" + addr + "\": port \"" + port + "\" is not a number from 0 to 65535"};
+
+  // Sends `r` (gzip-compressed when the request allows it and it is worth it).
+  MHD_Result Queue(MHD_Connection* conn, const HttpResponse& r, bool gzip) {
+    std::shared_ptr<const std::string> body =
+        r.shared_body ? r.shared_body : std::make_shared<const std::string>(r.body);
+    bool compressed = false;
+    if (gzip && body->size() >= kMinGzipBytes) {
+      std::shared_ptr<const std::string> gz;
+      if (r.shared_body) {
+        gz = gzip_cache.Get(r.shared_body);
+      } else if (auto z = Gzip(*body)) {
+        gz = std::make_shared<const std::string>(std::move(*z));
+      }
+      if (gz) {
+        body = std::move(gz);
+        compressed = true;
+      }
+    }
+    // The response points into the shared text; the holder keeps it alive until libmicrohttpd is
+    // done with the response (a slow reader may take a while).
+    auto* holder = new std::shared_ptr<const std::string>(body);
+    MHD_Response* resp = MHD_create_response_from_buffer_with_free_callback_cls(
+        body->size(), const_cast<char*>(body->data()),
+        [](void* p) { delete static_cast<std::shared_ptr<const std::string>*>(p); }, holder);
+    if (resp == nullptr) {
+      delete holder;
+      return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (compressed) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (r.status == 405) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (r.status == 401) {
+      MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"rdma-healthd\"");
+    }
+    MHD_Result rc = MHD_queue_response(conn, static_cast<unsigned>(r.status), resp);
+    MHD_destroy_response(resp);
+    return rc;
   }
-  if (host.empty() || host == "0.0.0.0") return port;
-  if (host.front() == '[' && host.back() == ']') return host + ":" + port;  // IPv6
-  if (host == "localhost") host = "127.0.0.1";
-  return host + ":" + port;
+
+  // Runs `work` on the pool with the connection suspended, then resumes it with the response.
+  MHD_Result Defer(MHD_Connection* conn, RequestState* state, std::function<HttpResponse()> work) {
+    state->queued = true;
+    ++deferred_outstanding;
+    MHD_suspend_connection(conn);
+    pool->Post([conn, state, work = std::move(work)](bool cancelled) {
+      state->response = cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : work();
+      state->done.store(true, std::memory_order_release);
+      MHD_resume_connection(conn);
+    });
+    return MHD_YES;
+  }
+
+  // Client certificates: libmicrohttpd only asks for one when given a trust list and never checks
+  // it, so the policy is applied here, on the TLS session, before any route runs.
+  std::optional<std::string> ClientCertProblem(MHD_Connection* conn) const {
+    if (!tls || tls->client_auth == ClientAuth::kNoClientCert) return std::nullopt;
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (info == nullptr || info->tls_session == nullptr) return "no TLS session";
+    auto session = static_cast<gnutls_session_t>(info->tls_session);
+    unsigned n = 0;
+    const gnutls_datum_t* certs = gnutls_certificate_get_peers(session, &n);
+    bool given = certs != nullptr && n > 0;
+    if (!given) {
+      if (tls->client_auth == ClientAuth::kVerifyClientCertIfGiven) return std::nullopt;
+      return "a client certificate is required";
+    }
+    if (tls->client_auth == ClientAuth::kRequireAnyClientCert) return std::nullopt;
+    unsigned status = 0;
+    if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS) {
+      return "the client certificate could not be verified";
+    }
+    if (status != 0) {
+      gnutls_datum_t text{};
+      std::string why = "the client certificate is not trusted";
+      if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0) {
+        why += std::string(": ") + reinterpret_cast<const char*>(text.data);
+        gnutls_free(text.data);
+      }
+      return why;
+    }
+    return std::nullopt;
+  }
+
+  MHD_Result Handle(MHD_Connection* conn, const char* url, const char* method, size_t* upload_size,
+                    void** con_cls) {
+    if (*con_cls == nullptr) {
+      *con_cls = new RequestState();
+      return MHD_YES;
+    }
+    auto* state = static_cast<RequestState*>(*con_cls);
+    if (state->done.load(std::memory_order_acquire)) return Queue(conn, state->response, state->gzip);
+    if (state->queued) return MHD_YES;  // resumed without a response cannot happen; be safe
+    if (*upload_size != 0) {  // a request body: not wanted, read and dropped
+      *upload_size = 0;
+      return MHD_YES;
+    }
+    state->gzip = AcceptsGzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                          MHD_HTTP_HEADER_ACCEPT_ENCODING));
+    if (auto problem = ClientCertProblem(conn)) {
+      log::Debug("HTTP client refused", {{"reason", *problem}});
+      return Queue(conn, {403, kTextPlain, *problem + "\n"}, false);
+    }
+    const bool head = std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0;
+    auto route = routes.find(url);
+
+    // The answer once the client is known to be allowed in.
+    auto answer = [this, head, get, route]() -> std::pair<const HttpRoute*, HttpResponse> {
+      if (!head && !get) return {nullptr, {405, kTextPlain, "method not allowed\n"}};
+      if (route == routes.end()) return {nullptr, {404, kTextPlain, "not found\n"}};
+      return {&route->second, {}};
+    };
+
+    if (auth && auth->enabled()) {
+      char* password = nullptr;
+      char* user = MHD_basic_auth_get_username_password(conn, &password);
+      std::string u = user ? user : "", p = password ? password : "";
+      bool given = user != nullptr && password != nullptr;
+      if (user) MHD_free(user);
+      if (password) MHD_free(password);
+      if (!given) return Queue(conn, {401, kTextPlain, "unauthorized\n"}, false);
+      if (!auth->Cached(u, p)) {
+        // bcrypt on a worker; the route's handler runs there too once the password is right.
+        return Defer(conn, state, [this, u = std::move(u), p = std::move(p), answer] {
+          if (!auth->Verify(u, p)) return HttpResponse{401, kTextPlain, "unauthorized\n"};
+          auto [r, fixed] = answer();
+          return r ? RunHandler(r->handler) : fixed;
+        });
+      }
+    }
+    auto [r, fixed] = answer();
+    if (r == nullptr) return Queue(conn, fixed, state->gzip);
+    if (r->inline_ok) return Queue(conn, RunHandler(r->handler), state->gzip);
+    return Defer(conn, state, [r = r] { return RunHandler(r->handler); });
+  }
+
+  // Makes the TLS handshake itself demand (and, where asked, verify) a client certificate, as
+  // Go's tls.Config does, so a client without one fails at the handshake, not at the first request.
+  void OnConnectionStarted(MHD_Connection* conn) const {
+    if (!tls || tls->client_auth == ClientAuth::kNoClientCert) return;
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (info == nullptr || info->tls_session == nullptr) return;
+    auto session = static_cast<gnutls_session_t>(info->tls_session);
+    bool require = tls->client_auth == ClientAuth::kRequireAnyClientCert ||
+                   tls->client_auth == ClientAuth::kRequireAndVerifyClientCert;
+    gnutls_certificate_server_set_request(session, require ? GNUTLS_CERT_REQUIRE : GNUTLS_CERT_REQUEST);
+    // GnuTLS's own verification also fails a handshake without a certificate, so it only serves
+    // RequireAndVerifyClientCert; VerifyClientCertIfGiven is checked per request (ClientCertProblem).
+    if (tls->client_auth == ClientAuth::kRequireAndVerifyClientCert) gnutls_session_set_verify_cert(session, nullptr, 0);
+  }
+};
+
+namespace {
+
+MHD_Result AccessHandler(void* cls, MHD_Connection* conn, const char* url, const char* method,
+                         const char* /*version*/, const char* /*upload_data*/, size_t* upload_size,
+                         void** con_cls) {
+  return static_cast<HttpServer::Impl*>(cls)->Handle(conn, url, method, upload_size, con_cls);
 }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen_address,
-                                                      std::map<std::string, HttpHandler> routes,
-                                                      int threads) {
-  auto ports = ToCivetwebPorts(listen_address);
-  if (!ports.ok()) return ports.error();
-  InitLibraryOnce();
-
-  std::unique_ptr<HttpServer> server(new HttpServer());
-  server->routes_ = std::move(routes);
-  std::string nthreads = std::to_string(threads);
-  const char* options[] = {"listening_ports", ports->c_str(), "num_threads", nthreads.c_str(),
-                           "request_timeout_ms", "10000", "enable_keep_alive", "yes",
-                           nullptr};
-  mg_callbacks callbacks{};
-  mg_init_data init{};
-  init.callbacks = &callbacks;
-  init.user_data = nullptr;
-  init.configuration_options = options;
-  char errtext[256] = {0};
-  unsigned errcode = 0;
-  mg_error_data err{};
-  err.code = &errcode;
-  err.text = errtext;
-  err.text_buffer_size = sizeof errtext;
-  server->ctx_ = mg_start2(&init, &err);
-  if (server->ctx_ == nullptr) {
-    return Error{"cannot listen on " + listen_address + ": " +
-                 (errtext[0] ? std::string(errtext) : std::string("civetweb failed to start"))};
-  }
-  mg_set_request_handler(server->ctx_, "/", &HttpServer::Dispatch, server.get());
-  std::vector<mg_server_port> bound(4);
-  int n = mg_get_server_ports(server->ctx_, static_cast<int>(bound.size()), bound.data());
-  if (n > 0) server->port_ = bound[0].port;
-  return server;
+void RequestCompleted(void* cls, MHD_Connection* /*conn*/, void** con_cls,
+                      MHD_RequestTerminationCode /*toe*/) {
+  auto* state = static_cast<RequestState*>(*con_cls);
+  if (state != nullptr && state->queued) --static_cast<HttpServer::Impl*>(cls)->deferred_outstanding;
+  delete state;
+  *con_cls = nullptr;
 }
 
-HttpServer::~HttpServer() {
-  if (ctx_ != nullptr) mg_stop(ctx_);
+void ConnectionNotify(void* cls, MHD_Connection* conn, void** /*socket_context*/,
+                      MHD_ConnectionNotificationCode code) {
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) static_cast<HttpServer::Impl*>(cls)->OnConnectionStarted(conn);
 }
 
-int HttpServer::Dispatch(mg_connection* conn, void* self_ptr) {
-  auto* self = static_cast<HttpServer*>(self_ptr);
-  const mg_request_info* info = mg_get_request_info(conn);
-  bool head = std::strcmp(info->request_method, "HEAD") == 0;
-  if (!head && std::strcmp(info->request_method, "GET") != 0) {
-    Reply(conn, {405, "text/plain; charset=utf-8", "method not allowed\n"}, false);
-    return 405;
+// libmicrohttpd's own messages (client resets, the connection cap): debug level, as a flood of
+// bad clients must not flood the journal.
+__attribute__((format(printf, 2, 0))) void MhdLog(void* /*cls*/, const char* fmt, va_list ap) {
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::string text(buf);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  log::Debug("libmicrohttpd", {{"message", text}});
+}
+
+unsigned FitConnectionsToFdLimit(unsigned wanted) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return wanted;
+  rlim_t room = rl.rlim_cur > kFdsKeptForTheRest + 16 ? rl.rlim_cur - kFdsKeptForTheRest : 16;
+  return room < wanted ? static_cast<unsigned>(room) : wanted;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpServer::~HttpServer() = default;
+int HttpServer::port() const { return impl_->port; }
+unsigned HttpServer::max_connections() const { return impl_->max_connections; }
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
+                                                      std::map<std::string, HttpRoute> routes) {
+  auto address = ParseListenAddress(options.listen_address);
+  if (!address.ok()) return address.error();
+  if (options.web && options.web->tls) {
+    if (Status st = CheckTlsMaterial(*options.web->tls, options.web->source); !st.ok()) return st.error();
   }
-  auto it = self->routes_.find(info->local_uri);
-  if (it == self->routes_.end()) {
-    Reply(conn, {404, "text/plain; charset=utf-8", "not found\n"}, head);
-    return 404;
+  auto socket = ListeningSocket::Open(*address);
+  if (!socket.ok()) return socket.error();
+
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->routes = std::move(routes);
+  impl->port = socket->port();
+  if (options.web) {
+    impl->tls = options.web->tls;
+    impl->auth = std::make_unique<BasicAuth>(options.web->basic_auth_users);
   }
-  HttpResponse r;
-  try {
-    r = it->second();
-  } catch (const std::exception& e) {
-    r = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
+  impl->max_connections = FitConnectionsToFdLimit(options.max_connections);
+  impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
+
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  std::vector<MHD_OptionItem> opts = {
+      {MHD_OPTION_LISTEN_SOCKET, socket->fd(), nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_connections), nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options.idle_timeout_seconds), nullptr},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&RequestCompleted), impl.get()},
+      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&ConnectionNotify), impl.get()},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&MhdLog), nullptr},
+  };
+  if (impl->tls) {
+    flags |= MHD_USE_TLS;
+    impl->tls_priorities = TlsPriorities(*impl->tls);
+    opts.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(impl->tls->cert_pem.c_str())});
+    opts.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(impl->tls->key_pem.c_str())});
+    opts.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(impl->tls_priorities.c_str())});
+    if (!impl->tls->client_ca_pem.empty()) {
+      opts.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(impl->tls->client_ca_pem.c_str())});
+    }
   }
-  Reply(conn, r, head);
-  return r.status;
+  opts.push_back({MHD_OPTION_END, 0, nullptr});
+  impl->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &AccessHandler, impl.get(),
+                                  MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
+  if (impl->daemon == nullptr) {
+    // The socket is still ours (closed by its owner). A bad certificate or key is the usual cause.
+    return Error{"cannot start the HTTP server on " + options.listen_address +
+                 (impl->tls ? " (check the certificate and key in " + options.web->source + ")" : "")};
+  }
+  (void)socket->release();  // libmicrohttpd owns it now
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
 }  // namespace rdmahd

@@ -1,17 +1,22 @@
-// HttpServer: a small wrapper over civetweb for the daemon's few endpoints. Handlers run on
-// civetweb's worker threads, so they must be thread-safe.
+// HttpServer: the daemon's few HTTP endpoints over libmicrohttpd.
+//
+// Threading: one event thread (epoll) owns every connection, so an idle, slowloris or slow-reading
+// client costs a socket and a little memory, never a thread. Routes marked `inline_ok` (cheap:
+// /-/healthy, /-/ready, /) are answered on the event thread; every other route (/metrics, which
+// runs a collection) is handed to a small worker pool while its connection is suspended, so a
+// slow handler never holds up the event thread and cheap endpoints never queue behind it.
+// Handlers therefore run on either thread and must be thread-safe; inline ones must not block.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "common/result.h"
-
-struct mg_context;
-struct mg_connection;
+#include "daemon/web_config.h"
 
 namespace rdmahd {
 
@@ -26,34 +31,52 @@ struct HttpResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   // When set, sent instead of `body`: a body shared with other requests (the /metrics text).
+  // Requests that share one body also share one gzip-compressed copy of it.
   std::shared_ptr<const std::string> shared_body;
 };
 
 using HttpHandler = std::function<HttpResponse()>;
 
+struct HttpRoute {
+  HttpHandler handler;
+  // Answered on the event thread. Only for handlers that return in microseconds and never wait on
+  // a lock a collection may hold.
+  bool inline_ok = false;
+};
+
+// Connections held at once, whatever their state. Past it new connections wait in the kernel's
+// accept queue. Lowered to fit when the open-file limit is smaller (see Start).
+inline constexpr unsigned kDefaultMaxConnections = 1024;
+// A connection with no byte moving either way for this long is closed (dead peers, idle keep-alive).
+inline constexpr unsigned kDefaultIdleTimeoutSeconds = 60;
+
+struct HttpServerOptions {
+  std::string listen_address = ":9872";  // see ParseListenAddress
+  std::optional<WebConfig> web;          // TLS and basic auth (--web.config.file)
+  int workers = 2;                       // threads for routes that are not inline_ok
+  unsigned max_connections = kDefaultMaxConnections;
+  unsigned idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
+};
+
 class HttpServer {
  public:
-  // Listens on `listen_address` ("[HOST]:PORT", ":PORT" = all interfaces, PORT 0 = any free port)
-  // and serves `routes` (exact paths) to GET and HEAD; other paths get 404, other methods 405.
-  static Result<std::unique_ptr<HttpServer>> Start(const std::string& listen_address,
-                                                   std::map<std::string, HttpHandler> routes,
-                                                   int threads = 4);
-  ~HttpServer();
+  // Binds the listening socket and starts serving `routes` (exact paths) to GET and HEAD; other
+  // paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
+  // Errors name the address ("address 127.0.0.1:9872 is already in use").
+  static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
+                                                   std::map<std::string, HttpRoute> routes);
+  ~HttpServer();  // in-flight handlers finish; queued ones are answered 503
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  int port() const { return port_; }
+  int port() const;
+  unsigned max_connections() const;
 
-  // Exposed for tests: ":9872" -> "9872", "127.0.0.1:9872" -> same, "[::1]:9872" -> "[::1]:9872".
-  static Result<std::string> ToCivetwebPorts(const std::string& listen_address);
+  struct Impl;
 
  private:
-  HttpServer() = default;
-  static int Dispatch(mg_connection* conn, void* self);
-
-  mg_context* ctx_ = nullptr;
-  int port_ = 0;
-  std::map<std::string, HttpHandler> routes_;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace rdmahd

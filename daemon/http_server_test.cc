@@ -1,83 +1,387 @@
 #include "daemon/http_server.h"
 
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <vector>
+
+#include "daemon/basic_auth.h"
 
 namespace rdmahd {
 namespace {
 
-// Minimal HTTP/1.0 client against 127.0.0.1 only.
-std::string Get(int port, const std::string& method, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+using Clock = std::chrono::steady_clock;
+
+int Connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     close(fd);
-    return "connect failed";
+    return -1;
   }
-  std::string req = method + " " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  (void)!write(fd, req.data(), req.size());
+  return fd;
+}
+
+// Sends `request` as is and reads until the server closes or `timeout` passes.
+std::string Exchange(int port, const std::string& request, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  int fd = Connect(port);
+  if (fd < 0) return "connect failed";
+  (void)!write(fd, request.data(), request.size());
   std::string resp;
   char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) resp.append(buf, static_cast<size_t>(n));
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
   close(fd);
   return resp;
 }
 
-TEST(HttpServerTest, ListenAddressForms) {
-  EXPECT_EQ(*HttpServer::ToCivetwebPorts(":9872"), "9872");
-  EXPECT_EQ(*HttpServer::ToCivetwebPorts("127.0.0.1:9872"), "127.0.0.1:9872");
-  EXPECT_EQ(*HttpServer::ToCivetwebPorts("localhost:1"), "127.0.0.1:1");
-  EXPECT_EQ(*HttpServer::ToCivetwebPorts("[::1]:9872"), "[::1]:9872");
-  EXPECT_FALSE(HttpServer::ToCivetwebPorts("9872").ok());
-  EXPECT_FALSE(HttpServer::ToCivetwebPorts(":99999").ok());
-  EXPECT_FALSE(HttpServer::ToCivetwebPorts(":http").ok());
+std::string Get(int port, const std::string& method, const std::string& path, const std::string& headers = "") {
+  return Exchange(port, method + " " + path + " HTTP/1.0\r\n" + headers + "\r\n");
+}
+
+std::string Body(const std::string& resp) {
+  auto p = resp.find("\r\n\r\n");
+  return p == std::string::npos ? "" : resp.substr(p + 4);
+}
+
+std::string Gunzip(const std::string& in) {
+  z_stream z{};
+  inflateInit2(&z, 15 + 16);
+  std::string out(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = inflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? out : "<corrupt gzip>";
+}
+
+HttpServerOptions Local() {
+  HttpServerOptions o;
+  o.listen_address = "127.0.0.1:0";
+  return o;
 }
 
 TEST(HttpServerTest, RoutesMethodsAndStatus) {
   std::atomic<int> calls{0};
-  std::map<std::string, HttpHandler> routes;
-  routes["/metrics"] = [&] {
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[&] {
     ++calls;
     return HttpResponse{200, "text/plain; version=0.0.4", "up 1\n"};
-  };
-  routes["/-/ready"] = [] { return HttpResponse{503, "text/plain", "starting\n"}; };
-  auto server = HttpServer::Start("127.0.0.1:0", routes, 2);
+  }};
+  routes["/-/ready"] = {[] { return HttpResponse{503, "text/plain", "starting\n"}; }, true};
+  auto server = HttpServer::Start(Local(), routes);
   ASSERT_TRUE(server.ok()) << server.error().message;
   int port = (*server)->port();
   ASSERT_GT(port, 0);
 
+  // HTTP/1.0: no chunking, and the server closes the connection after the answer (Exchange
+  // reads until EOF, so a server waiting for more would take its whole 5 s timeout).
+  auto t0 = Clock::now();
   std::string ok = Get(port, "GET", "/metrics");
-  EXPECT_NE(ok.find("200 OK"), std::string::npos);
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  EXPECT_NE(ok.find("\r\nConnection: close\r\n"), std::string::npos) << ok;
+  EXPECT_EQ(ok.find("chunked"), std::string::npos) << ok;
   EXPECT_NE(ok.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
-  EXPECT_NE(ok.find("\r\n\r\nup 1\n"), std::string::npos);
+  EXPECT_NE(ok.find("\r\nDate: "), std::string::npos) << ok;
+  EXPECT_EQ(Body(ok), "up 1\n");
 
   std::string head = Get(port, "HEAD", "/metrics");
-  EXPECT_NE(head.find("Content-Length: 5"), std::string::npos);
-  EXPECT_EQ(head.find("up 1"), std::string::npos);
+  EXPECT_NE(head.find("Content-Length: 5"), std::string::npos) << head;
+  EXPECT_EQ(Body(head), "");
 
-  EXPECT_NE(Get(port, "GET", "/-/ready").find("503"), std::string::npos);
-  EXPECT_NE(Get(port, "GET", "/nope").find("404"), std::string::npos);
-  EXPECT_NE(Get(port, "POST", "/metrics").find("405"), std::string::npos);
+  EXPECT_NE(Get(port, "GET", "/-/ready").find(" 503 "), std::string::npos);
+  EXPECT_NE(Get(port, "GET", "/nope").find(" 404 "), std::string::npos);
+  std::string post = Exchange(port, "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc");
+  EXPECT_NE(post.find(" 405 "), std::string::npos) << post;
+  EXPECT_NE(post.find("Allow: GET, HEAD"), std::string::npos) << post;
   EXPECT_EQ(calls, 2);
 }
 
-TEST(HttpServerTest, PortInUseIsAClearError) {
-  auto first = HttpServer::Start("127.0.0.1:0", {});
+TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[] { return HttpResponse{200, "text/plain", "a 1\n"}; }};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  std::string two = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  std::string resp = Exchange((*server)->port(), two);
+  auto first = resp.find("HTTP/1.1 200 OK");
+  ASSERT_NE(first, std::string::npos) << resp;
+  EXPECT_NE(resp.find("HTTP/1.1 200 OK", first + 1), std::string::npos) << resp;
+}
+
+TEST(HttpServerTest, GzipWhenAskedAndOneCompressedCopyPerSharedBody) {
+  auto text = std::make_shared<std::string>();
+  for (int i = 0; i < 2000; ++i) *text += "rdma_port_rcv_data_bytes_total{device=\"mlx5_" + std::to_string(i) + "\"} 1\n";
+  std::shared_ptr<const std::string> shared = text;
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[shared] { return HttpResponse{200, "text/plain", shared}; }};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+
+  std::string plain = Get(port, "GET", "/metrics");
+  EXPECT_EQ(plain.find("Content-Encoding"), std::string::npos);
+  EXPECT_NE(plain.find("Vary: Accept-Encoding"), std::string::npos);
+  EXPECT_EQ(Body(plain), *shared);
+
+  std::string gz = Get(port, "GET", "/metrics", "Accept-Encoding: gzip\r\n");
+  EXPECT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz.substr(0, 300);
+  EXPECT_NE(gz.find("Vary: Accept-Encoding"), std::string::npos);
+  EXPECT_LT(Body(gz).size(), shared->size() / 4);
+  EXPECT_EQ(Gunzip(Body(gz)), *shared);
+
+  // The server holds the shared text for its compressed copy; a second scrape reuses that copy.
+  long held = shared.use_count();
+  EXPECT_EQ(Gunzip(Body(Get(port, "GET", "/metrics", "Accept-Encoding: deflate, gzip;q=0.5\r\n"))), *shared);
+  EXPECT_EQ(shared.use_count(), held);
+
+  EXPECT_EQ(Get(port, "GET", "/metrics", "Accept-Encoding: gzip;q=0\r\n").find("Content-Encoding"), std::string::npos);
+  EXPECT_EQ(Get(port, "GET", "/metrics", "Accept-Encoding: identity\r\n").find("Content-Encoding"), std::string::npos);
+  EXPECT_NE(Get(port, "GET", "/metrics", "Accept-Encoding: *\r\n").find("Content-Encoding: gzip"), std::string::npos);
+}
+
+// A handler that blocks until released: /metrics in the middle of a long collection.
+class Gate {
+ public:
+  void Wait() {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+  }
+  void WaitForWaiters(int n) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return waiting_ >= n; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+TEST(HttpServerTest, CheapRoutesNeverQueueBehindSlowOnes) {
+  Gate gate;
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[&] {
+    gate.Wait();
+    return HttpResponse{200, "text/plain", "slow 1\n"};
+  }};
+  routes["/-/healthy"] = {[] { return HttpResponse{200, "text/plain", "OK\n"}; }, true};
+  HttpServerOptions o = Local();
+  o.workers = 2;
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+
+  // More stuck scrapes than workers.
+  std::vector<std::thread> scrapes;
+  std::vector<std::string> answers(4);
+  for (int i = 0; i < 4; ++i) scrapes.emplace_back([&, i] { answers[i] = Get(port, "GET", "/metrics"); });
+  gate.WaitForWaiters(2);
+  auto t0 = Clock::now();
+  std::string healthy = Get(port, "GET", "/-/healthy");
+  auto took = Clock::now() - t0;
+  EXPECT_NE(healthy.find(" 200 OK"), std::string::npos) << healthy;
+  EXPECT_LT(took, std::chrono::milliseconds(500));
+  gate.Open();
+  for (auto& t : scrapes) t.join();
+  for (const auto& a : answers) EXPECT_EQ(Body(a), "slow 1\n");
+}
+
+TEST(HttpServerTest, IdleSlowlorisAndSlowReadersDoNotBlockScrapes) {
+  auto big = std::make_shared<const std::string>(4 << 20, 'x');  // far more than a socket buffer
+  std::map<std::string, HttpRoute> routes;
+  routes["/big"] = {[big] { return HttpResponse{200, "text/plain", big}; }};
+  routes["/metrics"] = {[] { return HttpResponse{200, "text/plain", "up 1\n"}; }};
+  routes["/-/healthy"] = {[] { return HttpResponse{200, "text/plain", "OK\n"}; }, true};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+
+  std::vector<int> held;
+  for (int i = 0; i < 100; ++i) held.push_back(Connect(port));  // idle: never send a byte
+  for (int i = 0; i < 30; ++i) {                                   // slowloris: a header never finished
+    int fd = Connect(port);
+    std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-a: ";
+    (void)!write(fd, part.data(), part.size());
+    held.push_back(fd);
+  }
+  for (int i = 0; i < 8; ++i) {  // slow readers: ask for a large body, never read it
+    int fd = Connect(port);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    std::string req = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+    (void)!write(fd, req.data(), req.size());
+    held.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (const char* path : {"/metrics", "/-/healthy"}) {
+    auto t0 = Clock::now();
+    std::string r = Get(port, "GET", path);
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    EXPECT_NE(r.find(" 200 OK"), std::string::npos) << path << ": " << r;
+    EXPECT_LT(took.count(), 500) << path;
+  }
+  for (int fd : held) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+TEST(HttpServerTest, ConnectionCapIsFitToTheFdLimit) {
+  HttpServerOptions o = Local();
+  o.max_connections = 50;
+  auto server = HttpServer::Start(o, {});
+  ASSERT_TRUE(server.ok());
+  EXPECT_LE((*server)->max_connections(), 50u);
+  EXPECT_GE((*server)->max_connections(), 16u);
+}
+
+TEST(HttpServerTest, BadListenAddressAndPortInUseAreClearErrors) {
+  HttpServerOptions bad = Local();
+  bad.listen_address = "999.1.1.1:0";
+  auto r = HttpServer::Start(bad, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("999.1.1.1"), std::string::npos);
+
+  auto first = HttpServer::Start(Local(), {});
   ASSERT_TRUE(first.ok());
-  std::string addr = "127.0.0.1:" + std::to_string((*first)->port());
-  auto second = HttpServer::Start(addr, {});
+  HttpServerOptions same = Local();
+  same.listen_address = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = HttpServer::Start(same, {});
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.error().message.find("cannot listen on " + addr), std::string::npos);
+  EXPECT_NE(second.error().message.find("address " + same.listen_address + " is already in use"),
+            std::string::npos)
+      << second.error().message;
+}
+
+TEST(HttpServerTest, ShutdownAnswersQueuedRequestsAndReturns) {
+  Gate gate;
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[&] {
+    gate.Wait();
+    return HttpResponse{200, "text/plain", "late\n"};
+  }};
+  HttpServerOptions o = Local();
+  o.workers = 1;
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+  std::vector<std::thread> scrapes;
+  std::vector<std::string> answers(3);
+  for (int i = 0; i < 3; ++i) scrapes.emplace_back([&, i] { answers[i] = Get(port, "GET", "/metrics"); });
+  gate.WaitForWaiters(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the other two are queued
+  auto t0 = Clock::now();
+  std::thread stopper([&] { server.value().reset(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gate.Open();
+  stopper.join();
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(2));
+  for (auto& t : scrapes) t.join();
+  // The scrape in progress is answered; the queued ones get a 503 (nothing waits for a handler
+  // that never started).
+  int late = 0, refused = 0;
+  for (const auto& a : answers) {
+    late += Body(a) == "late\n";
+    refused += a.find(" 503 ") != std::string::npos;
+  }
+  EXPECT_EQ(late, 1);
+  EXPECT_EQ(refused, 2);
+}
+
+std::string BasicHeader(const std::string& user, const std::string& password) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string in = user + ":" + password, out;
+  int val = 0, bits = -6;
+  for (unsigned char c : in) {
+    val = (val << 8) + c;
+    bits += 8;
+    while (bits >= 0) {
+      out.push_back(k[(val >> bits) & 0x3F]);
+      bits -= 6;
+    }
+  }
+  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
+  while (out.size() % 4) out.push_back('=');
+  return "Authorization: Basic " + out + "\r\n";
+}
+
+std::string MakeBcrypt(const std::string& password) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_NE(crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt), nullptr);
+  crypt_data data{};
+  const char* h = crypt_rn(password.c_str(), salt, &data, sizeof data);
+  return h ? h : "";
+}
+
+TEST(HttpServerTest, BasicAuthGuardsEveryRoute) {
+  HttpServerOptions o = Local();
+  o.web = WebConfig{};
+  o.web->basic_auth_users["alice"] = MakeBcrypt("s3cret");
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[] { return HttpResponse{200, "text/plain", "up 1\n"}; }};
+  routes["/-/healthy"] = {[] { return HttpResponse{200, "text/plain", "OK\n"}; }, true};
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+  for (const char* path : {"/metrics", "/-/healthy", "/nope"}) {
+    std::string none = Get(port, "GET", path);
+    EXPECT_NE(none.find(" 401 "), std::string::npos) << path << none;
+    EXPECT_NE(none.find("WWW-Authenticate: Basic"), std::string::npos) << none;
+    EXPECT_NE(Get(port, "GET", path, BasicHeader("alice", "wrong")).find(" 401 "), std::string::npos);
+    EXPECT_NE(Get(port, "GET", path, BasicHeader("bob", "s3cret")).find(" 401 "), std::string::npos);
+  }
+  for (int i = 0; i < 2; ++i) {  // the second time from the cache
+    EXPECT_EQ(Body(Get(port, "GET", "/metrics", BasicHeader("alice", "s3cret"))), "up 1\n");
+    EXPECT_EQ(Body(Get(port, "GET", "/-/healthy", BasicHeader("alice", "s3cret"))), "OK\n");
+  }
+  EXPECT_NE(Get(port, "GET", "/nope", BasicHeader("alice", "s3cret")).find(" 404 "), std::string::npos);
+}
+
+TEST(HttpServerBasicAuthTest, CachesOnlySuccesses) {
+  BasicAuth auth({{"alice", MakeBcrypt("pw")}});
+  EXPECT_TRUE(auth.enabled());
+  EXPECT_FALSE(auth.Cached("alice", "pw"));
+  EXPECT_FALSE(auth.Verify("alice", "nope"));
+  EXPECT_FALSE(auth.Cached("alice", "nope"));
+  EXPECT_TRUE(auth.Verify("alice", "pw"));
+  EXPECT_TRUE(auth.Cached("alice", "pw"));
+  EXPECT_FALSE(auth.Cached("alice", "pw2"));
+  EXPECT_FALSE(auth.Verify("mallory", "pw"));
+  EXPECT_FALSE(BasicAuth({}).enabled());
 }
 
 }  // namespace

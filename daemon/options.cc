@@ -36,8 +36,11 @@ Options ParseOptions(int argc, const char* const* argv, const std::vector<std::s
   app.require_subcommand(0, 1);
   AddCommonFlags(app, o, collectors);
   app.add_option("--web.listen-address", o.listen_address,
-                 "address to serve /metrics on: [HOST]:PORT")
+                 "address to serve /metrics on: :PORT (all IPv4 and IPv6 addresses), IPv4:PORT, "
+                 "[IPv6]:PORT or localhost:PORT")
       ->capture_default_str();
+  app.add_option("--web.config.file", o.web_config_file,
+                 "exporter-toolkit web config (YAML) for TLS and basic authentication");
 
   CLI::App* check = app.add_subcommand(
       "check", "run every collector and check once, print verdicts; exit 0 ok, 1 failed, 2 could not run");

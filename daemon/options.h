@@ -24,6 +24,7 @@ struct Options {
 
   std::string config_file;     // empty = built-in defaults
   std::string listen_address = kDefaultListenAddress;
+  std::string web_config_file;  // exporter-toolkit web config (TLS, basic auth); empty = plain HTTP
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
   std::string dcb_dir;         // empty = DCB netlink

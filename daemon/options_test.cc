@@ -28,6 +28,8 @@ TEST(OptionsTest, PrometheusStyleFlags) {
   EXPECT_EQ(o.config_file, "/etc/x.yaml");
   EXPECT_EQ(o.log_format, "json");
   EXPECT_EQ(o.log_level, "debug");
+  EXPECT_TRUE(o.web_config_file.empty());
+  EXPECT_EQ(Parse({"--web.config.file=/etc/rdma-healthd/web.yml"}).web_config_file, "/etc/rdma-healthd/web.yml");
 }
 
 TEST(OptionsTest, CollectorFlagsAreTriState) {

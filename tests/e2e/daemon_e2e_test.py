@@ -252,7 +252,7 @@ class DaemonEndpointsTest(unittest.TestCase):
             with Daemon(f"--path.sysfs={empty}") as d:
                 p = run(f"--web.listen-address=127.0.0.1:{d.port}", f"--path.sysfs={empty}", timeout=20)
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn(f"cannot listen on 127.0.0.1:{d.port}", p.stderr)
+        self.assertIn(f"address 127.0.0.1:{d.port} is already in use", p.stderr)
 
 
 class ConfigErrorsTest(unittest.TestCase):

@@ -24,10 +24,11 @@ class Daemon:
     """rdma-healthd on an ephemeral loopback port; the port is read from its 'listening' log line.
     A thread drains stderr into log_lines so the daemon never blocks on a full pipe."""
 
-    def __init__(self, *args, env=None):
+    def __init__(self, *args, env=None, wait_ready=True):
         self.args = [binary(), "--web.listen-address=127.0.0.1:0", "--log.format=text", *args]
         self.env = dict(os.environ, **(env or {}))
         self.env.pop("JOURNAL_STREAM", None)
+        self.wait_ready = wait_ready
         self.proc = None
         self.port = None
         self.log_lines = []
@@ -52,7 +53,25 @@ class Daemon:
             self.stop()
             raise RuntimeError("daemon did not start:\n" + "\n".join(self.log_lines))
         self.port = int(re.search(r"\bport=(\d+)", line).group(1))
+        # The daemon listens before its first collection and says ready (/-/ready 200) after it.
+        if self.wait_ready and not self._wait_ready(timeout=20):
+            self.stop()
+            raise RuntimeError("daemon never became ready:\n" + "\n".join(self.log_lines))
         return self
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=5) as r:
+                    if r.status == 200:
+                        return True
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.05)
+        return False
 
     def __exit__(self, *exc):
         self.stop()

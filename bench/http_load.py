@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Bad HTTP clients held against rdma-healthd and, as the reference, node_exporter, in the same run:
+idle connections, slowloris clients (a header that never ends, one byte a second) and slow readers
+(a large /metrics asked for and never read). While they are held, normal scrapes of /metrics and of
+a cheap endpoint (/-/healthy; node_exporter has none, so its landing page) are timed.
+
+Prints the latencies for both and exits 1 when an rdma-healthd scrape misses the target (no answer,
+or slower than --target-ms). Loopback only. Usage:
+  bench/http_load.py --rdma-healthd build/rdma-healthd [--idle 500 --slowloris 200 --slow-readers 20]
+"""
+
+import argparse
+import os
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port, path, timeout):
+    t0 = time.monotonic()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        body = r.read()
+        if r.status != 200:
+            raise OSError(f"status {r.status}")
+    return time.monotonic() - t0, len(body)
+
+
+def wait_up(port, proc, name):
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"{name} exited with {proc.returncode}")
+        try:
+            get(port, "/metrics", 5)
+            return
+        except OSError:
+            time.sleep(0.1)
+    sys.exit(f"{name} did not come up on 127.0.0.1:{port}")
+
+
+class Held:
+    """The bad clients, held until exit."""
+
+    def __init__(self, port, idle, slowloris, slow_readers):
+        self.port, self.counts = port, (idle, slowloris, slow_readers)
+        self.socks, self.lorises, self.errors = [], [], []
+        self.stop = threading.Event()
+        self.thread = None
+
+    def connect(self, rcvbuf=None):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.settimeout(5)
+        s.connect(("127.0.0.1", self.port))
+        self.socks.append(s)
+        return s
+
+    def __enter__(self):
+        idle, slowloris, slow_readers = self.counts
+        try:
+            for _ in range(idle):
+                self.connect()
+            for _ in range(slowloris):
+                s = self.connect()
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: slow")
+                self.lorises.append(s)
+            for _ in range(slow_readers):
+                s = self.connect(rcvbuf=4096)
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                s.recv(1)
+        except OSError as e:
+            self.errors.append(f"could only open {len(self.socks)} of {sum(self.counts)} connections: {e}")
+
+        def trickle():
+            while not self.stop.wait(1.0):
+                for s in self.lorises:
+                    try:
+                        s.send(b"w")
+                    except OSError:
+                        pass
+        self.thread = threading.Thread(target=trickle, daemon=True)
+        self.thread.start()
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=5)
+        for s in self.socks:
+            s.close()
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def measure(name, port, pid, cheap, a):
+    with Held(port, a.idle, a.slowloris, a.slow_readers) as held:
+        rss = rss_kib(pid)
+        results = {"/metrics": [], cheap: []}
+        failures = list(held.errors)
+        for _ in range(a.scrapes):
+            for path in results:
+                try:
+                    took, _ = get(port, path, timeout=a.timeout)
+                    results[path].append(took * 1000)
+                except OSError as e:
+                    failures.append(f"{path}: {e}")
+            time.sleep(a.spacing)
+    print(f"{name}: {a.idle} idle, {a.slowloris} slowloris, {a.slow_readers} slow readers held "
+          f"({len(held.socks)} connections opened; server RSS {rss / 1024:.1f} MiB while held)")
+    for path, ms in results.items():
+        if ms:
+            print(f"  {path:12s} n={len(ms):3d}  median {statistics.median(ms):7.1f} ms  "
+                  f"max {max(ms):7.1f} ms")
+    for f in failures[:5]:
+        print(f"  FAILED: {f}")
+    return results, failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rdma-healthd", required=True)
+    ap.add_argument("--node-exporter", default=shutil.which("prometheus-node-exporter") or "prometheus-node-exporter")
+    ap.add_argument("--devices", type=int, default=16, help="devices in the generated tree (size of /metrics)")
+    ap.add_argument("--idle", type=int, default=500)
+    ap.add_argument("--slowloris", type=int, default=200)
+    ap.add_argument("--slow-readers", type=int, default=20)
+    ap.add_argument("--scrapes", type=int, default=20)
+    ap.add_argument("--spacing", type=float, default=0.3,
+                    help="seconds between scrapes (> rdma-healthd's cache window: every scrape collects)")
+    ap.add_argument("--timeout", type=float, default=15)
+    ap.add_argument("--target-ms", type=float, default=100)
+    a = ap.parse_args()
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = a.idle + a.slowloris + a.slow_readers + 256
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+
+    tmpfs = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    tree = tempfile.mkdtemp(prefix="rdmahd-http-", dir=tmpfs)
+    procs = []
+    try:
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_tree.py"), tree, "--devices", str(a.devices)],
+                       check=True, capture_output=True, text=True)
+        sysfs = os.path.join(tree, "sys")
+        rp, np_ = free_port(), free_port()
+        rdma = subprocess.Popen([a.rdma_healthd, f"--web.listen-address=127.0.0.1:{rp}", f"--path.sysfs={sysfs}",
+                                 "--log.level=warn"], stderr=subprocess.DEVNULL)
+        procs.append(rdma)
+        ne = subprocess.Popen([a.node_exporter, "--collector.disable-defaults", "--collector.infiniband",
+                               f"--path.sysfs={sysfs}", f"--web.listen-address=127.0.0.1:{np_}", "--log.level=warn"],
+                              stderr=subprocess.DEVNULL)
+        procs.append(ne)
+        wait_up(rp, rdma, "rdma-healthd")
+        wait_up(np_, ne, "node_exporter")
+        print(f"/metrics size: rdma-healthd {get(rp, '/metrics', 10)[1]} bytes, "
+              f"node_exporter {get(np_, '/metrics', 10)[1]} bytes")
+        ours, our_failures = measure("rdma-healthd", rp, rdma.pid, "/-/healthy", a)
+        measure("node_exporter", np_, ne.pid, "/", a)
+        worst = max((max(v) for v in ours.values() if v), default=float("inf"))
+        if our_failures or any(len(v) < a.scrapes for v in ours.values()) or worst > a.target_ms:
+            print(f"rdma-healthd MISSED the target: every scrape answered in < {a.target_ms:.0f} ms "
+                  f"(worst {worst:.1f} ms, {len(our_failures)} failures)")
+            return 1
+        print(f"rdma-healthd met the target: worst scrape {worst:.1f} ms < {a.target_ms:.0f} ms")
+        return 0
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

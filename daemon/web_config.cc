@@ -1,0 +1,237 @@
+#include "daemon/web_config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <vector>
+
+namespace rdmahd {
+namespace {
+
+constexpr off_t kMaxFileBytes = 1 << 20;
+
+std::string At(const std::string& source, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return source;
+  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+std::string Resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || path.front() == '/' || base_dir.empty()) return path;
+  return base_dir + "/" + path;
+}
+
+bool IsBcrypt(const std::string& h) {
+  return h.size() == 60 && h[0] == '$' && h[1] == '2' && (h[2] == 'a' || h[2] == 'b' || h[2] == 'y') &&
+         h[3] == '$';
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string source, std::string base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  Status Parse(const YAML::Node& root, WebConfig& out) {
+    if (!root.IsMap()) return Fail(root.Mark(), "the web config must be a mapping of keys");
+    for (const auto& kv : root) {
+      const std::string key = kv.first.Scalar();
+      if (key == "tls_server_config") {
+        if (Status st = ParseTls(kv.first, kv.second, out); !st.ok()) return st;
+      } else if (key == "basic_auth_users") {
+        if (Status st = ParseUsers(kv.second, out); !st.ok()) return st;
+      } else if (key == "http_server_config") {
+        return Fail(kv.first.Mark(), "http_server_config is not supported by rdma-healthd");
+      } else {
+        return Fail(kv.first.Mark(), "unknown key \"" + key +
+                                         "\" (known: tls_server_config, basic_auth_users)");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Fail(const YAML::Mark& mark, const std::string& message) const {
+    return Error{At(source_, mark) + ": " + message};
+  }
+
+  Result<std::string> Scalar(const YAML::Node& key, const YAML::Node& value) const {
+    if (!value.IsScalar()) return Fail(value.IsNull() ? key.Mark() : value.Mark(), key.Scalar() + ": want a string").error();
+    return value.Scalar();
+  }
+
+  Status ReadPem(const YAML::Node& key, const std::string& path, std::string& pem) const {
+    auto text = ReadSmallRegularFile(path);
+    if (!text.ok()) return Fail(key.Mark(), key.Scalar() + ": " + text.error().message);
+    pem = std::move(text).value();
+    return Status::Ok();
+  }
+
+  Status ParseTls(const YAML::Node& section_key, const YAML::Node& node, WebConfig& out) {
+    if (node.IsNull()) return Status::Ok();
+    if (!node.IsMap()) return Fail(node.Mark(), "tls_server_config: want a mapping");
+    TlsServerConfig tls;
+    std::string client_auth = "NoClientCert";
+    YAML::Mark client_auth_mark = section_key.Mark();
+    for (const auto& kv : node) {
+      const std::string key = kv.first.Scalar();
+      if (key != "cert_file" && key != "key_file" && key != "client_ca_file" && key != "client_auth_type" &&
+          key != "min_version" && key != "max_version") {
+        bool toolkit = key == "cipher_suites" || key == "curve_preferences" ||
+                       key == "prefer_server_cipher_suites" || key == "client_allowed_sans" ||
+                       key == "cert" || key == "key";
+        return Fail(kv.first.Mark(),
+                    "tls_server_config: " + (toolkit ? "\"" + key + "\" is not supported by rdma-healthd"
+                                                     : "unknown key \"" + key + "\"") +
+                        " (known: cert_file, key_file, client_auth_type, client_ca_file, min_version, "
+                        "max_version)");
+      }
+      auto value = Scalar(kv.first, kv.second);
+      if (!value.ok()) return value.error();
+      if (key == "cert_file") {
+        tls.cert_file = Resolve(base_dir_, *value);
+        if (Status st = ReadPem(kv.first, tls.cert_file, tls.cert_pem); !st.ok()) return st;
+      } else if (key == "key_file") {
+        tls.key_file = Resolve(base_dir_, *value);
+        if (Status st = ReadPem(kv.first, tls.key_file, tls.key_pem); !st.ok()) return st;
+      } else if (key == "client_ca_file") {
+        tls.client_ca_file = Resolve(base_dir_, *value);
+        if (Status st = ReadPem(kv.first, tls.client_ca_file, tls.client_ca_pem); !st.ok()) return st;
+      } else if (key == "client_auth_type") {
+        client_auth = *value;
+        client_auth_mark = kv.second.Mark();
+      } else {
+        if (*value != "TLS10" && *value != "TLS11" && *value != "TLS12" && *value != "TLS13") {
+          return Fail(kv.second.Mark(), key + ": \"" + *value + "\" is not one of TLS10, TLS11, TLS12, TLS13");
+        }
+        (key == "min_version" ? tls.min_version : tls.max_version) = *value;
+      }
+    }
+    if (tls.cert_file.empty() && tls.key_file.empty() && tls.client_ca_file.empty() &&
+        client_auth == "NoClientCert") {
+      return Status::Ok();  // an empty section: plain HTTP, as exporter-toolkit does
+    }
+    if (tls.cert_file.empty()) return Fail(section_key.Mark(), "tls_server_config: missing cert_file");
+    if (tls.key_file.empty()) return Fail(section_key.Mark(), "tls_server_config: missing key_file");
+    if (client_auth == "NoClientCert") {
+      tls.client_auth = ClientAuth::kNoClientCert;
+    } else if (client_auth == "RequireAnyClientCert") {
+      tls.client_auth = ClientAuth::kRequireAnyClientCert;
+    } else if (client_auth == "VerifyClientCertIfGiven") {
+      tls.client_auth = ClientAuth::kVerifyClientCertIfGiven;
+    } else if (client_auth == "RequireAndVerifyClientCert") {
+      tls.client_auth = ClientAuth::kRequireAndVerifyClientCert;
+    } else {
+      return Fail(client_auth_mark, "client_auth_type: \"" + client_auth +
+                                        "\" is not one of NoClientCert, RequireAnyClientCert, "
+                                        "VerifyClientCertIfGiven, RequireAndVerifyClientCert");
+    }
+    if (!tls.client_ca_file.empty() && tls.client_auth == ClientAuth::kNoClientCert) {
+      return Fail(client_auth_mark, "client_ca_file is set but client_auth_type is NoClientCert");
+    }
+    if (tls.client_ca_file.empty() && (tls.client_auth == ClientAuth::kVerifyClientCertIfGiven ||
+                                       tls.client_auth == ClientAuth::kRequireAndVerifyClientCert)) {
+      return Fail(client_auth_mark, "client_auth_type " + client_auth + " needs client_ca_file");
+    }
+    if (!tls.max_version.empty() && tls.max_version < tls.min_version) {
+      return Fail(section_key.Mark(), "tls_server_config: max_version " + tls.max_version +
+                                          " is older than min_version " + tls.min_version);
+    }
+    out.tls = std::move(tls);
+    return Status::Ok();
+  }
+
+  Status ParseUsers(const YAML::Node& node, WebConfig& out) {
+    if (node.IsNull()) return Status::Ok();
+    if (!node.IsMap()) return Fail(node.Mark(), "basic_auth_users: want a mapping of user: bcrypt hash");
+    for (const auto& kv : node) {
+      const std::string user = kv.first.Scalar();
+      auto hash = Scalar(kv.first, kv.second);
+      if (!hash.ok()) return hash.error();
+      if (user.empty() || user.find(':') != std::string::npos) {
+        return Fail(kv.first.Mark(), "basic_auth_users: a user name is not empty and has no ':'");
+      }
+      if (!IsBcrypt(*hash)) {
+        return Fail(kv.second.Mark(), "basic_auth_users: " + user +
+                                          ": not a bcrypt hash ($2a$, $2b$ or $2y$, 60 characters; "
+                                          "make one with htpasswd -nBC 10 " + user + ")");
+      }
+      if (!out.basic_auth_users.emplace(user, *hash).second) {
+        return Fail(kv.first.Mark(), "basic_auth_users: user " + user + " given twice");
+      }
+    }
+    return Status::Ok();
+  }
+
+  std::string source_;
+  std::string base_dir_;
+};
+
+}  // namespace
+
+Result<std::string> ReadSmallRegularFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return Error::FromErrno(path, errno);
+  struct stat st {};
+  std::string text;
+  Error error;
+  if (::fstat(fd, &st) != 0) {
+    error = Error::FromErrno(path, errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    error = Error{path + ": not a regular file"};
+  } else if (st.st_size > kMaxFileBytes) {
+    error = Error{path + ": larger than 1 MiB"};
+  } else {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error = Error::FromErrno(path, errno);
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!error.message.empty()) return error;
+  return text;
+}
+
+Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string& source,
+                                 const std::string& base_dir) {
+  WebConfig config;
+  config.source = source;
+  try {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(yaml_text);
+    } catch (const YAML::ParserException& e) {
+      return Error{At(source, e.mark) + ": invalid YAML: " + e.msg};
+    }
+    if (docs.size() > 1) return Error{At(source, docs[1].Mark()) + ": a second YAML document"};
+    if (docs.empty() || docs[0].IsNull()) return config;
+    Status st = Parser(source, base_dir).Parse(docs[0], config);
+    if (!st.ok()) return st.error();
+    return config;
+  } catch (const YAML::Exception& e) {
+    return Error{At(source, e.mark) + ": " + e.msg};
+  } catch (const std::exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+}
+
+Result<WebConfig> LoadWebConfigFile(const std::string& path) {
+  auto text = ReadSmallRegularFile(path);
+  if (!text.ok()) return Error{"web config file " + text.error().message, text.error().errno_value};
+  auto slash = path.rfind('/');
+  std::string base_dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  return ParseWebConfig(*text, path, base_dir);
+}
+
+}  // namespace rdmahd
