@@ -67,7 +67,7 @@ step "journal: structured fields"
 # No limits policy in the default config: device_limits is unknown for rxe0, a verdict the daemon
 # logs at start, with each of its facts in a field of its own.
 wait_until 20 "a device_limits verdict in the journal" \
-  sh -c "journalctl -u $unit -o json --no-pager | jq -e 'select(.CHECK == \"device_limits\")' >/dev/null"
+  sh -c "journalctl -u $unit -o json --no-pager | jq -c 'select(.CHECK == \"device_limits\")' | grep -q ."
 entry="$(journalctl -u "$unit" -o json --no-pager | jq -c 'select(.CHECK == "device_limits")' | head -n1)"
 expect_eq "$(jq -r .SUBJECT <<<"$entry")" "rxe0" "SUBJECT of the device_limits entry"
 expect_eq "$(jq -r .VERDICT <<<"$entry")" "unknown" "VERDICT"
