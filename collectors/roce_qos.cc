@@ -517,6 +517,10 @@ struct RoceCollector::NetdevLayout {
   bool capture_dir = false;  // --path.dcb: <dcb>/<netdev>/ exists
   std::string capture_base;
   std::optional<HeldFile> pfc_json, app_json;  // nullopt: not captured
+  // The capture as last read and parsed: the files are read on every collection, but parsed (JSON,
+  // ~15k instructions a netdev) only when their bytes changed.
+  std::optional<std::string> pfc_text, app_text;
+  std::optional<Result<DcbState>> parsed;
   std::chrono::steady_clock::time_point listed_at;
 
   std::size_t HeldDescriptors() const {
@@ -630,7 +634,12 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       if (!layout->capture_dir) {
         dcb = Error{"no DCB capture for " + name + " (" + layout->capture_base + ")", ENOENT};
       } else {
-        dcb = DcbStateFromCapture(layout->capture_base, pfc_text, app_text);
+        if (!layout->parsed || pfc_text != layout->pfc_text || app_text != layout->app_text) {
+          layout->parsed = DcbStateFromCapture(layout->capture_base, pfc_text, app_text);
+          layout->pfc_text = std::move(pfc_text);
+          layout->app_text = std::move(app_text);
+        }
+        dcb = *layout->parsed;
       }
     } else if (!present) {
       f.dcb_source = "netlink";
