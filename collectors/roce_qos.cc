@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <set>
+#include <stdexcept>
 
 #include "collectors/dcb_json.h"
 #include "common/parse.h"
@@ -46,6 +47,19 @@ std::optional<TrustMode> DeriveTrust(const DcbState& dcb) {
   bool any_dscp = std::any_of(dcb.app->begin(), dcb.app->end(),
                               [](const DcbAppEntry& e) { return e.selector == kAppSelectorDscp; });
   return any_dscp ? TrustMode::kDscp : TrustMode::kPcp;
+}
+
+std::optional<std::int64_t> EcnParameters::Find(std::string_view name) const {
+  if (!names_) return std::nullopt;
+  auto it = std::lower_bound(names_->begin(), names_->end(), name);
+  if (it == names_->end() || *it != name) return std::nullopt;
+  return values_[static_cast<std::size_t>(it - names_->begin())];
+}
+
+std::int64_t EcnParameters::at(std::string_view name) const {
+  std::optional<std::int64_t> v = Find(name);
+  if (!v) throw std::out_of_range("EcnParameters::at: no value for " + std::string(name));
+  return *v;
 }
 
 // ---- Held layouts ---------------------------------------------------------------------------------
@@ -92,17 +106,18 @@ void CloseHeld(std::optional<HeldFile>& f) {
 struct EcnRoleLayout {
   bool present = false;
   std::array<std::optional<HeldFile>, kDcbPriorities> enable;  // nullopt: no such file
-  std::vector<std::pair<std::string, HeldFile>> parameters;     // by name
+  std::shared_ptr<const EcnParameters::Names> parameter_names;
+  std::vector<std::optional<HeldFile>> parameters;  // parallel to *parameter_names; nullopt: unreadable
 
   std::size_t HeldDescriptors() const {
     std::size_t n = 0;
     for (const auto& f : enable) n += CountOpen(f);
-    for (const auto& [name, f] : parameters) n += f.is_open();
+    for (const auto& f : parameters) n += CountOpen(f);
     return n;
   }
   void CloseDescriptors() {
     for (auto& f : enable) CloseHeld(f);
-    for (auto& [name, f] : parameters) f.Close();
+    for (auto& f : parameters) CloseHeld(f);
   }
 };
 
@@ -117,9 +132,11 @@ EcnRoleLayout DiscoverEcnRole(const std::string& dir, FsWork& work) {
   }
   out.present = true;
   auto shared_dir = std::make_shared<const std::string>(dir);
-  for (const std::string& name : *entries) {
+  auto names = std::make_shared<EcnParameters::Names>();
+  for (const std::string& name : *entries) {  // sorted
     if (name != "enable") {
-      out.parameters.emplace_back(name, HeldFile(shared_dir, name));
+      names->push_back(name);
+      out.parameters.emplace_back(std::in_place, shared_dir, name);
       continue;
     }
     ++work.listings;
@@ -131,6 +148,7 @@ EcnRoleLayout DiscoverEcnRole(const std::string& dir, FsWork& work) {
       if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable[*v].emplace(enable_dir, p);
     }
   }
+  out.parameter_names = std::move(names);
   return out;
 }
 
@@ -150,15 +168,18 @@ bool ReadEcnRoleLayout(EcnRoleLayout& layout, HeldReader& reader, EcnRoleFacts& 
     }
     if (auto v = ParseU64(*text); v && *v <= 1) out.enabled[p] = *v == 1;
   }
-  for (auto it = layout.parameters.begin(); it != layout.parameters.end();) {
-    auto text = reader.Read(it->second);
+  if (!layout.parameter_names) return true;
+  out.parameters = EcnParameters(layout.parameter_names);
+  for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
+    std::optional<HeldFile>& file = layout.parameters[i];
+    if (!file) continue;
+    auto text = reader.Read(*file);
     if (!text) {
       if (reader.gone()) return false;
-      it = layout.parameters.erase(it);
+      file.reset();
       continue;
     }
-    if (auto v = ParseI64(*text)) out.parameters.emplace_hint(out.parameters.end(), it->first, *v);
-    ++it;
+    if (auto v = ParseI64(*text)) out.parameters.Set(i, *v);
   }
   return true;
 }
@@ -700,8 +721,12 @@ void RoceCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
           ecn.Add({{"netdev", n}, {"priority", Priority(p)}, {"role", role_name}}, *role->enabled[p] ? 1 : 0);
         }
       }
-      for (const auto& [name, value] : role->parameters) {
-        ecn_param.Add({{"netdev", n}, {"role", role_name}, {"parameter", name}}, static_cast<double>(value));
+      const EcnParameters& params = role->parameters;
+      for (std::size_t i = 0; i < params.slot_count(); ++i) {
+        if (params.value(i)) {
+          ecn_param.Add({{"netdev", n}, {"role", role_name}, {"parameter", params.name(i)}},
+                        static_cast<double>(*params.value(i)));
+        }
       }
     }
   }
