@@ -1,7 +1,9 @@
 // Per-phase CPU cost of one fresh scrape, in-process (no HTTP): collection per collector, checks,
 // rendering and serialisation, averaged over N scrapes of a sysfs tree (bench/gen_tree.py makes
 // one). Complements bench/scrape_bench.py, which measures whole processes against node_exporter.
-//   rdmahd_engine_bench SYSFS_ROOT [SCRAPES]
+//   rdmahd_engine_bench SYSFS_ROOT [SCRAPES [DCB_DIR]]
+// DCB_DIR: a `dcb -j` capture folder (--path.dcb; bench/gen_tree.py writes ROOT/dcb), so the netdev
+// and roce collectors read captured files instead of asking this machine's kernel.
 // With RDMAHD_BENCH_COLD=1 set, caches are flushed between scrapes (a scrape every 15 s finds them
 // cold).
 #include <time.h>
@@ -26,14 +28,15 @@ double ProcessCpuSeconds() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SYSFS_ROOT [SCRAPES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SYSFS_ROOT [SCRAPES [DCB_DIR]]\n", argv[0]);
     return 2;
   }
   const int scrapes = argc > 2 ? std::atoi(argv[2]) : 50;
   auto config = std::make_shared<rdmahd::Config>();
   config->scrape_cache_window = std::chrono::milliseconds(0);
-  // An empty DCB capture folder: the bench measures the collectors, not this machine's netlink.
-  rdmahd::CollectionEngine engine(rdmahd::NodeFs(argv[1], "/nonexistent", "/nonexistent"));
+  // Without DCB_DIR, a capture folder that does not exist: the bench measures the collectors, not
+  // this machine's netlink.
+  rdmahd::CollectionEngine engine(rdmahd::NodeFs(argv[1], "/nonexistent", argc > 3 ? argv[3] : "/nonexistent"));
   (void)engine.Collect(config);  // discovery and descriptor opening are a one-time cost
 
   std::map<std::string, double> collector_wall;

@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Generates a sysfs tree of N mlx5-like RDMA devices x 2 ports (Ethernet/RoCE) with full counters/
 and hw_counters/, for benchmarks. Values are plausible, not captured: the point is the file count
-and layout (names as ConnectX-6 exposes them on upstream kernels)."""
+and layout (names as ConnectX-6 exposes them on upstream kernels).
+
+Each port's netdev gets its /sys/class/net entry and, unless --no-ecn, the MLNX_OFED ECN folders
+(ecn/roce_np and ecn/roce_rp: enable/0..7 and the DCQCN parameter files, names as mlx5 OFED shows
+them); ROOT/dcb/<netdev>/ gets `dcb -j pfc show` and `dcb -j app show` output, the --path.dcb input
+(collectors/dcb_json.h), so that the netdev and roce collectors run without asking this machine's
+kernel about netdevs it does not have."""
 
 import argparse
 import os
@@ -19,6 +25,16 @@ HW_COUNTERS = MLX5_HW_COUNTERS + [
 ]
 
 
+# The ECN folders of a ConnectX netdev under MLNX_OFED (as in
+# ../shared/fixtures/real/sysfs/procfs-fixtures/sys/class/net/eth0/ecn): parameter -> value.
+ECN_NP = {"cnp_802p_prio": 6, "cnp_dscp": 48, "min_time_between_cnps": 4}
+ECN_RP = {"clamp_tgt_rate": 1, "clamp_tgt_rate_after_time_inc": 1, "dce_tcp_g": 1019, "dce_tcp_rtt": 1,
+          "initial_alpha_value": 1023, "rate_reduce_monitor_period": 4, "rate_to_set_on_first_cnp": 10,
+          "rpg_ai_rate": 5, "rpg_byte_reset": 32767, "rpg_gd": 11, "rpg_hai_rate": 50, "rpg_max_rate": 0,
+          "rpg_min_dec_fac": 50, "rpg_min_rate": 1, "rpg_threshold": 1, "rpg_time_reset": 300}
+ROCE_PRIORITY = 3
+
+
 def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
@@ -30,8 +46,11 @@ def main():
     ap.add_argument("root", help="output folder; the tree goes to ROOT/sys")
     ap.add_argument("--devices", type=int, default=16)
     ap.add_argument("--ports", type=int, default=2)
+    ap.add_argument("--no-ecn", action="store_true", help="netdevs without the MLNX_OFED ecn/ folders")
     a = ap.parse_args()
     files = 0
+    ecn_files = 0
+    netdevs = []
     for d in range(a.devices):
         dev = os.path.join(a.root, "sys", "class", "infiniband", f"mlx5_{d}")
         for name, value in [("fw_ver", "20.39.1002"), ("board_id", "MT_0000000224"), ("hca_type", "MT4123"),
@@ -54,6 +73,7 @@ def main():
                 write(os.path.join(port, "hw_counters", c), f"{(d + 3) * (i + 1) * 17}\n")
                 files += 1
             netdev = f"ens{d}f{p - 1}np{p - 1}"
+            netdevs.append(netdev)
             gids = [
                 ("fe80:0000:0000:0000:ba59:9fff:fe00:1a2b", "IB/RoCE v1"),
                 ("fe80:0000:0000:0000:ba59:9fff:fe00:1a2b", "RoCE v2"),
@@ -68,7 +88,28 @@ def main():
                     write(os.path.join(port, "gid_attrs", "types", str(i)), typ + "\n")
                     write(os.path.join(port, "gid_attrs", "ndevs", str(i)), netdev + "\n")
                     files += 2
-    print(f"{a.devices} devices x {a.ports} ports, {files} files under {a.root}/sys")
+    for netdev in netdevs:
+        net = os.path.join(a.root, "sys", "class", "net", netdev)
+        for name, value in [("mtu", "4200"), ("operstate", "up"), ("speed", "100000"), ("carrier_changes", "2"),
+                            ("address", "b8:59:9f:00:1a:2b"), ("ifindex", "4"), ("dev_port", "0")]:
+            write(os.path.join(net, name), value + "\n")
+            files += 1
+        if not a.no_ecn:
+            for role, params in (("roce_np", ECN_NP), ("roce_rp", ECN_RP)):
+                folder = os.path.join(net, "ecn", role)
+                for prio in range(8):
+                    write(os.path.join(folder, "enable", str(prio)), f"{int(prio == ROCE_PRIORITY)}\n")
+                for name, value in params.items():
+                    write(os.path.join(folder, name), f"{value}\n")
+                ecn_files += 8 + len(params)
+        capture = os.path.join(a.root, "dcb", netdev)
+        prio_pfc = ",".join("true" if p == ROCE_PRIORITY else "false" for p in range(8))
+        write(os.path.join(capture, "pfc.json"),
+              f'{{"pfc_cap":8,"macsec_bypass":false,"delay":4096,"prio_pfc":[{prio_pfc}]}}\n')
+        write(os.path.join(capture, "app.json"), '{"dscp_prio":[[26,3],[48,6]]}\n')
+    files += ecn_files
+    print(f"{a.devices} devices x {a.ports} ports, {len(netdevs)} netdevs ({ecn_files} ECN files), "
+          f"{files} files under {a.root}/sys; dcb -j captures under {a.root}/dcb")
 
 
 if __name__ == "__main__":

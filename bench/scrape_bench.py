@@ -6,6 +6,12 @@ ratios (rdma-healthd / node_exporter); the ratios are what to compare across mac
 CPU per scrape = growth of the sum of every thread's run time (/proc/PID/task/*/schedstat, ns)
 across the scrape, so HTTP handling, collection and serialisation all count. Scrapes are spaced
 wider than rdma-healthd's cache window so every one is a fresh collection.
+
+The tree (bench/gen_tree.py) has the netdevs behind the RDMA ports with the MLNX_OFED ECN folders
+(--no-ecn: without) and a `dcb -j` capture given as --path.dcb, so rdma-healthd's devices, netdev
+and roce collectors all run; node_exporter runs its infiniband collector. The floor is one pread of
+every file rdma-healthd holds open after the warm-up (all it reads on a steady-state scrape).
+Targets (issue #8): CPU per scrape <= 1.3x the floor and <= 0.35x node_exporter's, peak RSS <= 0.5x.
 """
 
 import argparse
@@ -62,6 +68,18 @@ def held_files(pid, root):
     return sorted(out)
 
 
+def read_syscalls(pid):
+    """read-like syscalls so far (/proc/PID/io syscr; needs the same user or root)."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for line in f:
+                if line.startswith("syscr:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def floor_pass(proc):
     proc.stdin.write("scrape\n")
     proc.stdin.flush()
@@ -95,6 +113,8 @@ def main():
     ap.add_argument("--devices", type=int, default=16)
     ap.add_argument("--scrapes", type=int, default=40)
     ap.add_argument("--spacing", type=float, default=0.3, help="seconds between scrapes (> cache window)")
+    ap.add_argument("--no-ecn", action="store_true", help="netdevs without the MLNX_OFED ecn/ folders")
+    ap.add_argument("--baseline", help="another rdma-healthd binary (e.g. an older build) scraped in the same rounds")
     a = ap.parse_args()
     floor_bin = a.pread_floor or os.path.join(os.path.dirname(os.path.abspath(a.rdma_healthd)), "rdmahd_pread_floor")
     if not os.access(floor_bin, os.X_OK):
@@ -105,20 +125,29 @@ def main():
     tmpfs = "/dev/shm" if os.path.isdir("/dev/shm") else None
     tree = tempfile.mkdtemp(prefix="rdmahd-bench-", dir=tmpfs)
     try:
-        out = subprocess.run([sys.executable, os.path.join(HERE, "gen_tree.py"), tree, "--devices", str(a.devices)],
-                             check=True, capture_output=True, text=True).stdout.strip()
+        gen = [sys.executable, os.path.join(HERE, "gen_tree.py"), tree, "--devices", str(a.devices)]
+        if a.no_ecn:
+            gen.append("--no-ecn")
+        out = subprocess.run(gen, check=True, capture_output=True, text=True).stdout.strip()
         print("tree:", out)
         sysfs = os.path.join(tree, "sys")
+        dcb = os.path.join(tree, "dcb")
         rp, np_ = free_port(), free_port()
+
+        def healthd(binary, port):
+            return subprocess.Popen([binary, f"--web.listen-address=127.0.0.1:{port}", f"--path.sysfs={sysfs}",
+                                     f"--path.dcb={dcb}", "--log.level=warn"], stderr=subprocess.DEVNULL)
+
         procs = {
-            "rdma-healthd": (subprocess.Popen([a.rdma_healthd, f"--web.listen-address=127.0.0.1:{rp}",
-                                               f"--path.sysfs={sysfs}", "--log.level=warn"],
-                                              stderr=subprocess.DEVNULL), rp),
+            "rdma-healthd": (healthd(a.rdma_healthd, rp), rp),
             "node_exporter": (subprocess.Popen([a.node_exporter, "--collector.disable-defaults",
                                                 "--collector.infiniband", f"--path.sysfs={sysfs}",
                                                 f"--web.listen-address=127.0.0.1:{np_}", "--log.level=warn"],
                                                stderr=subprocess.DEVNULL), np_),
         }
+        if a.baseline:
+            bp = free_port()
+            procs["baseline"] = (healthd(a.baseline, bp), bp)
         try:
             for name, (proc, port) in procs.items():
                 wait_up(port, proc, name)
@@ -130,19 +159,23 @@ def main():
                 time.sleep(a.spacing)
             # The floor: the files rdma-healthd holds open, each read once with one pread and nothing
             # else, in a third process scraped in the same rounds.
-            held = held_files(procs["rdma-healthd"][0].pid, sysfs)
+            held = held_files(procs["rdma-healthd"][0].pid, tree)
             list_file = os.path.join(tree, "held-files.txt")
             with open(list_file, "w") as f:
                 f.write("\n".join(held) + "\n")
             floor = subprocess.Popen([floor_bin, list_file], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             floor_pass(floor)
             floor_samples = []
+            reads = []
             for _ in range(a.scrapes):
                 for name, (proc, port) in procs.items():
                     before = cpu_ns(proc.pid)
+                    syscr = read_syscalls(proc.pid) if name == "rdma-healthd" else None
                     body = scrape(port)
                     time.sleep(0.05)  # let the server finish its bookkeeping after the response
                     samples[name].append(cpu_ns(proc.pid) - before)
+                    if syscr is not None:
+                        reads.append(read_syscalls(proc.pid) - syscr)
                     sizes[name] = body
                 before = cpu_ns(floor.pid)
                 floor_pass(floor)
@@ -170,15 +203,25 @@ def main():
                   f"{series(sizes[name]):>8}")
         cpu_ratio = med["rdma-healthd"] / med["node_exporter"]
         rss_ratio = rss["rdma-healthd"] / rss["node_exporter"]
-        print(f"ratio rdma-healthd/node_exporter: CPU per scrape {cpu_ratio:.3f} (target <= 0.2), "
-              f"peak RSS {rss_ratio:.3f} (target <= 0.5)")
         hw = sizes["rdma-healthd"].count(b"rdma_port_hw_counters_total{")
-        print(f"rdma-healthd exported {hw} hw_counters series; node_exporter "
-              f"{sizes['node_exporter'].count(b'hw_counter')}")
+        ecn = sizes["rdma-healthd"].count(b"rdma_ecn_")
+        print(f"rdma-healthd exported {hw} hw_counters and {ecn} ECN series; node_exporter "
+              f"{sizes['node_exporter'].count(b'hw_counter')} hw_counters series")
         floor_med = statistics.median(floor_samples)
+        floor_ratio = med["rdma-healthd"] / floor_med
+        if reads:
+            print(f"rdma-healthd read syscalls per scrape (/proc/PID/io syscr, median): {statistics.median(reads):.0f}; "
+                  f"files held: {len(held)}")
         print(f"floor: one pread of each of the {len(held)} files rdma-healthd holds: {floor_med / 1e6:.3f} ms "
-              f"= {floor_med / med['node_exporter']:.3f} of node_exporter's scrape; "
-              f"rdma-healthd's scrape = {med['rdma-healthd'] / floor_med:.2f} x the floor")
+              f"= {floor_med / med['node_exporter']:.3f} of node_exporter's scrape")
+        if "baseline" in med:
+            print(f"baseline ({a.baseline}): CPU per scrape {med['baseline'] / med['node_exporter']:.3f} of "
+                  f"node_exporter's, {med['baseline'] / floor_med:.2f} x the floor, peak RSS "
+                  f"{rss['baseline'] / rss['node_exporter']:.3f} of node_exporter's")
+        for what, value, target in (("CPU per scrape / floor", floor_ratio, 1.3),
+                                    ("CPU per scrape / node_exporter", cpu_ratio, 0.35),
+                                    ("peak RSS / node_exporter", rss_ratio, 0.5)):
+            print(f"target {what:32} {value:6.3f} <= {target:<5} {'met' if value <= target else 'NOT MET'}")
     finally:
         shutil.rmtree(tree, ignore_errors=True)
 

@@ -145,14 +145,21 @@ Result<DcbState> ReadDcbCapture(const std::string& dir, const std::string& netde
   const NodeFs capture("", "", dir);
   const std::string base = dir + "/" + netdev;
   if (!capture.IsDir(base)) return Error{"no DCB capture for " + netdev + " (" + base + ")", ENOENT};
-  auto read_nonempty = [&](const std::string& path) -> std::optional<std::string> {
-    auto text = capture.ReadFile(path);
+  auto pfc = capture.ReadFile(base + "/pfc.json");
+  auto app = capture.ReadFile(base + "/app.json");
+  return DcbStateFromCapture(base, pfc ? std::optional<std::string_view>(*pfc) : std::nullopt,
+                             app ? std::optional<std::string_view>(*app) : std::nullopt);
+}
+
+Result<DcbState> DcbStateFromCapture(const std::string& base, std::optional<std::string_view> pfc_json,
+                                     std::optional<std::string_view> app_json) {
+  auto nonempty = [](std::optional<std::string_view> text) -> std::optional<std::string_view> {
     if (!text || Trim(*text).empty()) return std::nullopt;
-    return std::string(Trim(*text));
+    return Trim(*text);
   };
   DcbState state;
-  auto pfc_text = read_nonempty(base + "/pfc.json");
-  auto app_text = read_nonempty(base + "/app.json");
+  auto pfc_text = nonempty(pfc_json);
+  auto app_text = nonempty(app_json);
   if (pfc_text && *pfc_text == "unsupported") {
     state.supported = false;
     return state;

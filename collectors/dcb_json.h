@@ -19,6 +19,7 @@
 // output may be wrapped in a one-element array.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,5 +36,10 @@ Result<std::vector<DcbAppEntry>> ParseDcbAppJson(std::string_view text);
 // netdev's folder is missing, or neither file exists) or a file does not parse (message names the
 // file); a missing app.json alone leaves `app` absent.
 Result<DcbState> ReadDcbCapture(const std::string& dir, const std::string& netdev);
+
+// The same from the contents of `base`/pfc.json and `base`/app.json (nullopt: the file is missing),
+// for callers that hold the files open; `base` names the folder in errors.
+Result<DcbState> DcbStateFromCapture(const std::string& base, std::optional<std::string_view> pfc_json,
+                                     std::optional<std::string_view> app_json);
 
 }  // namespace rdmahd

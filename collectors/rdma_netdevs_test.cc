@@ -75,5 +75,49 @@ TEST(RdmaNetdevsTest, MultiPortFallbackUsesDevPort) {
   EXPECT_EQ(links, (std::vector<RdmaNetdev>{{"mlx5_0", 1, "p0"}, {"mlx5_0", 2, "p1"}}));
 }
 
+// The device/net fallback (ports whose GIDs name no netdev) is listed when the devices collector's
+// ports change, after Invalidate() (a netdev read said it is gone) or once kNetdevRelistInterval
+// passed; the scrapes in between list nothing and give the same answer.
+TEST(RdmaNetdevLinkerTest, FallbackIsListedOnChangeOrAfterTheInterval) {
+  testing::TempDir dir;
+  dir.Write("class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/mlx5_0/ports/2/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/mlx5_0/device/net/p0/dev_port", "0\n");
+  NodeFs fs(dir.path(), dir.path());
+  CollectionEngine engine(fs, {"devices"});
+  auto report = engine.Collect(std::make_shared<Config>());
+  auto clock = std::make_shared<std::chrono::steady_clock::time_point>();
+  RdmaNetdevLinker linker([clock] { return *clock; });
+  std::vector<std::string> errors;
+  using V = std::vector<RdmaNetdev>;
+  EXPECT_EQ(linker.Links(report->snapshot, fs, DeviceFilter{}, errors), (V{{"mlx5_0", 1, "p0"}}));
+  const FsWork listed = linker.work();
+  EXPECT_EQ(listed.listings, 1u);
+
+  dir.Write("class/infiniband/mlx5_0/device/net/p1/dev_port", "1\n");  // nothing signals this one
+  *clock += kNetdevRelistInterval - std::chrono::seconds(1);
+  EXPECT_EQ(linker.Links(report->snapshot, fs, DeviceFilter{}, errors), (V{{"mlx5_0", 1, "p0"}}));
+  EXPECT_EQ(linker.work(), listed);
+
+  *clock += std::chrono::seconds(1);
+  const V both{{"mlx5_0", 1, "p0"}, {"mlx5_0", 2, "p1"}};
+  EXPECT_EQ(linker.Links(report->snapshot, fs, DeviceFilter{}, errors), both);
+  EXPECT_EQ(linker.work().listings, 2u);
+  EXPECT_EQ(linker.Links(report->snapshot, fs, DeviceFilter{}, errors), both);
+  EXPECT_EQ(linker.work().listings, 2u);
+  linker.Invalidate();
+  EXPECT_EQ(linker.Links(report->snapshot, fs, DeviceFilter{}, errors), both);
+  EXPECT_EQ(linker.work().listings, 3u);
+
+  // Without the devices collector's facts the whole discovery is kept the same way.
+  Snapshot empty;
+  RdmaNetdevLinker alone([clock] { return *clock; });
+  EXPECT_EQ(alone.Links(empty, fs, DeviceFilter{}, errors), both);
+  const FsWork discovered = alone.work();
+  EXPECT_EQ(alone.Links(empty, fs, DeviceFilter{}, errors), both);
+  EXPECT_EQ(alone.work(), discovered);
+  EXPECT_TRUE(errors.empty());
+}
+
 }  // namespace
 }  // namespace rdmahd

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <set>
+#include <stdexcept>
 
 #include "collectors/dcb_json.h"
 #include "common/parse.h"
@@ -48,31 +49,255 @@ std::optional<TrustMode> DeriveTrust(const DcbState& dcb) {
   return any_dscp ? TrustMode::kDscp : TrustMode::kPcp;
 }
 
-EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std::string& role) {
-  EcnRoleFacts out;
-  const std::string dir = fs.Sys("class/net/" + netdev + "/ecn/" + role);
-  if (!fs.IsDir(dir)) return out;
-  out.present = true;
-  for (int p = 0; p < kDcbPriorities; ++p) {
-    auto text = fs.ReadFile(dir + "/enable/" + std::to_string(p));
-    if (!text) continue;
-    if (auto v = ParseU64(*text); v && *v <= 1) out.enabled[p] = *v == 1;
+std::optional<std::int64_t> EcnParameters::Find(std::string_view name) const {
+  if (!names_) return std::nullopt;
+  auto it = std::lower_bound(names_->begin(), names_->end(), name);
+  if (it == names_->end() || *it != name) return std::nullopt;
+  return values_[static_cast<std::size_t>(it - names_->begin())];
+}
+
+std::int64_t EcnParameters::at(std::string_view name) const {
+  std::optional<std::int64_t> v = Find(name);
+  if (!v) throw std::out_of_range("EcnParameters::at: no value for " + std::string(name));
+  return *v;
+}
+
+// ---- Held layouts ---------------------------------------------------------------------------------
+namespace {
+
+// The kernel object behind a held descriptor or a path is gone (netdev unregistered or re-created).
+bool IsGoneErrno(int err) { return err == ENODEV || err == ENOENT || err == ENXIO; }
+
+// Held reads for one collection: counts (re)opens, and remembers when a read said the object is
+// gone. The returned view is valid until the next Read.
+class HeldReader {
+ public:
+  HeldReader(const NodeFs& fs, std::string& buf, FsWork& work) : fs_(fs), buf_(buf), work_(work) {}
+  std::optional<std::string_view> Read(HeldFile& f) {
+    if (!f.is_open()) ++work_.opens;
+    Result<std::string_view> r = f.Read(fs_, buf_);
+    if (r.ok()) return *r;
+    if (IsGoneErrno(r.error().errno_value)) gone_ = true;
+    error_ = r.error().message;
+    return std::nullopt;
   }
-  if (auto entries = fs.ListDir(dir)) {
-    for (const std::string& name : *entries) {
-      if (name == "enable") continue;
-      auto text = fs.ReadFile(dir + "/" + name);
-      if (!text) continue;
-      if (auto v = ParseI64(*text)) out.parameters[name] = *v;
+  bool gone() const { return gone_; }
+  const std::string& error() const { return error_; }  // of the last failed read
+
+ private:
+  const NodeFs& fs_;
+  std::string& buf_;
+  FsWork& work_;
+  bool gone_ = false;
+  std::string error_;
+};
+
+std::optional<HeldFile> HeldIfExists(const NodeFs& fs, const std::string& path, FsWork& work) {
+  ++work.probes;
+  if (!fs.Exists(path)) return std::nullopt;
+  return HeldFile(path);
+}
+
+std::size_t CountOpen(const std::optional<HeldFile>& f) { return f && f->is_open() ? 1 : 0; }
+void CloseHeld(std::optional<HeldFile>& f) {
+  if (f) f->Close();
+}
+
+// One ECN role folder (ecn/roce_np or ecn/roce_rp): enable/<priority> and the DCQCN parameter files.
+struct EcnRoleLayout {
+  bool present = false;
+  std::array<std::optional<HeldFile>, kDcbPriorities> enable;  // nullopt: no such file
+  std::shared_ptr<const EcnParameters::Names> parameter_names;
+  std::vector<std::optional<HeldFile>> parameters;  // parallel to *parameter_names; nullopt: unreadable
+
+  std::size_t HeldDescriptors() const {
+    std::size_t n = 0;
+    for (const auto& f : enable) n += CountOpen(f);
+    for (const auto& f : parameters) n += CountOpen(f);
+    return n;
+  }
+  void CloseDescriptors() {
+    for (auto& f : enable) CloseHeld(f);
+    for (auto& f : parameters) CloseHeld(f);
+  }
+};
+
+EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& work) {
+  EcnRoleLayout out;
+  ++work.listings;
+  auto entries = fs.ListDir(dir);
+  if (!entries) {
+    const int err = entries.error().errno_value;
+    out.present = err != ENOENT && err != ENOTDIR;  // e.g. EACCES: the folder is there
+    return out;
+  }
+  out.present = true;
+  auto shared_dir = std::make_shared<const std::string>(dir);
+  auto names = std::make_shared<EcnParameters::Names>();
+  for (const std::string& name : *entries) {  // sorted
+    if (name != "enable") {
+      names->push_back(name);
+      out.parameters.emplace_back(std::in_place, shared_dir, name);
+      continue;
+    }
+    ++work.listings;
+    auto priorities = fs.ListDir(dir + "/enable");
+    if (!priorities) continue;
+    auto enable_dir = std::make_shared<const std::string>(dir + "/enable");
+    for (const std::string& p : *priorities) {
+      auto v = ParseU64(p);
+      if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable[*v].emplace(enable_dir, p);
     }
   }
+  out.parameter_names = std::move(names);
   return out;
 }
+
+// False when a read said the folder is gone. A file that cannot be read for another reason (a
+// sub-folder, a driver refusing the query) is dropped until the folder is listed again, so it costs
+// no open per collection.
+bool ReadEcnRoleLayout(EcnRoleLayout& layout, HeldReader& reader, EcnRoleFacts& out) {
+  out.present = layout.present;
+  for (int p = 0; p < kDcbPriorities; ++p) {
+    std::optional<HeldFile>& file = layout.enable[p];
+    if (!file) continue;
+    auto text = reader.Read(*file);
+    if (!text) {
+      if (reader.gone()) return false;
+      file.reset();
+      continue;
+    }
+    if (auto v = ParseU64(*text); v && *v <= 1) out.enabled[p] = *v == 1;
+  }
+  if (!layout.parameter_names) return true;
+  out.parameters = EcnParameters(layout.parameter_names);
+  for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
+    std::optional<HeldFile>& file = layout.parameters[i];
+    if (!file) continue;
+    auto text = reader.Read(*file);
+    if (!text) {
+      if (reader.gone()) return false;
+      file.reset();
+      continue;
+    }
+    if (auto v = ParseI64(*text)) out.parameters.Set(i, *v);
+  }
+  return true;
+}
+
+std::string EcnRoleDir(const NodeFs& fs, const std::string& netdev, const char* role) {
+  return fs.Sys("class/net/" + netdev + "/ecn/" + role);
+}
+
+// The sysfs tree and capture folder layouts were made for: another one invalidates them all.
+std::string LayoutRoot(const NodeFs& fs) { return fs.sysfs_root() + '\n' + fs.dcb_dir(); }
+
+}  // namespace
+
+EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std::string& role) {
+  FsWork work;
+  std::string buf;
+  HeldReader reader(fs, buf, work);
+  EcnRoleLayout layout = DiscoverEcnRole(fs, EcnRoleDir(fs, netdev, role.c_str()), work);
+  EcnRoleFacts out;
+  ReadEcnRoleLayout(layout, reader, out);
+  return out;
+}
+
+// What the netdev collector holds for one netdev.
+struct NetdevCollector::NetdevLayout {
+  bool present = false;  // class/net/<netdev> exists; false: looked up again every collection
+  std::optional<HeldFile> mtu, operstate, speed, carrier_changes;  // nullopt: no such file
+  std::string dir;
+  std::optional<HeldFile> ethtool_s, ethtool_a;  // capture files (--path.dcb)
+  std::string capture_base;
+  std::chrono::steady_clock::time_point listed_at;
+
+  std::size_t HeldDescriptors() const {
+    return CountOpen(mtu) + CountOpen(operstate) + CountOpen(speed) + CountOpen(carrier_changes) +
+           CountOpen(ethtool_s) + CountOpen(ethtool_a);
+  }
+  void CloseDescriptors() {
+    for (auto* f : {&mtu, &operstate, &speed, &carrier_changes, &ethtool_s, &ethtool_a}) CloseHeld(*f);
+  }
+};
+
+namespace {
+
+std::unique_ptr<NetdevCollector::NetdevLayout> DiscoverNetdevAttrs(const NodeFs& fs, const std::string& name,
+                                                                   std::chrono::steady_clock::time_point now,
+                                                                   FsWork& work) {
+  auto l = std::make_unique<NetdevCollector::NetdevLayout>();
+  l->listed_at = now;
+  l->dir = fs.Sys("class/net/" + name);
+  ++work.probes;
+  l->present = fs.IsDir(l->dir);
+  if (!l->present) return l;
+  l->mtu = HeldIfExists(fs, l->dir + "/mtu", work);
+  l->operstate = HeldIfExists(fs, l->dir + "/operstate", work);
+  l->speed = HeldIfExists(fs, l->dir + "/speed", work);
+  l->carrier_changes = HeldIfExists(fs, l->dir + "/carrier_changes", work);
+  if (!fs.dcb_dir().empty()) {
+    l->capture_base = fs.dcb_dir() + "/" + name;
+    l->ethtool_s = HeldIfExists(fs, l->capture_base + "/ethtool-S.txt", work);
+    l->ethtool_a = HeldIfExists(fs, l->capture_base + "/ethtool-a.txt", work);
+  }
+  return l;
+}
+
+// The sysfs attributes of a present netdev. False when a read said the netdev is gone.
+bool ReadNetdevAttrs(NetdevCollector::NetdevLayout& l, HeldReader& reader, NetdevFacts& f,
+                     std::vector<std::string>& errors) {
+  if (l.mtu) {
+    if (auto v = reader.Read(*l.mtu)) f.mtu = ParseI64(*v);
+    else errors.push_back(f.netdev + ": " + reader.error());
+  } else {
+    errors.push_back(f.netdev + ": no " + l.dir + "/mtu");
+  }
+  if (reader.gone()) return false;
+  if (l.operstate) {
+    if (auto v = reader.Read(*l.operstate); v && !Trim(*v).empty()) f.operstate = std::string(Trim(*v));
+  }
+  if (reader.gone()) return false;
+  // speed reads fail with EINVAL while the link is down: that is "unknown", not an error.
+  if (l.speed) {
+    if (auto v = reader.Read(*l.speed)) {
+      if (auto s = ParseI64(*v); s && *s > 0) f.speed_mbps = *s;
+    }
+  }
+  if (reader.gone()) return false;
+  if (l.carrier_changes) {
+    if (auto v = reader.Read(*l.carrier_changes)) f.carrier_changes = ParseU64(*v);
+  }
+  return !reader.gone();
+}
+
+}  // namespace
 
 // ===================================================================================================
 // netdev
 NetdevCollector::NetdevCollector() : NetdevCollector(std::make_unique<SocketEthtoolIoctl>()) {}
-NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl) : ethtool_(std::move(ioctl)) {}
+NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl, SteadyNow now)
+    : ethtool_(std::move(ioctl)), now_(now), linker_(now) {}
+NetdevCollector::~NetdevCollector() = default;
+
+FsWork NetdevCollector::fs_work() const {
+  FsWork w = work_;
+  w.opens += linker_.work().opens;
+  w.listings += linker_.work().listings;
+  w.probes += linker_.work().probes;
+  return w;
+}
+
+std::size_t NetdevCollector::held_descriptors() const {
+  std::size_t n = 0;
+  for (const auto& [name, l] : netdev_layouts_) n += l->HeldDescriptors();
+  return n;
+}
+
+void NetdevCollector::CloseDescriptorsForTest() {
+  for (auto& [name, l] : netdev_layouts_) l->CloseDescriptors();
+}
 
 const std::vector<Pattern>& NetdevCollector::Allowlist(const Config& config) {
   if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
@@ -138,22 +363,24 @@ void NetdevCollector::ClassifyStats(const Config& config, std::vector<DriverStat
   f.stats_read = true;
 }
 
-void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevFacts& f, CollectorOutcome& outcome) {
-  const std::string& capture = ctx.fs.dcb_dir();
-  if (!capture.empty()) {
-    const std::string base = capture + "/" + f.netdev;
-    if (auto text = ctx.fs.ReadFile(base + "/ethtool-S.txt")) {
+void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevLayout& layout, NetdevFacts& f,
+                                  CollectorOutcome& outcome) {
+  if (!ctx.fs.dcb_dir().empty()) {
+    const std::string& base = layout.capture_base;
+    HeldReader reader(ctx.fs, read_buf_, work_);
+    if (auto text = layout.ethtool_s ? reader.Read(*layout.ethtool_s) : std::nullopt) {
       ClassifyStats(ctx.config, ParseEthtoolStatsText(*text).stats, f);
     } else {
       f.stats_note = "not captured (" + base + "/ethtool-S.txt)";
     }
-    if (auto text = ctx.fs.ReadFile(base + "/ethtool-a.txt")) {
+    if (auto text = layout.ethtool_a ? reader.Read(*layout.ethtool_a) : std::nullopt) {
       auto pp = ParseEthtoolPauseText(*text);
       if (pp) f.global_pause = *pp;
       else f.global_pause_note = base + "/ethtool-a.txt: " + pp.error().message;
     } else {
       f.global_pause_note = "not captured (" + base + "/ethtool-a.txt)";
     }
+    if (reader.gone()) layout.listed_at = {};  // a capture file went away: list again next time
     return;
   }
   if (Status st = ethtool_.ReadRawStats(f.netdev, raw_); st) {
@@ -191,33 +418,46 @@ void NetdevCollector::ComputeGrowth(NetdevFacts& f) {
 }
 
 Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  if (LayoutRoot(ctx.fs) != layout_root_) {  // another tree: nothing held applies
+    netdev_layouts_.clear();
+    layout_root_ = LayoutRoot(ctx.fs);
+  }
   RdmaNetdevFacts facts;
-  facts.links = RdmaNetdevsOf(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
+  facts.links = linker_.Links(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
+  const auto now = now_();
   std::set<std::string> seen;
   for (const std::string& name : DistinctNetdevs(facts.links)) {
     seen.insert(name);
     NetdevFacts f;
-    f.netdev = name;
-    const std::string dir = ctx.fs.Sys("class/net/" + name);
-    if (!ctx.fs.IsDir(dir)) {
-      outcome.errors.push_back(name + ": no " + dir + " (netdev in another network namespace?)");
-      held_.ForgetPrefix(dir + "/");
+    std::vector<std::string> errors;
+    std::unique_ptr<NetdevLayout>& layout = netdev_layouts_[name];
+    // Second attempt only after a read said the netdev is gone: list it again and re-read at once.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (!layout || !layout->present || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval) {
+        layout = DiscoverNetdevAttrs(ctx.fs, name, now, work_);
+      }
+      f = NetdevFacts{};
+      f.netdev = name;
+      errors.clear();
+      if (!layout->present) break;
+      f.present = true;
+      HeldReader reader(ctx.fs, read_buf_, work_);
+      if (ReadNetdevAttrs(*layout, reader, f, errors)) break;
+      linker_.Invalidate();  // the netdev behind a port may have been renamed or re-created
+      if (attempt == 0) continue;
+      errors.push_back(name + ": " + reader.error());
+    }
+    if (!f.present) {
+      outcome.errors.push_back(name + ": no " + layout->dir + " (netdev in another network namespace?)");
       facts.netdevs.push_back(std::move(f));
       continue;
     }
-    f.present = true;
-    if (auto v = held_.Read(ctx.fs, dir + "/mtu"); v) f.mtu = ParseI64(*v);
-    else outcome.errors.push_back(name + ": " + v.error().message);
-    if (auto v = held_.Read(ctx.fs, dir + "/operstate"); v && !Trim(*v).empty()) f.operstate = std::string(Trim(*v));
-    // speed reads fail with EINVAL while the link is down: that is "unknown", not an error.
-    if (auto v = held_.Read(ctx.fs, dir + "/speed"); v) {
-      if (auto s = ParseI64(*v); s && *s > 0) f.speed_mbps = *s;
-    }
-    if (auto v = held_.Read(ctx.fs, dir + "/carrier_changes"); v) f.carrier_changes = ParseU64(*v);
-    ReadEthtool(ctx, f, outcome);
+    for (std::string& e : errors) outcome.errors.push_back(std::move(e));
+    ReadEthtool(ctx, *layout, f, outcome);
     ComputeGrowth(f);
     facts.netdevs.push_back(std::move(f));
   }
+  std::erase_if(netdev_layouts_, [&](const auto& kv) { return !seen.count(kv.first); });
   for (auto it = previous_.begin(); it != previous_.end();) {
     it = seen.count(it->first) ? std::next(it) : previous_.erase(it);
   }
@@ -295,25 +535,137 @@ void NetdevCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
 
 // ===================================================================================================
 // roce
+// What the roce collector holds for one netdev.
+struct RoceCollector::NetdevLayout {
+  bool present = false;  // class/net/<netdev> exists
+  EcnRoleLayout np, rp;
+  bool capture_dir = false;  // --path.dcb: <dcb>/<netdev>/ exists
+  std::string capture_base;
+  std::optional<HeldFile> pfc_json, app_json;  // nullopt: not captured
+  // The capture as last read and parsed: the files are read on every collection, but parsed (JSON,
+  // ~15k instructions a netdev) only when their bytes changed.
+  std::optional<std::string> pfc_text, app_text;
+  std::optional<Result<DcbState>> parsed;
+  std::chrono::steady_clock::time_point listed_at;
+
+  std::size_t HeldDescriptors() const {
+    return np.HeldDescriptors() + rp.HeldDescriptors() + CountOpen(pfc_json) + CountOpen(app_json);
+  }
+  void CloseDescriptors() {
+    np.CloseDescriptors();
+    rp.CloseDescriptors();
+    CloseHeld(pfc_json);
+    CloseHeld(app_json);
+  }
+};
+
+namespace {
+
+std::unique_ptr<RoceCollector::NetdevLayout> DiscoverRoceNetdev(const NodeFs& fs, const std::string& name,
+                                                                std::chrono::steady_clock::time_point now,
+                                                                FsWork& work) {
+  auto l = std::make_unique<RoceCollector::NetdevLayout>();
+  l->listed_at = now;
+  ++work.probes;
+  l->present = fs.IsDir(fs.Sys("class/net/" + name));
+  if (l->present) {
+    l->np = DiscoverEcnRole(fs, EcnRoleDir(fs, name, "roce_np"), work);
+    l->rp = DiscoverEcnRole(fs, EcnRoleDir(fs, name, "roce_rp"), work);
+  }
+  if (!fs.dcb_dir().empty()) {
+    l->capture_base = fs.dcb_dir() + "/" + name;
+    ++work.probes;
+    l->capture_dir = fs.IsDir(l->capture_base);
+    if (l->capture_dir) {
+      l->pfc_json = HeldIfExists(fs, l->capture_base + "/pfc.json", work);
+      l->app_json = HeldIfExists(fs, l->capture_base + "/app.json", work);
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
 RoceCollector::RoceCollector() : RoceCollector(std::make_unique<MnlDcbTransport>()) {}
-RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport) : dcb_(std::move(transport)) {}
+RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport, SteadyNow now)
+    : dcb_(std::move(transport)), now_(now), linker_(now) {}
+RoceCollector::~RoceCollector() = default;
+
+FsWork RoceCollector::fs_work() const {
+  FsWork w = work_;
+  w.opens += linker_.work().opens;
+  w.listings += linker_.work().listings;
+  w.probes += linker_.work().probes;
+  return w;
+}
+
+std::size_t RoceCollector::held_descriptors() const {
+  std::size_t n = 0;
+  for (const auto& [name, l] : layouts_) n += l->HeldDescriptors();
+  return n;
+}
+
+void RoceCollector::CloseDescriptorsForTest() {
+  for (auto& [name, l] : layouts_) l->CloseDescriptors();
+}
 
 Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  if (LayoutRoot(ctx.fs) != layout_root_) {
+    layouts_.clear();
+    layout_root_ = LayoutRoot(ctx.fs);
+  }
   RoceQosFacts facts;
-  auto links = RdmaNetdevsOf(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
+  auto links = linker_.Links(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
   const auto* netdev_facts = snapshot.Get<RdmaNetdevFacts>();
+  const auto now = now_();
+  std::set<std::string> seen;
   for (const std::string& name : DistinctNetdevs(links)) {
+    seen.insert(name);
     RoceNetdevFacts f;
-    f.netdev = name;
     // A netdev missing from <sysfs>/class/net lives in another network namespace (or the tree is a
-    // capture without it): the kernel cannot be asked about it here, and it has no ECN files.
+    // capture without it): the kernel cannot be asked about it here, and it has no ECN files. The
+    // netdev collector, when it ran, has just looked: a different answer from it lists again.
     const NetdevFacts* nf = netdev_facts ? netdev_facts->Find(name) : nullptr;
+    std::unique_ptr<NetdevLayout>& layout = layouts_[name];
+    std::optional<std::string> pfc_text, app_text;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (!layout || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval ||
+          (nf ? nf->present != layout->present : !layout->present)) {
+        layout = DiscoverRoceNetdev(ctx.fs, name, now, work_);
+      }
+      f = RoceNetdevFacts{};
+      f.netdev = name;
+      HeldReader reader(ctx.fs, read_buf_, work_);
+      if (layout->present && (!ReadEcnRoleLayout(layout->np, reader, f.ecn_np) ||
+                              !ReadEcnRoleLayout(layout->rp, reader, f.ecn_rp))) {
+        linker_.Invalidate();
+        continue;  // the netdev went away or was re-created: list it again and re-read
+      }
+      // Capture files: a missing one is "not captured"; one gone while held is listed again next time.
+      auto read_capture = [&](std::optional<HeldFile>& file, std::optional<std::string>& out) {
+        if (!file) return;
+        if (auto text = reader.Read(*file)) out.emplace(*text);
+        else if (reader.gone()) layout->listed_at = {};
+      };
+      read_capture(layout->pfc_json, pfc_text);
+      read_capture(layout->app_json, app_text);
+      break;
+    }
+    const bool present = nf ? nf->present : layout->present;
     const std::string netdev_dir = ctx.fs.Sys("class/net/" + name);
-    const bool present = nf ? nf->present : ctx.fs.IsDir(netdev_dir);
     Result<DcbState> dcb = Error{"unread"};
     if (!ctx.fs.dcb_dir().empty()) {
       f.dcb_source = ctx.fs.dcb_dir();
-      dcb = ReadDcbCapture(ctx.fs.dcb_dir(), name);
+      if (!layout->capture_dir) {
+        dcb = Error{"no DCB capture for " + name + " (" + layout->capture_base + ")", ENOENT};
+      } else {
+        if (!layout->parsed || pfc_text != layout->pfc_text || app_text != layout->app_text) {
+          layout->parsed = DcbStateFromCapture(layout->capture_base, pfc_text, app_text);
+          layout->pfc_text = std::move(pfc_text);
+          layout->app_text = std::move(app_text);
+        }
+        dcb = *layout->parsed;
+      }
     } else if (!present) {
       f.dcb_source = "netlink";
       dcb = Error{name + ": no " + netdev_dir + " (netdev in another network namespace?)", ENODEV};
@@ -329,12 +681,13 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       f.dcb_note = dcb.error().message;
       outcome.errors.push_back(dcb.error().message);
     }
-    if (present) {
-      f.ecn_np = ReadEcnRole(ctx.fs, name, "roce_np");
-      f.ecn_rp = ReadEcnRole(ctx.fs, name, "roce_rp");
+    if (!present) {  // the netdev collector's answer wins; no ECN facts for a netdev not here
+      f.ecn_np = EcnRoleFacts{};
+      f.ecn_rp = EcnRoleFacts{};
     }
     facts.netdevs.push_back(std::move(f));
   }
+  std::erase_if(layouts_, [&](const auto& kv) { return !seen.count(kv.first); });
   snapshot.Put(std::move(facts));
   return Status::Ok();
 }
@@ -372,8 +725,12 @@ void RoceCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
           ecn.Add({{"netdev", n}, {"priority", Priority(p)}, {"role", role_name}}, *role->enabled[p] ? 1 : 0);
         }
       }
-      for (const auto& [name, value] : role->parameters) {
-        ecn_param.Add({{"netdev", n}, {"role", role_name}, {"parameter", name}}, static_cast<double>(value));
+      const EcnParameters& params = role->parameters;
+      for (std::size_t i = 0; i < params.slot_count(); ++i) {
+        if (params.value(i)) {
+          ecn_param.Add({{"netdev", n}, {"role", role_name}, {"parameter", params.name(i)}},
+                        static_cast<double>(*params.value(i)));
+        }
       }
     }
   }

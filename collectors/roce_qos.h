@@ -9,6 +9,11 @@
 //
 // When NodeFs::dcb_dir() is set the node is a capture (see dcb_json.h for the folder layout): DCB,
 // ethtool stats and global pause come from the captured files and the local kernel is not asked.
+//
+// Scrape cost: every file a steady-state collection reads (netdev attributes, ECN files, capture
+// files) is a HeldFile in a per-netdev layout, re-read with one pread; nothing is listed or looked
+// up by path. When a layout is listed again is in rdma_netdevs.h (kNetdevRelistInterval). A netdev
+// missing from class/net is looked up again on every collection (it may enter this namespace).
 #pragma once
 
 #include <array>
@@ -17,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/collector.h"
@@ -62,9 +68,36 @@ struct RdmaNetdevFacts {
 };
 
 // ---- "roce" facts --------------------------------------------------------------------------------
+// The DCQCN parameter files of an ECN role folder. The names are listed with the folder and shared
+// (immutable) by the collector's layout and every snapshot; a collection stores only the values, so
+// it allocates nothing per file (32 netdevs have ~600 of these files).
+class EcnParameters {
+ public:
+  using Names = std::vector<std::string>;  // sorted, unique
+
+  EcnParameters() = default;
+  explicit EcnParameters(std::shared_ptr<const Names> names)
+      : names_(std::move(names)), values_(names_ ? names_->size() : 0) {}
+
+  // Slot access (every listed name, read or not), in name order.
+  std::size_t slot_count() const { return values_.size(); }
+  const std::string& name(std::size_t slot) const { return (*names_)[slot]; }
+  const std::optional<std::int64_t>& value(std::size_t slot) const { return values_[slot]; }
+  void Set(std::size_t slot, std::int64_t v) { values_[slot] = v; }
+
+  std::optional<std::int64_t> Find(std::string_view name) const;
+  std::size_t count(std::string_view name) const { return Find(name) ? 1 : 0; }
+  // Like std::map::at, for tests: throws std::out_of_range when `name` has no value.
+  std::int64_t at(std::string_view name) const;
+
+ private:
+  std::shared_ptr<const Names> names_;
+  std::vector<std::optional<std::int64_t>> values_;  // parallel to *names_
+};
+
 struct EcnRoleFacts {
   std::array<std::optional<bool>, kDcbPriorities> enabled;  // absent: no enable/N file
-  std::map<std::string, std::int64_t> parameters;           // other files of the role folder
+  EcnParameters parameters;                                 // other files of the role folder
   bool present = false;                                     // the role folder exists
 };
 
@@ -92,7 +125,9 @@ std::optional<TrustMode> DeriveTrust(const DcbState& dcb);
 class NetdevCollector : public Collector {
  public:
   NetdevCollector();                                        // real SIOCETHTOOL
-  explicit NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl);
+  // `now`: the clock layouts are aged by (tests).
+  explicit NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl, SteadyNow now = std::chrono::steady_clock::now);
+  ~NetdevCollector() override;
 
   std::string_view Name() const override { return "netdev"; }
   std::string_view Description() const override {
@@ -100,6 +135,17 @@ class NetdevCollector : public Collector {
   }
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+
+  // Filesystem work beyond held reads so far (this collector and its netdev links), and the files
+  // held open now (tests, benchmark).
+  FsWork fs_work() const;
+  std::size_t held_descriptors() const;
+  // Closes every held descriptor, keeping the layouts: the next reads re-open by path, as after a
+  // failed read (tests: on tmpfs a removed file stays readable through an open descriptor, where
+  // sysfs answers ENODEV).
+  void CloseDescriptorsForTest();
+
+  struct NetdevLayout;  // opaque: the held files of one netdev
 
  private:
   struct Previous {
@@ -115,7 +161,7 @@ class NetdevCollector : public Collector {
     std::vector<std::string> allowlist;     // config.roce.extra_ethtool_stats it was derived with
     std::vector<std::uint32_t> wanted;      // stat indexes
   };
-  void ReadEthtool(const CollectContext& ctx, NetdevFacts& f, CollectorOutcome& outcome);
+  void ReadEthtool(const CollectContext& ctx, NetdevLayout& layout, NetdevFacts& f, CollectorOutcome& outcome);
   void ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f);
   std::vector<DriverStat> WantedStats(const Config& config, const std::string& netdev, const RawDriverStats& raw);
   const std::vector<Pattern>& Allowlist(const Config& config);
@@ -123,7 +169,12 @@ class NetdevCollector : public Collector {
 
   EthtoolReader ethtool_;
   RawDriverStats raw_;  // reused read buffers
-  HeldFiles held_;
+  SteadyNow now_;
+  RdmaNetdevLinker linker_;
+  std::map<std::string, std::unique_ptr<NetdevLayout>> netdev_layouts_;
+  std::string layout_root_;  // sysfs root + capture folder the layouts were made for
+  std::string read_buf_;
+  FsWork work_;
   std::map<std::string, Previous> previous_;
   std::map<std::string, StatLayout> layouts_;
   std::vector<std::string> allowlist_patterns_;
@@ -133,7 +184,9 @@ class NetdevCollector : public Collector {
 class RoceCollector : public Collector {
  public:
   RoceCollector();                                          // real DCB netlink
-  explicit RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport);
+  explicit RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport,
+                         SteadyNow now = std::chrono::steady_clock::now);
+  ~RoceCollector() override;
 
   std::string_view Name() const override { return "roce"; }
   std::string_view Description() const override {
@@ -142,11 +195,25 @@ class RoceCollector : public Collector {
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
 
+  // As NetdevCollector's.
+  FsWork fs_work() const;
+  std::size_t held_descriptors() const;
+  void CloseDescriptorsForTest();
+
+  struct NetdevLayout;  // opaque: the held ECN and capture files of one netdev
+
  private:
   DcbNetlinkReader dcb_;
+  SteadyNow now_;
+  RdmaNetdevLinker linker_;
+  std::map<std::string, std::unique_ptr<NetdevLayout>> layouts_;
+  std::string layout_root_;
+  std::string read_buf_;
+  FsWork work_;
 };
 
-// Reads /sys/class/net/<netdev>/ecn/<role>/ (role "roce_np" or "roce_rp") under `fs`.
+// Reads /sys/class/net/<netdev>/ecn/<role>/ (role "roce_np" or "roce_rp") under `fs`, once (the
+// collector holds these files instead).
 EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std::string& role);
 
 }  // namespace rdmahd

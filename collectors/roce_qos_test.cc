@@ -13,7 +13,12 @@
 #include <set>
 #include <thread>
 
+#include <dirent.h>
+
+#include <filesystem>
+
 #include "checks/check.h"
+#include "collectors/rdma_devices.h"
 #include "tests/support/stat_list_driver.h"
 #include "tests/support/test_paths.h"
 
@@ -306,6 +311,179 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
   CollectorOutcome o2;
   ASSERT_TRUE(collector.Collect(ctx, s2, o2).ok());
   EXPECT_GT(counting->calls, 0);
+}
+
+// ---- held layouts on an MLNX_OFED-like tree ------------------------------------------------------
+// One dual-port mlx5 device whose ports name eth0/eth1 in their GID tables; each netdev has the
+// OFED ECN folders (ecn/roce_np|roce_rp with enable/0..7 and DCQCN parameters) and a `dcb -j`
+// capture. The devices, netdev and roce collectors run in order, as the engine runs them, on a
+// clock the test moves.
+class OfedTree {
+ public:
+  OfedTree() {
+    for (int p = 1; p <= 2; ++p) AddPort("mlx5_0", p, "eth" + std::to_string(p - 1));
+  }
+  void AddPort(const std::string& dev, int p, const std::string& netdev) const {
+    const std::string port = "sys/class/infiniband/" + dev + "/ports/" + std::to_string(p) + "/";
+    dir.Write(port + "link_layer", "Ethernet\n");
+    dir.Write(port + "state", "4: ACTIVE\n");
+    dir.Write(port + "gids/0", "fe80:0000:0000:0000:ba59:9fff:fe00:1a2b\n");
+    dir.Write(port + "gids/1", "0000:0000:0000:0000:0000:0000:0000:0000\n");
+    dir.Write(port + "gid_attrs/types/0", "RoCE v2\n");
+    dir.Write(port + "gid_attrs/ndevs/0", netdev + "\n");
+    const std::string net = "sys/class/net/" + netdev + "/";
+    dir.Write(net + "mtu", "4200\n");
+    dir.Write(net + "operstate", "up\n");
+    dir.Write(net + "speed", "100000\n");
+    dir.Write(net + "carrier_changes", "2\n");
+    for (int prio = 0; prio < 8; ++prio) {
+      dir.Write(net + "ecn/roce_np/enable/" + std::to_string(prio), prio == 3 ? "1\n" : "0\n");
+      dir.Write(net + "ecn/roce_rp/enable/" + std::to_string(prio), prio == 3 ? "1\n" : "0\n");
+    }
+    dir.Write(net + "ecn/roce_np/cnp_dscp", "48\n");
+    dir.Write(net + "ecn/roce_np/cnp_802p_prio", "6\n");
+    dir.Write(net + "ecn/roce_rp/rpg_time_reset", "300\n");
+    dir.Write(net + "ecn/roce_rp/dce_tcp_g", "1019\n");
+    dir.Write("dcb/" + netdev + "/pfc.json", R"({"pfc_cap":8,"prio_pfc":[false,false,false,true,false,false,false,false]})");
+    dir.Write("dcb/" + netdev + "/app.json", R"({"dscp_prio":[[26,3]]})");
+  }
+  NodeFs Fs() const { return NodeFs(dir.path() + "/sys", dir.path() + "/proc", dir.path() + "/dcb"); }
+  std::string Path(const std::string& rel) const { return dir.path() + "/" + rel; }
+  testing::TempDir dir;
+};
+
+class HeldLayoutTest : public ::testing::Test {
+ protected:
+  struct Run {
+    Snapshot snapshot;
+    std::vector<std::string> errors;
+    const RdmaNetdevFacts& netdevs() const { return *snapshot.Get<RdmaNetdevFacts>(); }
+    const RoceQosFacts& roce() const { return *snapshot.Get<RoceQosFacts>(); }
+  };
+  Run Scrape() {
+    Run r;
+    NodeFs fs = tree.Fs();
+    CollectContext ctx{fs, config};
+    for (Collector* c : std::initializer_list<Collector*>{&devices, &netdev, &roce}) {
+      CollectorOutcome o;
+      EXPECT_TRUE(c->Collect(ctx, r.snapshot, o).ok());
+      r.errors.insert(r.errors.end(), o.errors.begin(), o.errors.end());
+    }
+    return r;
+  }
+  FsWork Work() const {
+    FsWork a = netdev.fs_work(), b = roce.fs_work();
+    return {a.opens + b.opens, a.listings + b.listings, a.probes + b.probes};
+  }
+  static std::size_t OpenDescriptors() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  }
+  void Advance(std::chrono::seconds s) { *clock += s; }
+
+  OfedTree tree;
+  Config config;
+  std::shared_ptr<std::chrono::steady_clock::time_point> clock =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  SteadyNow now = [c = clock] { return *c; };
+  RdmaDevicesCollector devices{nullptr};
+  NetdevCollector netdev{std::make_unique<testing::StatListDriver>(
+                             std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{{"rx_prio3_pause", 1}})),
+                         now};
+  RoceCollector roce{std::make_unique<RefusingTransport>(), now};
+};
+
+// After the first scrape, more scrapes open nothing, list nothing and look nothing up by path: every
+// file they read is held (4 attributes per netdev; 8 enables + 2 parameters per ECN role; the two
+// capture files). What they read is still current.
+TEST_F(HeldLayoutTest, SteadyStateScrapesOpenAndListNothing) {
+  Run first = Scrape();
+  EXPECT_TRUE(first.errors.empty()) << first.errors.front();
+  ASSERT_EQ(first.roce().netdevs.size(), 2u);
+  EXPECT_EQ(netdev.held_descriptors(), 2u * 4);
+  EXPECT_EQ(roce.held_descriptors(), 2u * (2 * (8 + 2) + 2));
+  const FsWork after_first = Work();
+  EXPECT_GT(after_first.listings, 0u);
+  const std::size_t fds = OpenDescriptors();
+
+  for (int i = 0; i < 5; ++i) {
+    Advance(std::chrono::seconds(5));  // 25 s in all: inside the relist interval
+    Run r = Scrape();
+    EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+    EXPECT_EQ(Work(), after_first) << "scrape " << i << " opened, listed or looked up files";
+    EXPECT_EQ(OpenDescriptors(), fds);
+  }
+
+  // Values follow the files (sysfs rewrites an attribute in place; so does this tree).
+  tree.dir.Write("sys/class/net/eth1/ecn/roce_rp/enable/5", "1\n");
+  tree.dir.Write("sys/class/net/eth1/ecn/roce_np/cnp_dscp", "26\n");
+  tree.dir.Write("sys/class/net/eth1/carrier_changes", "3\n");
+  tree.dir.Write("dcb/eth1/pfc.json", R"({"pfc_cap":8,"prio_pfc":[false,false,false,false,true,false,false,false]})");
+  Run changed = Scrape();
+  EXPECT_EQ(Work(), after_first);
+  const RoceNetdevFacts* eth1 = changed.roce().Find("eth1");
+  ASSERT_NE(eth1, nullptr);
+  EXPECT_EQ(eth1->ecn_rp.enabled[5], true);
+  EXPECT_EQ(eth1->ecn_np.parameters.at("cnp_dscp"), 26);
+  ASSERT_TRUE(eth1->dcb && eth1->dcb->pfc);
+  EXPECT_EQ(eth1->dcb->pfc->enabled_mask, 0x10);
+  EXPECT_EQ(changed.netdevs().Find("eth1")->carrier_changes, 3u);
+}
+
+// Nothing signals a file added beside held ones (sysfs has no inotify): a new DCQCN parameter is
+// seen once the folder is listed again, after kNetdevRelistInterval, and not before.
+TEST_F(HeldLayoutTest, NewEcnFileIsSeenAfterTheRelistInterval) {
+  Scrape();
+  tree.dir.Write("sys/class/net/eth0/ecn/roce_rp/rpg_gd", "11\n");
+  Advance(kNetdevRelistInterval - std::chrono::seconds(1));
+  Run before = Scrape();
+  EXPECT_FALSE(before.roce().Find("eth0")->ecn_rp.parameters.count("rpg_gd"));
+  Advance(std::chrono::seconds(1));
+  Run after = Scrape();
+  EXPECT_EQ(after.roce().Find("eth0")->ecn_rp.parameters.at("rpg_gd"), 11);
+  EXPECT_EQ(roce.held_descriptors(), 2u * (2 * (8 + 2) + 2) + 1);
+}
+
+// A held read failing with ENOENT/ENODEV (sysfs answers ENODEV once the netdev is unregistered; on
+// this tmpfs tree the collectors' descriptors are closed so the re-open says ENOENT) makes the
+// collector list the netdev again at once, in the same scrape, not after the interval.
+TEST_F(HeldLayoutTest, RemovedEcnFolderAndNetdevAreNoticedAtOnce) {
+  Scrape();
+  std::filesystem::remove_all(tree.Path("sys/class/net/eth0/ecn"));
+  roce.CloseDescriptorsForTest();
+  Run no_ecn = Scrape();
+  EXPECT_TRUE(no_ecn.errors.empty()) << no_ecn.errors.front();
+  EXPECT_FALSE(no_ecn.roce().Find("eth0")->ecn_np.present);
+  EXPECT_FALSE(no_ecn.roce().Find("eth0")->ecn_rp.enabled[3].has_value());
+  EXPECT_TRUE(no_ecn.roce().Find("eth1")->ecn_rp.enabled[3].value_or(false));
+
+  std::filesystem::remove_all(tree.Path("sys/class/net/eth1"));
+  netdev.CloseDescriptorsForTest();
+  roce.CloseDescriptorsForTest();
+  Run gone = Scrape();
+  const NetdevFacts* eth1 = gone.netdevs().Find("eth1");
+  ASSERT_NE(eth1, nullptr);
+  EXPECT_FALSE(eth1->present);
+  EXPECT_FALSE(eth1->mtu.has_value());
+  EXPECT_FALSE(gone.roce().Find("eth1")->ecn_np.present);
+  ASSERT_FALSE(gone.errors.empty());
+  EXPECT_NE(gone.errors.front().find("class/net/eth1 (netdev in another network namespace?)"), std::string::npos)
+      << gone.errors.front();
+  EXPECT_EQ(netdev.held_descriptors(), 4u);  // eth0's
+}
+
+// A new device (the devices collector lists class/infiniband on every scrape) naming a new netdev:
+// that netdev's files are found and held in the same scrape, whatever the interval.
+TEST_F(HeldLayoutTest, NewDeviceAndNetdevAreSeenAtOnce) {
+  Scrape();
+  tree.AddPort("mlx5_1", 1, "eth2");
+  Run r = Scrape();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  ASSERT_NE(r.roce().Find("eth2"), nullptr);
+  EXPECT_EQ(r.roce().Find("eth2")->ecn_np.enabled[3], true);
+  EXPECT_EQ(r.netdevs().Find("eth2")->mtu, 4200);
+  EXPECT_EQ(roce.held_descriptors(), 3u * (2 * (8 + 2) + 2));
 }
 
 // ---- the real kernel ------------------------------------------------------------------------------
