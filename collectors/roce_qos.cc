@@ -103,6 +103,18 @@ void CloseHeld(std::optional<HeldFile>& f) {
   if (f) f->Close();
 }
 
+// Files held open now, and closing them, over a collector's layouts by netdev.
+template <class Layouts>
+std::size_t HeldDescriptorsOf(const Layouts& layouts) {
+  std::size_t n = 0;
+  for (const auto& [name, l] : layouts) n += l->HeldDescriptors();
+  return n;
+}
+template <class Layouts>
+void CloseDescriptorsOf(Layouts& layouts) {
+  for (auto& [name, l] : layouts) l->CloseDescriptors();
+}
+
 // One ECN role folder (ecn/roce_np or ecn/roce_rp): enable/<priority> and the DCQCN parameter files.
 struct EcnRoleLayout {
   bool present = false;
@@ -281,23 +293,9 @@ NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl, SteadyNow 
     : ethtool_(std::move(ioctl)), now_(now), linker_(now) {}
 NetdevCollector::~NetdevCollector() = default;
 
-FsWork NetdevCollector::fs_work() const {
-  FsWork w = work_;
-  w.opens += linker_.work().opens;
-  w.listings += linker_.work().listings;
-  w.probes += linker_.work().probes;
-  return w;
-}
-
-std::size_t NetdevCollector::held_descriptors() const {
-  std::size_t n = 0;
-  for (const auto& [name, l] : netdev_layouts_) n += l->HeldDescriptors();
-  return n;
-}
-
-void NetdevCollector::CloseDescriptorsForTest() {
-  for (auto& [name, l] : netdev_layouts_) l->CloseDescriptors();
-}
+FsWork NetdevCollector::fs_work() const { return work_ + linker_.work(); }
+std::size_t NetdevCollector::held_descriptors() const { return HeldDescriptorsOf(netdev_layouts_); }
+void NetdevCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(netdev_layouts_); }
 
 const std::vector<Pattern>& NetdevCollector::Allowlist(const Config& config) {
   if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
@@ -591,23 +589,9 @@ RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport, Ste
     : dcb_(std::move(transport)), now_(now), linker_(now) {}
 RoceCollector::~RoceCollector() = default;
 
-FsWork RoceCollector::fs_work() const {
-  FsWork w = work_;
-  w.opens += linker_.work().opens;
-  w.listings += linker_.work().listings;
-  w.probes += linker_.work().probes;
-  return w;
-}
-
-std::size_t RoceCollector::held_descriptors() const {
-  std::size_t n = 0;
-  for (const auto& [name, l] : layouts_) n += l->HeldDescriptors();
-  return n;
-}
-
-void RoceCollector::CloseDescriptorsForTest() {
-  for (auto& [name, l] : layouts_) l->CloseDescriptors();
-}
+FsWork RoceCollector::fs_work() const { return work_ + linker_.work(); }
+std::size_t RoceCollector::held_descriptors() const { return HeldDescriptorsOf(layouts_); }
+void RoceCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(layouts_); }
 
 Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   if (LayoutRoot(ctx.fs) != layout_root_) {
