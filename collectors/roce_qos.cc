@@ -165,34 +165,42 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
   return out;
 }
 
+// One held ECN file of a role layout: nullopt (no such file) is skipped, a failed read drops the
+// file from the layout, and a read saying the netdev is gone returns false; otherwise `use` gets
+// the text.
+template <class Use>
+bool ReadEcnFile(std::optional<HeldFile>& file, HeldReader& reader, Use&& use) {
+  if (!file) return true;
+  auto text = reader.Read(*file);
+  if (!text) {
+    if (reader.gone()) return false;
+    file.reset();
+    return true;
+  }
+  use(*text);
+  return true;
+}
+
 // False when a read said the folder is gone. A file that cannot be read for another reason (a
 // sub-folder, a driver refusing the query) is dropped until the folder is listed again, so it costs
 // no open per collection.
 bool ReadEcnRoleLayout(EcnRoleLayout& layout, HeldReader& reader, EcnRoleFacts& out) {
   out.present = layout.present;
   for (int p = 0; p < kDcbPriorities; ++p) {
-    std::optional<HeldFile>& file = layout.enable[p];
-    if (!file) continue;
-    auto text = reader.Read(*file);
-    if (!text) {
-      if (reader.gone()) return false;
-      file.reset();
-      continue;
+    if (!ReadEcnFile(layout.enable[p], reader, [&](std::string_view text) {
+          if (auto v = ParseU64(text); v && *v <= 1) out.enabled[p] = *v == 1;
+        })) {
+      return false;
     }
-    if (auto v = ParseU64(*text); v && *v <= 1) out.enabled[p] = *v == 1;
   }
   if (!layout.parameter_names) return true;
   out.parameters = EcnParameters(layout.parameter_names);
   for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
-    std::optional<HeldFile>& file = layout.parameters[i];
-    if (!file) continue;
-    auto text = reader.Read(*file);
-    if (!text) {
-      if (reader.gone()) return false;
-      file.reset();
-      continue;
+    if (!ReadEcnFile(layout.parameters[i], reader, [&](std::string_view text) {
+          if (auto v = ParseI64(text)) out.parameters.Set(i, *v);
+        })) {
+      return false;
     }
-    if (auto v = ParseI64(*text)) out.parameters.Set(i, *v);
   }
   return true;
 }
