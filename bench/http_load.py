@@ -22,13 +22,9 @@ import threading
 import time
 import urllib.request
 
+from benchlib import free_port, proc_status_kib, wait_up  # bench/benchlib.py, next to this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(port, path, timeout):
@@ -38,19 +34,6 @@ def get(port, path, timeout):
         if r.status != 200:
             raise OSError(f"status {r.status}")
     return time.monotonic() - t0, len(body)
-
-
-def wait_up(port, proc, name):
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{name} exited with {proc.returncode}")
-        try:
-            get(port, "/metrics", 5)
-            return
-        except OSError:
-            time.sleep(0.1)
-    sys.exit(f"{name} did not come up on 127.0.0.1:{port}")
 
 
 class Held:
@@ -106,17 +89,9 @@ class Held:
             s.close()
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def measure(name, port, pid, cheap, a):
     with Held(port, a.idle, a.slowloris, a.slow_readers) as held:
-        rss = rss_kib(pid)
+        rss = proc_status_kib(pid, "VmRSS")
         results = {"/metrics": [], cheap: []}
         failures = list(held.errors)
         for _ in range(a.scrapes):
@@ -173,8 +148,8 @@ def main():
                                f"--path.sysfs={sysfs}", f"--web.listen-address=127.0.0.1:{np_}", "--log.level=warn"],
                               stderr=subprocess.DEVNULL)
         procs.append(ne)
-        wait_up(rp, rdma, "rdma-healthd")
-        wait_up(np_, ne, "node_exporter")
+        wait_up(rp, rdma, "rdma-healthd", attempt_timeout=5)
+        wait_up(np_, ne, "node_exporter", attempt_timeout=5)
         print(f"/metrics size: rdma-healthd {get(rp, '/metrics', 10)[1]} bytes, "
               f"node_exporter {get(np_, '/metrics', 10)[1]} bytes")
         ours, our_failures = measure("rdma-healthd", rp, rdma.pid, "/-/healthy", a)
