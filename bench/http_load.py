@@ -13,22 +13,18 @@ import argparse
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bad_clients import BadClients  # noqa: E402  (tests/e2e/bad_clients.py)
+from benchlib import free_port, proc_status_kib, wait_up  # noqa: E402  (bench/benchlib.py)
 
 
 def get(port, path, timeout):
@@ -40,83 +36,9 @@ def get(port, path, timeout):
     return time.monotonic() - t0, len(body)
 
 
-def wait_up(port, proc, name):
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{name} exited with {proc.returncode}")
-        try:
-            get(port, "/metrics", 5)
-            return
-        except OSError:
-            time.sleep(0.1)
-    sys.exit(f"{name} did not come up on 127.0.0.1:{port}")
-
-
-class Held:
-    """The bad clients, held until exit."""
-
-    def __init__(self, port, idle, slowloris, slow_readers):
-        self.port, self.counts = port, (idle, slowloris, slow_readers)
-        self.socks, self.lorises, self.errors = [], [], []
-        self.stop = threading.Event()
-        self.thread = None
-
-    def connect(self, rcvbuf=None):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        s.settimeout(5)
-        s.connect(("127.0.0.1", self.port))
-        self.socks.append(s)
-        return s
-
-    def __enter__(self):
-        idle, slowloris, slow_readers = self.counts
-        try:
-            for _ in range(idle):
-                self.connect()
-            for _ in range(slowloris):
-                s = self.connect()
-                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: slow")
-                self.lorises.append(s)
-            for _ in range(slow_readers):
-                s = self.connect(rcvbuf=4096)
-                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-                s.recv(1)
-        except OSError as e:
-            self.errors.append(f"could only open {len(self.socks)} of {sum(self.counts)} connections: {e}")
-
-        def trickle():
-            while not self.stop.wait(1.0):
-                for s in self.lorises:
-                    try:
-                        s.send(b"w")
-                    except OSError:
-                        pass
-        self.thread = threading.Thread(target=trickle, daemon=True)
-        self.thread.start()
-        time.sleep(0.5)
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(timeout=5)
-        for s in self.socks:
-            s.close()
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def measure(name, port, pid, cheap, a):
-    with Held(port, a.idle, a.slowloris, a.slow_readers) as held:
-        rss = rss_kib(pid)
+    with BadClients(port, a.idle, a.slowloris, a.slow_readers, collect_errors=True, settle=0.5) as held:
+        rss = proc_status_kib(pid, "VmRSS")
         results = {"/metrics": [], cheap: []}
         failures = list(held.errors)
         for _ in range(a.scrapes):
@@ -173,8 +95,8 @@ def main():
                                f"--path.sysfs={sysfs}", f"--web.listen-address=127.0.0.1:{np_}", "--log.level=warn"],
                               stderr=subprocess.DEVNULL)
         procs.append(ne)
-        wait_up(rp, rdma, "rdma-healthd")
-        wait_up(np_, ne, "node_exporter")
+        wait_up(rp, rdma, "rdma-healthd", attempt_timeout=5)
+        wait_up(np_, ne, "node_exporter", attempt_timeout=5)
         print(f"/metrics size: rdma-healthd {get(rp, '/metrics', 10)[1]} bytes, "
               f"node_exporter {get(np_, '/metrics', 10)[1]} bytes")
         ours, our_failures = measure("rdma-healthd", rp, rdma.pid, "/-/healthy", a)

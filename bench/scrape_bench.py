@@ -19,7 +19,6 @@ import glob
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,13 +26,9 @@ import tempfile
 import time
 import urllib.request
 
+from benchlib import free_port, proc_status_kib, wait_up  # bench/benchlib.py, next to this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_ns(pid):
@@ -45,14 +40,6 @@ def cpu_ns(pid):
         except (OSError, ValueError, IndexError):
             pass  # a thread that just exited
     return total
-
-
-def peak_rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
 
 
 def held_files(pid, root):
@@ -90,19 +77,6 @@ def floor_pass(proc):
 def scrape(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
         return r.read()
-
-
-def wait_up(port, proc, name):
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{name} exited with {proc.returncode}")
-        try:
-            scrape(port)
-            return
-        except OSError:
-            time.sleep(0.1)
-    sys.exit(f"{name} did not come up on 127.0.0.1:{port}")
 
 
 def main():
@@ -150,7 +124,7 @@ def main():
             procs["baseline"] = (healthd(a.baseline, bp), bp)
         try:
             for name, (proc, port) in procs.items():
-                wait_up(port, proc, name)
+                wait_up(port, proc, name, attempt_timeout=30)
             samples = {name: [] for name in procs}
             sizes = {}
             for _ in range(3):  # warm-up: first-scrape costs (opening held files, Go runtime) excluded
@@ -182,7 +156,7 @@ def main():
                 time.sleep(0.05)
                 floor_samples.append(cpu_ns(floor.pid) - before)
                 time.sleep(a.spacing)
-            rss = {name: peak_rss_kib(proc.pid) for name, (proc, _) in procs.items()}
+            rss = {name: proc_status_kib(proc.pid, "VmHWM") for name, (proc, _) in procs.items()}
             floor.stdin.close()
             floor.wait(timeout=10)
         finally:

@@ -65,6 +65,13 @@ struct FsWork {
   std::uint64_t listings = 0;  // directories listed
   std::uint64_t probes = 0;    // path lookups (stat/access) to see whether something exists
   bool operator==(const FsWork&) const = default;
+  FsWork& operator+=(const FsWork& o) {
+    opens += o.opens;
+    listings += o.listings;
+    probes += o.probes;
+    return *this;
+  }
+  friend FsWork operator+(FsWork a, const FsWork& b) { return a += b; }
 };
 
 // RdmaNetdevsOf with the listings kept: the device/net fallback (ports whose GIDs name no netdev)

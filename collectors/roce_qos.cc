@@ -103,6 +103,18 @@ void CloseHeld(std::optional<HeldFile>& f) {
   if (f) f->Close();
 }
 
+// Files held open now, and closing them, over a collector's layouts by netdev.
+template <class Layouts>
+std::size_t HeldDescriptorsOf(const Layouts& layouts) {
+  std::size_t n = 0;
+  for (const auto& [name, l] : layouts) n += l->HeldDescriptors();
+  return n;
+}
+template <class Layouts>
+void CloseDescriptorsOf(Layouts& layouts) {
+  for (auto& [name, l] : layouts) l->CloseDescriptors();
+}
+
 // One ECN role folder (ecn/roce_np or ecn/roce_rp): enable/<priority> and the DCQCN parameter files.
 struct EcnRoleLayout {
   bool present = false;
@@ -153,34 +165,42 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
   return out;
 }
 
+// One held ECN file of a role layout: nullopt (no such file) is skipped, a failed read drops the
+// file from the layout, and a read saying the netdev is gone returns false; otherwise `use` gets
+// the text.
+template <class Use>
+bool ReadEcnFile(std::optional<HeldFile>& file, HeldReader& reader, Use&& use) {
+  if (!file) return true;
+  auto text = reader.Read(*file);
+  if (!text) {
+    if (reader.gone()) return false;
+    file.reset();
+    return true;
+  }
+  use(*text);
+  return true;
+}
+
 // False when a read said the folder is gone. A file that cannot be read for another reason (a
 // sub-folder, a driver refusing the query) is dropped until the folder is listed again, so it costs
 // no open per collection.
 bool ReadEcnRoleLayout(EcnRoleLayout& layout, HeldReader& reader, EcnRoleFacts& out) {
   out.present = layout.present;
   for (int p = 0; p < kDcbPriorities; ++p) {
-    std::optional<HeldFile>& file = layout.enable[p];
-    if (!file) continue;
-    auto text = reader.Read(*file);
-    if (!text) {
-      if (reader.gone()) return false;
-      file.reset();
-      continue;
+    if (!ReadEcnFile(layout.enable[p], reader, [&](std::string_view text) {
+          if (auto v = ParseU64(text); v && *v <= 1) out.enabled[p] = *v == 1;
+        })) {
+      return false;
     }
-    if (auto v = ParseU64(*text); v && *v <= 1) out.enabled[p] = *v == 1;
   }
   if (!layout.parameter_names) return true;
   out.parameters = EcnParameters(layout.parameter_names);
   for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
-    std::optional<HeldFile>& file = layout.parameters[i];
-    if (!file) continue;
-    auto text = reader.Read(*file);
-    if (!text) {
-      if (reader.gone()) return false;
-      file.reset();
-      continue;
+    if (!ReadEcnFile(layout.parameters[i], reader, [&](std::string_view text) {
+          if (auto v = ParseI64(text)) out.parameters.Set(i, *v);
+        })) {
+      return false;
     }
-    if (auto v = ParseI64(*text)) out.parameters.Set(i, *v);
   }
   return true;
 }
@@ -281,23 +301,9 @@ NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl, SteadyNow 
     : ethtool_(std::move(ioctl)), now_(now), linker_(now) {}
 NetdevCollector::~NetdevCollector() = default;
 
-FsWork NetdevCollector::fs_work() const {
-  FsWork w = work_;
-  w.opens += linker_.work().opens;
-  w.listings += linker_.work().listings;
-  w.probes += linker_.work().probes;
-  return w;
-}
-
-std::size_t NetdevCollector::held_descriptors() const {
-  std::size_t n = 0;
-  for (const auto& [name, l] : netdev_layouts_) n += l->HeldDescriptors();
-  return n;
-}
-
-void NetdevCollector::CloseDescriptorsForTest() {
-  for (auto& [name, l] : netdev_layouts_) l->CloseDescriptors();
-}
+FsWork NetdevCollector::fs_work() const { return work_ + linker_.work(); }
+std::size_t NetdevCollector::held_descriptors() const { return HeldDescriptorsOf(netdev_layouts_); }
+void NetdevCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(netdev_layouts_); }
 
 const std::vector<Pattern>& NetdevCollector::Allowlist(const Config& config) {
   if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
@@ -591,23 +597,9 @@ RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport, Ste
     : dcb_(std::move(transport)), now_(now), linker_(now) {}
 RoceCollector::~RoceCollector() = default;
 
-FsWork RoceCollector::fs_work() const {
-  FsWork w = work_;
-  w.opens += linker_.work().opens;
-  w.listings += linker_.work().listings;
-  w.probes += linker_.work().probes;
-  return w;
-}
-
-std::size_t RoceCollector::held_descriptors() const {
-  std::size_t n = 0;
-  for (const auto& [name, l] : layouts_) n += l->HeldDescriptors();
-  return n;
-}
-
-void RoceCollector::CloseDescriptorsForTest() {
-  for (auto& [name, l] : layouts_) l->CloseDescriptors();
-}
+FsWork RoceCollector::fs_work() const { return work_ + linker_.work(); }
+std::size_t RoceCollector::held_descriptors() const { return HeldDescriptorsOf(layouts_); }
+void RoceCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(layouts_); }
 
 Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   if (LayoutRoot(ctx.fs) != layout_root_) {

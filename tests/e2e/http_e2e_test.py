@@ -10,12 +10,12 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 import urllib.error
 import urllib.request
 
+from bad_clients import BadClients
 from harness import SOURCE_DIR, Daemon, run
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs")
@@ -32,58 +32,6 @@ def raise_nofile(want):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
-
-
-class BadClients:
-    """Holds idle connections, slowloris clients (a header never finished, one byte now and then)
-    and slow readers (a /metrics response asked for and never read) against 127.0.0.1:port."""
-
-    def __init__(self, port, idle, slowloris, slow_readers):
-        self.port, self.counts = port, (idle, slowloris, slow_readers)
-        self.socks, self._stop = [], threading.Event()
-        self._trickler = None
-
-    def _connect(self, rcvbuf=None):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        s.settimeout(5)
-        s.connect(("127.0.0.1", self.port))
-        self.socks.append(s)
-        return s
-
-    def __enter__(self):
-        idle, slowloris, slow_readers = self.counts
-        for _ in range(idle):
-            self._connect()
-        lorises = []
-        for _ in range(slowloris):
-            s = self._connect()
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-a: ")
-            lorises.append(s)
-        for _ in range(slow_readers):
-            s = self._connect(rcvbuf=4096)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-            s.recv(1)  # the response has started; the rest stays unread
-
-        def trickle():
-            while not self._stop.wait(1.0):
-                for s in lorises:
-                    try:
-                        s.send(b"a")
-                    except OSError:
-                        pass
-        self._trickler = threading.Thread(target=trickle, daemon=True)
-        self._trickler.start()
-        time.sleep(0.3)
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._trickler:
-            self._trickler.join(timeout=5)
-        for s in self.socks:
-            s.close()
 
 
 def timed_get(port, path, timeout=10):
