@@ -34,7 +34,7 @@ TEST(HttpServerListenAddressTest, AcceptedForms) {
 }
 
 TEST(HttpServerListenAddressTest, InvalidAddressesAreErrorsNamingTheValue) {
-  // civetweb bound 231.1.1.1 for this one (999 mod 256).
+  // The old civetweb-based server bound 231.1.1.1 for this one (999 mod 256).
   auto bad = ParseListenAddress("999.1.1.1:9872");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("\"999.1.1.1\" is not an IPv4 address"), std::string::npos)
