@@ -1,5 +1,5 @@
 // Error and Result<T>: the project's small status types. Modules return these instead of throwing;
-// library exceptions (yaml-cpp, RE2, nlohmann-json) are caught at the edge and turned into an Error.
+// library exceptions (yaml-cpp, nlohmann-json) are caught at the edge and turned into an Error.
 #pragma once
 
 #include <cerrno>
