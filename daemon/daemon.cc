@@ -165,10 +165,12 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   RenderHeldFiles(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
       .Add({{"version", RDMAHD_VERSION}}, 1);
-  // Copies of exposition_ are only made under exposition_mu_, so a use count of 1 here means no
-  // request is still sending it: its buffer can be written over.
-  if (!exposition_ || exposition_.use_count() != 1) exposition_ = std::make_shared<std::string>();
-  sink.SerializeTo(*exposition_);
+  // Let go of the stale text first: when no request still sends it, its buffer is the one the
+  // pool lends out for the new text.
+  exposition_.reset();
+  std::unique_ptr<std::string> text = text_pool_->Take();
+  sink.SerializeTo(*text);
+  exposition_ = text_pool_->Share(std::move(text));
   exposition_report_ = std::move(report);
   exposition_config_generation_ = generation;
   return exposition_;

@@ -16,6 +16,7 @@
 #include "common/metric_sink.h"
 #include "config/config.h"
 #include "daemon/options.h"
+#include "daemon/text_buffer_pool.h"
 #include "daemon/verdict_tracker.h"
 
 namespace rdmahd {
@@ -103,7 +104,8 @@ class Daemon {
   std::mutex exposition_mu_;
   std::shared_ptr<const Report> exposition_report_;        // guarded by exposition_mu_
   std::uint64_t exposition_config_generation_ = 0;         // guarded by exposition_mu_
-  std::shared_ptr<std::string> exposition_;                // guarded by exposition_mu_
+  std::shared_ptr<const std::string> exposition_;          // guarded by exposition_mu_
+  std::shared_ptr<TextBufferPool> text_pool_ = TextBufferPool::Create();
   MetricSink exposition_sink_;                             // guarded by exposition_mu_
 
   // Last: it uses the members above, so it must stop before they are destroyed.
