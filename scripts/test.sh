@@ -40,9 +40,10 @@ if has tsan; then
   ninja -C build-tsan -j "$JOBS"
   # The threaded parts: the scrape cache shared by concurrent scrapes, the HTTP server's worker
   # threads, the verdict tracker, the whole daemon serving scrapes while it reloads, and the
-  # collection worker with its deadline (engine, daemon shutdown, `check`).
+  # collection worker with its deadline (engine, daemon shutdown, `check`), and the HTTP server and
+  # the daemon's lifecycle as processes (HttpE2E, LifecycleE2E run the TSan-built binary).
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|HttpServer|VerdictTracker|Daemon|CheckCommand')
+     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|HttpServer|VerdictTracker|Daemon|CheckCommand|HttpE2E|LifecycleE2E')
 fi
 
 if has fuzz && [[ -x fuzz/run.sh ]]; then
