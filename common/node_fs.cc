@@ -95,6 +95,13 @@ const char* FileKind(mode_t mode) {
 // EOF, so whole-file reads go on until EOF. `buf` keeps its size between calls (growing only), so
 // re-reads do not zero-fill a page each time; the content is the first `used` bytes. Errors are
 // "read: ..." (the caller puts the path in).
+// A cap as people write it: whole MiB in MiB, anything else in bytes.
+std::string CapText(std::size_t bytes) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  if (bytes != 0 && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
 Status PreadAll(int fd, std::string& buf, std::size_t& used_out, bool stop_on_short_read, std::size_t max_bytes) {
   if (buf.size() < 4096) buf.resize(4096);
   std::size_t used = 0;
@@ -106,9 +113,7 @@ Status PreadAll(int fd, std::string& buf, std::size_t& used_out, bool stop_on_sh
     }
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
-    if (used > max_bytes) {
-      return Error{"read: larger than " + std::to_string(max_bytes) + " bytes, the cap for this file", EFBIG};
-    }
+    if (used > max_bytes) return Error{"read: larger than " + CapText(max_bytes) + ", the cap for this file", EFBIG};
     if (used < buf.size()) {
       if (stop_on_short_read) break;
       continue;

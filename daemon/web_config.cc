@@ -1,17 +1,17 @@
 #include "daemon/web_config.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <vector>
 
+#include "common/node_fs.h"
+
 namespace rdmahd {
 namespace {
 
-constexpr off_t kMaxFileBytes = 1 << 20;
+// A web config or PEM file is a few KiB.
+constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
 
 std::string At(const std::string& source, const YAML::Mark& mark) {
   if (mark.is_null() || mark.line < 0) return source;
@@ -62,7 +62,7 @@ class Parser {
   }
 
   Status ReadPem(const YAML::Node& key, const std::string& path, std::string& pem) const {
-    auto text = ReadSmallRegularFile(path);
+    auto text = ReadRegularFile(path, kMaxFileBytes);
     if (!text.ok()) return Fail(key.Mark(), key.Scalar() + ": " + text.error().message);
     pem = std::move(text).value();
     return Status::Ok();
@@ -170,39 +170,6 @@ class Parser {
 
 }  // namespace
 
-Result<std::string> ReadSmallRegularFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return Error::FromErrno(path, errno);
-  struct stat st {};
-  std::string text;
-  Error error;
-  if (::fstat(fd, &st) != 0) {
-    error = Error::FromErrno(path, errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    error = Error{path + ": not a regular file"};
-  } else if (st.st_size > kMaxFileBytes) {
-    error = Error{path + ": larger than 1 MiB"};
-  } else {
-    text.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < text.size()) {
-      ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        error = Error::FromErrno(path, errno);
-        break;
-      }
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    text.resize(got);
-  }
-  ::close(fd);
-  if (!error.message.empty()) return error;
-  return text;
-}
-
 Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string& source,
                                  const std::string& base_dir) {
   WebConfig config;
@@ -227,8 +194,8 @@ Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string
 }
 
 Result<WebConfig> LoadWebConfigFile(const std::string& path) {
-  auto text = ReadSmallRegularFile(path);
-  if (!text.ok()) return Error{"web config file " + text.error().message, text.error().errno_value};
+  auto text = ReadRegularFile(path, kMaxFileBytes);
+  if (!text.ok()) return Error{"web config file: " + text.error().message, text.error().errno_value};
   auto slash = path.rfind('/');
   std::string base_dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   return ParseWebConfig(*text, path, base_dir);

@@ -49,7 +49,4 @@ Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string
                                  const std::string& base_dir);
 Result<WebConfig> LoadWebConfigFile(const std::string& path);
 
-// Reads a small regular file (config, PEM): refuses FIFOs, devices, folders and files over 1 MiB.
-Result<std::string> ReadSmallRegularFile(const std::string& path);
-
 }  // namespace rdmahd
