@@ -16,7 +16,7 @@ import threading
 import time
 import unittest
 
-from harness import REAL_FIXTURES, SOURCE_DIR, Daemon, families, mask, run
+from harness import REAL_FIXTURES, SOURCE_DIR, Daemon, families, mask, promtool_check, run
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "daemon")
 UPDATE = os.environ.get("RDMAHD_UPDATE_GOLDEN") == "1"
@@ -47,12 +47,6 @@ def fixture_trees():
             args.append("--config.file=" + os.path.join(d, "config.yaml"))
         out.append((name, args))
     return out
-
-
-def promtool_check(text):
-    """Runs `promtool check metrics`; returns (ok, output). Lint warnings are failures too."""
-    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
-    return p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
 
 
 def documented_families():

@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-from harness import SOURCE_DIR, Daemon, binary, mask, run
+from harness import SOURCE_DIR, Daemon, binary, mask, promtool_check, run
 
 EMPTY_DCB = os.path.join(SOURCE_DIR, "tests", "fixtures", "empty-dcb")
 DEGRADED = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "degraded", "sys")
@@ -31,11 +31,6 @@ def copy_tree(src, tmp):
 def device_dirs(sysfs):
     base = os.path.join(sysfs, "class", "infiniband")
     return {d: os.path.realpath(os.path.join(base, d)) for d in sorted(os.listdir(base))}
-
-
-def promtool_check(text):
-    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
-    return p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
 
 
 def scrape_bytes(daemon):

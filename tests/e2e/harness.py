@@ -138,3 +138,9 @@ def families(exposition):
 
 def run(*args, timeout=60):
     return subprocess.run([binary(), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def promtool_check(text):
+    """Runs `promtool check metrics`; returns (ok, output). Lint warnings are failures too."""
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    return p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
