@@ -290,7 +290,7 @@ bool Daemon::HandleSignal(int sfd, int timeout_ms, int& exit_code) {
 // StopEvaluation(): SIGTERM is read within 10 ms at startup and 1 s later on, and shutdown never
 // waits for a collector (main() then leaves with _exit if one is still running).
 int Daemon::Run() {
-  RaiseOpenFileLimit();
+  // (main() has raised the open-file limit already, for every mode.)
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGHUP);
