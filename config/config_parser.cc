@@ -159,7 +159,7 @@ class ConfigParser {
     Located top{root, "", root.Mark()};
     if (!root.IsMap()) {
       return Fail(top.mark, "the top level must be a map of sections (collectors, devices, scrape, "
-                            "ports, limits, firmware, roce), got " + Describe(root));
+                            "ports, limits, firmware, roce, host), got " + Describe(root));
     }
     return VisitMap(top, {
         {"collectors", [&](const Located& v) { return ParseCollectors(v, config.collectors); }},
@@ -169,6 +169,7 @@ class ConfigParser {
         {"limits", [&](const Located& v) { return ParseLimits(v, config.limits); }},
         {"firmware", [&](const Located& v) { return ParseFirmware(v, config.firmware); }},
         {"roce", [&](const Located& v) { return ParseRoce(v, config.roce); }},
+        {"host", [&](const Located& v) { return ParseHost(v, config); }},
     });
   }
 
@@ -226,7 +227,9 @@ class ConfigParser {
   Status ParseLimits(const Located& v, DeviceLimitsPolicy& out) const {
     return VisitMap(v, {
         {"min_max_qp", [&](const Located& f) { return ReadCount(f, out.min_max_qp); }},
+        {"min_max_cq", [&](const Located& f) { return ReadCount(f, out.min_max_cq); }},
         {"min_max_cqe", [&](const Located& f) { return ReadCount(f, out.min_max_cqe); }},
+        {"min_max_mr", [&](const Located& f) { return ReadCount(f, out.min_max_mr); }},
         {"min_max_mr_size", [&](const Located& f) { return ReadCount(f, out.min_max_mr_size); }},
     });
   }
@@ -279,6 +282,51 @@ class ConfigParser {
         {"min_mtu", [&](const Located& f) { return ReadInt(f, kMinMtuLowest, kMinMtuHighest, out.min_mtu); }},
         {"extra_ethtool_stats", [&](const Located& f) { return ReadRegexList(f, out.extra_ethtool_stats); }},
     });
+  }
+
+  // `host:` holds the node-readiness keys of two areas; each area has its own field list, joined
+  // here so that unknown keys are still reported against the whole section.
+  Status ParseHost(const Located& v, Config& config) const {
+    std::vector<Field> fields = HostDeviceFields(config.host_dev);
+    return VisitMap(v, fields);
+  }
+
+  // host: device side (PCIe, ToS, plumbing, link flaps).
+  std::vector<Field> HostDeviceFields(HostDevicePolicy& out) const {
+    return {
+        {"device_access",
+         [&](const Located& f) {
+           return VisitMap(f, {
+               {"user", [&](const Located& g) { return ReadOptionalString(g, out.device_access.user); }},
+               {"group", [&](const Located& g) { return ReadOptionalString(g, out.device_access.group); }},
+           });
+         }},
+        {"cpu_governor", [&](const Located& f) { return ReadOptionalString(f, out.cpu_governor); }},
+        {"link_flaps", [&](const Located& f) { return ParseHostLinkFlaps(f, out.link_flaps); }},
+    };
+  }
+
+  Status ParseHostLinkFlaps(const Located& v, HostLinkFlapPolicy& out) const {
+    Status st = VisitMap(v, {
+        {"drop_window",
+         [&](const Located& f) { return ReadDuration(f, milliseconds{1000}, milliseconds{3'600'000}, out.drop_window); }},
+        {"window",
+         [&](const Located& f) { return ReadDuration(f, milliseconds{1000}, milliseconds{86'400'000}, out.window); }},
+        {"threshold",
+         [&](const Located& f) {
+           std::optional<int> n;
+           Status s = ReadInt(f, 1, 1000, n);
+           if (s.ok() && n) out.threshold = static_cast<std::uint32_t>(*n);
+           return s;
+         }},
+        {"recovery",
+         [&](const Located& f) { return ReadDuration(f, milliseconds{0}, milliseconds{86'400'000}, out.recovery); }},
+    });
+    if (st.ok() && out.window < out.drop_window) {
+      return FailAt(v, "window (" + std::to_string(out.window.count()) + "ms) must not be shorter than drop_window (" +
+                           std::to_string(out.drop_window.count()) + "ms): a flap lasts up to drop_window");
+    }
+    return st;
   }
 
   // ---- structure ------------------------------------------------------------------------------
@@ -469,6 +517,14 @@ class ConfigParser {
       return FailAt(v, "must be a non-empty string, got " + Describe(v.node));
     }
     out = v.node.Scalar();
+    return Status::Ok();
+  }
+
+  Status ReadOptionalString(const Located& v, std::optional<std::string>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::string text;
+    if (Status st = ReadString(v, text); !st.ok()) return st;
+    out = std::move(text);
     return Status::Ok();
   }
 
