@@ -13,7 +13,8 @@ namespace rdmahd {
 
 struct PcieLinkFacts {
   std::string device;                       // RDMA device, e.g. mlx5_0
-  std::optional<std::string> pci_address;   // absent: no PCI function (rxe, siw); nothing below read
+  bool pci_function = false;                // false: no device/ (rxe, siw); nothing below read
+  std::optional<std::string> pci_address;   // "0000:01:00.0"; absent when device/ is not a link
   std::string note;                         // why a value below is absent (file, errno)
 
   std::optional<double> current_speed_gts;  // current_link_speed "8.0 GT/s PCIe" -> 8.0

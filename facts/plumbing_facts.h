@@ -45,12 +45,24 @@ struct IommuFacts {
   std::string mode;
 };
 
+// host.device_access resolved on this machine (passwd/group through NSS): who must be able to
+// open the device nodes. Absent uid/gids: not configured, or not resolvable (note says which).
+struct AccessIdentity {
+  std::string user, group;                 // as configured; empty: not configured
+  std::optional<std::uint32_t> uid;
+  std::vector<std::uint32_t> gids;         // the configured group, and the user's groups
+  std::string note;                        // a name that did not resolve
+};
+
 struct PlumbingFacts {
   std::vector<ModuleFacts> modules;       // ib_core, ib_uverbs, rdma_ucm, then drivers by name
   std::vector<CharDeviceFacts> char_devices;  // uverbsN by device, then rdma_cm
   std::vector<CpuGovernorFacts> governors;    // by device
   IommuFacts iommu;
   std::string dev_root;                   // the /dev root the char devices were looked up in
+  bool dev_root_present = false;          // false: nothing under it could be judged (not captured)
+  bool module_dir_present = false;        // <sysfs>/module exists (false: not captured)
+  AccessIdentity access;
 };
 
 }  // namespace rdmahd

@@ -25,7 +25,6 @@ enum class RoceTosSource {
 struct RoceTosPortFacts {
   std::string device;  // mlx5_0
   std::uint32_t port = 0;
-  std::string netdev;  // Ethernet netdev behind the port; empty when unknown
 
   RoceTosSource source = RoceTosSource::kUnreadable;
   std::optional<std::uint32_t> configfs_tos;       // 0..255 when source == kConfigfs

@@ -1,0 +1,40 @@
+// The RDMA devices the host-readiness collectors (pcie, roce_tos, plumbing, link_flaps) look at:
+// name, PCI function and ports. A stand-in for the core's Topology (issue #9): when CollectContext
+// carries one, these collectors take it from there and this file goes away.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/node_fs.h"
+#include "config/config.h"
+
+namespace rdmahd {
+
+struct HostRdmaPort {
+  std::uint32_t number = 0;
+  std::optional<std::string> link_layer;  // "Ethernet", "InfiniBand"; absent: unreadable
+  bool IsEthernet() const { return link_layer && *link_layer == "Ethernet"; }
+};
+
+struct HostRdmaDevice {
+  std::string name;
+  // The device's `device` entry: the PCI function's folder (a symlink on a real node). Absent for
+  // software devices (rxe, siw), which have none.
+  std::optional<std::string> device_dir;  // absolute, under the sysfs root
+  std::optional<std::string> pci_address;  // basename of the device/ link, e.g. "0000:3b:00.0"
+  std::vector<HostRdmaPort> ports;         // by number
+};
+
+// `text` (a message or path) with the NodeFs roots written as the kernel's own (/sys, /proc, /dev),
+// so reasons read the same on a live node and on a capture, wherever the capture lies.
+std::string KernelPaths(const NodeFs& fs, std::string text);
+
+// Devices under <sysfs>/class/infiniband matching `filter`, by name. A node without the folder has
+// none; a device or port that cannot be read is reported in `errors` and keeps what was read.
+std::vector<HostRdmaDevice> ListHostRdmaDevices(const NodeFs& fs, const DeviceFilter& filter,
+                                                std::vector<std::string>& errors);
+
+}  // namespace rdmahd

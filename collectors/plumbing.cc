@@ -1,0 +1,277 @@
+// The "plumbing" collector (facts/plumbing_facts.h): kernel modules, /dev/infiniband device nodes,
+// CPU governors of NIC-local CPUs and the IOMMU mode. Everything but the device nodes is read
+// through NodeFs; the nodes are lstat()ed under NodeFs::dev_root() (--path.dev), never opened.
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <set>
+
+#include "collectors/collector.h"
+#include "collectors/host_dev_parse.h"
+#include "collectors/host_devices.h"
+#include "common/parse.h"
+#include "facts/plumbing_facts.h"
+
+namespace rdmahd {
+namespace {
+
+std::string Basename(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  return std::string(path.substr(path.rfind('/') + 1));
+}
+
+// The kernel module behind an RDMA device: the module of its PCI driver (device/driver/module);
+// software devices have no device/ and are known by name.
+std::optional<std::string> DriverModule(const NodeFs& fs, const HostRdmaDevice& d, std::string& note) {
+  if (!d.device_dir) {
+    if (d.name.rfind("rxe", 0) == 0) return "rdma_rxe";
+    if (d.name.rfind("siw", 0) == 0) return "siw";
+    note = d.name + " has no device/ link and is not a known software device";
+    return std::nullopt;
+  }
+  auto module = fs.ReadLink(*d.device_dir + "/driver/module");
+  if (module.ok()) return Basename(*module);
+  auto driver = fs.ReadLink(*d.device_dir + "/driver");
+  if (!driver.ok()) {
+    note = "no driver bound to " + d.name + "'s device (" + driver.error().message + ")";
+    return std::nullopt;
+  }
+  note = "driver " + Basename(*driver) + " of " + d.name + " is built into the kernel (no module link)";
+  return std::nullopt;
+}
+
+ModuleFacts Module(const NodeFs& fs, const std::string& name, const std::string& needed_by,
+                   const std::string& alternative = "") {
+  ModuleFacts m;
+  m.name = name;
+  m.needed_by = needed_by;
+  if (fs.IsDir(fs.Sys("module/" + name))) {
+    m.loaded = true;
+    m.evidence = "/sys/module/" + name;
+  } else if (!alternative.empty() && fs.IsDir(fs.Sys(alternative))) {
+    // Built in, or loaded without parameters on an old kernel: its class folder shows it works.
+    m.loaded = true;
+    m.evidence = "/sys/" + alternative;
+  } else {
+    m.evidence = "no /sys/module/" + name + (alternative.empty() ? "" : " and no /sys/" + alternative);
+  }
+  return m;
+}
+
+CharDeviceFacts Stat(const NodeFs& fs, const std::string& path, const std::string& device) {
+  CharDeviceFacts c;
+  c.path = KernelPaths(fs, path);
+  c.device = device;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    c.note = KernelPaths(fs, Error::FromErrno("stat " + path, errno).message);
+    return c;
+  }
+  c.present = true;
+  c.is_char_device = S_ISCHR(st.st_mode);
+  c.mode = static_cast<std::uint32_t>(st.st_mode & 07777);
+  c.uid = static_cast<std::uint32_t>(st.st_uid);
+  c.gid = static_cast<std::uint32_t>(st.st_gid);
+  return c;
+}
+
+// uverbsN of each device, from <sysfs>/class/infiniband_verbs/uverbsN/ibdev.
+std::map<std::string, std::string> UverbsByDevice(const NodeFs& fs) {
+  std::map<std::string, std::string> out;
+  const std::string dir = fs.Sys("class/infiniband_verbs");
+  auto entries = fs.ListDir(dir);
+  if (!entries) return out;
+  for (const std::string& e : *entries) {
+    if (e.rfind("uverbs", 0) != 0) continue;
+    if (auto ibdev = fs.ReadFile(dir + "/" + e + "/ibdev")) out[std::string(Trim(*ibdev))] = e;
+  }
+  return out;
+}
+
+std::optional<std::uint32_t> NumericId(const std::string& s) {
+  auto v = ParseU64(s);
+  if (!v || *v > 0xFFFFFFFEull) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
+}
+
+AccessIdentity ResolveAccess(const HostDeviceAccessPolicy& policy) {
+  AccessIdentity a;
+  a.user = policy.user.value_or("");
+  a.group = policy.group.value_or("");
+  std::vector<char> buf(16384);
+  if (!a.user.empty()) {
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    const int err = ::getpwnam_r(a.user.c_str(), &pw, buf.data(), buf.size(), &found);
+    if (found != nullptr) {
+      a.uid = pw.pw_uid;
+      std::vector<gid_t> groups(256);
+      int n = static_cast<int>(groups.size());
+      if (::getgrouplist(a.user.c_str(), pw.pw_gid, groups.data(), &n) < 0) n = static_cast<int>(groups.size());
+      for (int i = 0; i < n; ++i) a.gids.push_back(groups[static_cast<std::size_t>(i)]);
+      a.gids.push_back(pw.pw_gid);
+    } else if (auto id = NumericId(a.user)) {
+      a.uid = id;
+    } else {
+      a.note = "user " + a.user + " not found" + (err != 0 ? " (" + Error::FromErrno("getpwnam", err).message + ")" : "");
+    }
+  }
+  if (!a.group.empty()) {
+    struct group gr {};
+    struct group* found = nullptr;
+    ::getgrnam_r(a.group.c_str(), &gr, buf.data(), buf.size(), &found);
+    if (found != nullptr) {
+      a.gids.push_back(gr.gr_gid);
+    } else if (auto id = NumericId(a.group)) {
+      a.gids.push_back(*id);
+    } else {
+      a.note += (a.note.empty() ? "" : "; ") + std::string("group ") + a.group + " not found";
+    }
+  }
+  std::sort(a.gids.begin(), a.gids.end());
+  a.gids.erase(std::unique(a.gids.begin(), a.gids.end()), a.gids.end());
+  return a;
+}
+
+void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint32_t, std::optional<std::string>>& cache,
+                   CpuGovernorFacts& g) {
+  g.device = d.name;
+  if (!d.device_dir) {
+    g.note = "no PCI function: no local CPUs";
+    return;
+  }
+  auto text = fs.ReadFile(*d.device_dir + "/local_cpulist");
+  if (!text) {
+    g.note = KernelPaths(fs, text.error().message);
+    return;
+  }
+  g.local_cpulist = std::string(Trim(*text));
+  auto cpus = ParseCpuList(*text);
+  if (!cpus) {
+    g.note = KernelPaths(fs, *d.device_dir + "/local_cpulist: " + cpus.error().message);
+    return;
+  }
+  for (std::uint32_t cpu : *cpus) {
+    auto it = cache.find(cpu);
+    if (it == cache.end()) {
+      std::optional<std::string> gov;
+      auto r = fs.ReadFile(fs.Sys("devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/scaling_governor"));
+      if (r && !Trim(*r).empty()) gov = std::string(Trim(*r));
+      it = cache.emplace(cpu, std::move(gov)).first;
+    }
+    if (it->second) {
+      ++g.cpus_by_governor[*it->second];
+    } else {
+      ++g.unreadable_cpus;
+    }
+  }
+  if (g.cpus_by_governor.empty() && !cpus->empty()) {
+    g.note = "no readable cpufreq/scaling_governor for the local CPUs (no cpufreq driver, e.g. in a VM)";
+  }
+}
+
+class PlumbingCollector : public Collector {
+ public:
+  std::string_view Name() const override { return "plumbing"; }
+  std::string_view Description() const override {
+    return "RDMA plumbing: kernel modules, /dev/infiniband nodes, CPU governor of NIC-local CPUs, IOMMU mode";
+  }
+
+  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
+    const NodeFs& fs = ctx.fs;
+    PlumbingFacts f;
+    const auto devices = ListHostRdmaDevices(fs, ctx.config.devices, outcome.errors);
+
+    f.module_dir_present = fs.IsDir(fs.Sys("module"));
+    f.modules.push_back(Module(fs, "ib_core", "RDMA core", "class/infiniband"));
+    f.modules.push_back(Module(fs, "ib_uverbs", "verbs (/dev/infiniband/uverbsN)", "class/infiniband_verbs"));
+    f.modules.push_back(Module(fs, "rdma_ucm", "rdma_cm (/dev/infiniband/rdma_cm)", "class/misc/rdma_cm"));
+    std::map<std::string, std::string> drivers;  // module -> devices
+    for (const HostRdmaDevice& d : devices) {
+      std::string note;
+      if (auto m = DriverModule(fs, d, note)) {
+        std::string& users = drivers[*m];
+        users += (users.empty() ? "" : ",") + d.name;
+      } else if (!note.empty()) {
+        outcome.errors.push_back(note);
+      }
+    }
+    for (const auto& [module, users] : drivers) f.modules.push_back(Module(fs, module, users));
+
+    f.dev_root = fs.dev_root();  // as given: the one place the real root is shown
+    f.dev_root_present = fs.IsDir(f.dev_root);
+    if (f.dev_root_present) {
+      const auto uverbs = UverbsByDevice(fs);
+      for (const HostRdmaDevice& d : devices) {
+        auto it = uverbs.find(d.name);
+        if (it == uverbs.end()) {
+          CharDeviceFacts c;
+          c.device = d.name;
+          // path stays empty: which uverbsN it would be is not known
+          c.note = "no uverbs device in /sys/class/infiniband_verbs names " + d.name +
+                   " (ib_uverbs not loaded, or the driver has no verbs)";
+          f.char_devices.push_back(std::move(c));
+          continue;
+        }
+        f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/" + it->second), d.name));
+      }
+      f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/rdma_cm"), ""));
+    }
+    f.access = ResolveAccess(ctx.config.host_dev.device_access);
+
+    std::map<std::uint32_t, std::optional<std::string>> governors;
+    for (const HostRdmaDevice& d : devices) {
+      CpuGovernorFacts g;
+      ReadGovernors(fs, d, governors, g);
+      f.governors.push_back(std::move(g));
+    }
+
+    if (auto cmdline = fs.ReadFile(fs.Proc("cmdline"))) {
+      IommuCmdline iommu = ParseIommuCmdline(*cmdline);
+      f.iommu.cmdline_read = true;
+      f.iommu.options = std::move(iommu.options);
+      f.iommu.mode = std::move(iommu.mode);
+    } else {
+      f.iommu.note = KernelPaths(fs, cmdline.error().message);
+    }
+    snapshot.Put(std::move(f));
+    return Status::Ok();
+  }
+
+  void Render(const Snapshot& snapshot, MetricSink& sink) const override {
+    const PlumbingFacts* f = snapshot.Get<PlumbingFacts>();
+    if (f == nullptr) return;
+    if (f->module_dir_present) {
+      auto loaded = sink.Gauge("rdma_kernel_module_loaded",
+                               "1 when a kernel module RDMA needs is loaded (or built in), else 0.");
+      for (const ModuleFacts& m : f->modules) loaded.Add({{"module", m.name}}, m.loaded ? 1 : 0);
+    }
+    if (f->dev_root_present) {
+      auto present = sink.Gauge("rdma_char_device_present",
+                                "1 when an RDMA character device (/dev/infiniband/uverbsN of device, rdma_cm with device \"\") exists, else 0.");
+      for (const CharDeviceFacts& c : f->char_devices) {
+        present.Add({{"device", c.device}, {"path", c.path}}, c.present && c.is_char_device ? 1 : 0);
+      }
+    }
+    auto governor = sink.Gauge("rdma_cpu_governor_cpus",
+                               "CPUs local to an RDMA device per cpufreq scaling governor.");
+    for (const CpuGovernorFacts& g : f->governors) {
+      for (const auto& [name, count] : g.cpus_by_governor) governor.Add({{"device", g.device}, {"governor", name}}, count);
+    }
+    if (f->iommu.cmdline_read) {
+      sink.Gauge("rdma_host_iommu_info",
+                 "IOMMU mode from the kernel command line (passthrough, translated, off or default) and the options.")
+          .Add({{"mode", f->iommu.mode}, {"options", f->iommu.options}}, 1);
+    }
+  }
+};
+
+RDMAHD_REGISTER_COLLECTOR("plumbing", PlumbingCollector);
+
+}  // namespace
+}  // namespace rdmahd
