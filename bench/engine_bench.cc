@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/collection_engine.h"
+#include "core/collection_engine.h"
 
 namespace {
 // The whole process's: collections run on the engine's worker thread, not the caller's.
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     auto report = engine.Collect(config);
     double t1 = ProcessCpuSeconds();
     sink.Clear();
-    report->Render(engine.collectors(), sink);
+    (void)engine.Render(*report, sink);
     double t2 = ProcessCpuSeconds();
     sink.SerializeTo(text);
     double t3 = ProcessCpuSeconds();

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/rdma_netdevs.h"
+#include "collectors/topology_discovery.h"
 #include "collectors/roce_qos.h"
 #include "tests/support/stat_list_driver.h"
 
@@ -52,9 +52,9 @@ int main(int argc, char** argv) {
 
   rdmahd::NodeFs fs(root, "/nonexistent", "");
   rdmahd::Config config;
-  std::vector<std::string> errors;
-  auto links = rdmahd::DiscoverRdmaNetdevs(fs, config.devices, errors);
-  for (const auto& l : links) {
+  rdmahd::TopologyDiscovery discovery;
+  const rdmahd::Topology topology = discovery.Discover(fs, config);
+  for (const auto& l : topology.links) {
     const std::string dir = root + "/class/net/" + l.netdev;
     std::filesystem::create_directories(dir);
     WriteFile(dir + "/mtu", "4200\n");
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   // The driver answers with the dump's stats; every scrape moves each value on by one.
   auto stats = std::make_shared<std::vector<rdmahd::DriverStat>>(parsed.stats);
   rdmahd::NetdevCollector collector(std::make_unique<rdmahd::testing::StatListDriver>(stats, rdmahd::PauseParam{}));
-  rdmahd::CollectContext ctx{fs, config};
+  rdmahd::CollectContext ctx{fs, config, topology};
   double cpu = 0;
   std::size_t netdevs = 0, classified = 0;
   for (int i = 0; i <= scrapes; ++i) {

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <string>
 
-#include "checks/check.h"
+#include "core/check.h"
 #include "checks/version_compare.h"
-#include "collectors/rdma_devices.h"
+#include "facts/rdma_device_facts.h"
 
 namespace rdmahd {
 namespace {
@@ -32,15 +32,11 @@ std::string Identity(const RdmaDeviceFacts& d) {
 
 class FirmwareVersionCheck : public Check {
  public:
-  std::string_view Name() const override { return "firmware_version"; }
-  std::string_view Description() const override {
-    return "RDMA device firmware is at least the policy minimum for its hca_type/board_id";
-  }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* facts = snapshot.Get<RdmaDevicesFacts>();
     if (facts == nullptr) return;
     for (const RdmaDeviceFacts& d : facts->devices) {
-      CheckResult r{std::string(Name()), d.name, Verdict::kUnknown, "", ""};
+      CheckResult r{"", d.name, Verdict::kUnknown, "", ""};
       const FirmwareRule* rule = nullptr;
       for (const FirmwareRule& candidate : config.firmware) {
         if (RuleMatches(candidate, d)) {
@@ -75,7 +71,8 @@ class FirmwareVersionCheck : public Check {
     }
   }
 };
-RDMAHD_REGISTER_CHECK("firmware_version", FirmwareVersionCheck);
+RDMAHD_REGISTER_CHECK("firmware_version", FirmwareVersionCheck,
+                      "RDMA device firmware is at least the policy minimum for its hca_type/board_id");
 
 }  // namespace
 }  // namespace rdmahd

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "checks/check.h"
+#include "core/check.h"
 #include "collectors/rdma_devices.h"
 
 namespace rdmahd {
@@ -13,11 +13,7 @@ std::vector<CheckResult> Evaluate(const RdmaDeviceFacts& dev, const Config& conf
   facts.devices.push_back(dev);
   Snapshot snapshot;
   snapshot.Put(facts);
-  std::vector<CheckResult> out;
-  for (const auto& reg : RegisteredChecks()) {
-    if (reg.name == "firmware_version") reg.factory()->Evaluate(snapshot, config, out);
-  }
-  return out;
+  return RunRegisteredCheck("firmware_version", snapshot, config);
 }
 
 RdmaDeviceFacts ConnectX5(const std::string& fw) {

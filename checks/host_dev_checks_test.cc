@@ -1,8 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "checks/check.h"
-#include "collectors/roce_qos.h"
+#include "core/check.h"
+#include "core/topology.h"
+#include "facts/roce_facts.h"
 #include "facts/link_flap_facts.h"
 #include "facts/pcie_facts.h"
 #include "facts/plumbing_facts.h"
@@ -14,11 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::vector<CheckResult> Evaluate(const std::string& name, const Snapshot& s, const Config& c = Config{}) {
-  std::vector<CheckResult> out;
-  for (const auto& reg : RegisteredChecks()) {
-    if (reg.name == name) reg.factory()->Evaluate(s, c, out);
-  }
-  return out;
+  return RunRegisteredCheck(name, s, c);
 }
 
 // ---- pcie_link ------------------------------------------------------------------------------------
@@ -97,9 +94,17 @@ struct TosNode {
   Snapshot Build() const {
     Snapshot s;
     s.Put(RoceTosFacts{{port}});
-    RdmaNetdevFacts links;
-    links.links.push_back({"mlx5_0", 1, "ens1f0np0"});
-    s.Put(links);
+    Topology topology;
+    TopologyDevice d;
+    d.name = "mlx5_0";
+    TopologyPort tp;
+    tp.port = 1;
+    tp.link_layer = "Ethernet";
+    tp.netdev = "ens1f0np0";
+    d.ports.push_back(tp);
+    topology.devices.push_back(d);
+    topology.links.push_back({"mlx5_0", 1, "ens1f0np0"});
+    s.Put(topology);
     RoceQosFacts qos;
     RoceNetdevFacts n;
     n.netdev = "ens1f0np0";

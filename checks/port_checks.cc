@@ -1,10 +1,12 @@
-// Port checks over the "devices" collector's facts: port_active, port_rate, roce_v2_gid.
+// Port checks over the "devices" collector's facts and the Topology (link layer, GIDs, netdev):
+// port_active, port_rate, roce_v2_gid.
 // One verdict per port (subject "mlx5_0/1"); ports of filtered-out devices are never seen here.
 #include <cstdio>
 #include <string>
 
-#include "checks/check.h"
-#include "collectors/rdma_devices.h"
+#include "core/check.h"
+#include "core/topology.h"
+#include "facts/rdma_device_facts.h"
 
 namespace rdmahd {
 namespace {
@@ -24,33 +26,43 @@ std::string FormatGbps(double gbps) {
   return s;
 }
 
-std::string LinkHint(const RdmaPortFacts& p) {
-  return p.netdev.empty() ? "" : " (netdev " + p.netdev + ")";
+std::string LinkHint(const TopologyPort& t) {
+  return t.netdev.empty() ? "" : " (netdev " + t.netdev + ")";
 }
 
-// Calls `fn(port)` for every port the devices collector saw; returns false (and appends nothing)
-// when the collector did not run, so a disabled collector does not produce a wall of "unknown".
+std::string NetdevOrPlaceholder(const TopologyPort& t) { return t.netdev.empty() ? std::string("<netdev>") : t.netdev; }
+
+// Calls `fn(port, topology_port)` for every port the devices collector saw; returns false (and
+// appends nothing) when the collector did not run, so a disabled collector does not produce a wall
+// of "unknown". A port the Topology lacks is given an empty TopologyPort (nothing known about it).
 template <class Fn>
 bool ForEachPort(const Snapshot& snapshot, Fn&& fn) {
   const auto* facts = snapshot.Get<RdmaDevicesFacts>();
   if (facts == nullptr) return false;
+  const auto* topology = snapshot.Get<Topology>();
   for (const RdmaDeviceFacts& d : facts->devices) {
-    for (const RdmaPortFacts& p : d.ports) fn(p);
+    const TopologyDevice* td = topology ? topology->FindDevice(d.name) : nullptr;
+    for (const RdmaPortFacts& p : d.ports) {
+      TopologyPort none;
+      const TopologyPort* t = &none;
+      if (td != nullptr) {
+        for (const TopologyPort& candidate : td->ports) {
+          if (candidate.port == p.port) t = &candidate;
+        }
+      }
+      fn(p, *t);
+    }
   }
   return true;
 }
 
 class PortActiveCheck : public Check {
  public:
-  std::string_view Name() const override { return "port_active"; }
-  std::string_view Description() const override {
-    return "RDMA port state is ACTIVE and its physical state LinkUp";
-  }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     if (!config.ports.require_active) return;
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
-      CheckResult r{std::string(Name()), p.Subject(), Verdict::kUnknown, "", ""};
-      const std::string observed = "state " + Describe(p.state) + ", physical state " + Describe(p.phys_state) + LinkHint(p);
+    ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
+      CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
+      const std::string observed = "state " + Describe(p.state) + ", physical state " + Describe(p.phys_state) + LinkHint(t);
       if (!p.state || !p.phys_state) {
         r.reason = observed + ": cannot tell whether the port is up";
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
@@ -61,58 +73,55 @@ class PortActiveCheck : public Check {
       } else {
         r.verdict = Verdict::kFailed;
         r.reason = observed + "; expected ACTIVE (4) and LinkUp (5)";
-        r.fix = FixFor(p);
+        r.fix = FixFor(p, t);
       }
       out.push_back(std::move(r));
     });
   }
 
  private:
-  static std::string FixFor(const RdmaPortFacts& p) {
+  static std::string FixFor(const RdmaPortFacts& p, const TopologyPort& t) {
     const std::string show = "`rdma link show " + p.Subject() + "`";
     const std::uint32_t phys = p.phys_state->id;
     if (phys == kPhysStateLinkUp) {
       // Physical link is up but the logical port is not ACTIVE.
-      if (p.IsEthernet()) {
+      if (t.IsEthernet()) {
         return "link is up but the port is not ACTIVE: bring the netdev up (`ip link set " +
-               (p.netdev.empty() ? std::string("<netdev>") : p.netdev) + " up`) and check " + show;
+               NetdevOrPlaceholder(t) + " up`) and check " + show;
       }
       return "physical link is up but the port is not ACTIVE: a subnet manager must configure it; check "
              "that opensm (or the switch SM) runs on this fabric (`sminfo`, `ibstat`), then " + show;
     }
     if (phys == 3) {  // Disabled
       return "the port is disabled: enable it (`ip link set " +
-             (p.netdev.empty() ? std::string("<netdev>") : p.netdev) +
+             NetdevOrPlaceholder(t) +
              " up` for RoCE, `ibportstate` for IB) and check the switch port is not shut down; " + show;
     }
     if (phys == 2) {  // Polling: no link partner
       return "no link partner: check the cable/transceiver and that the switch port is up and configured "
              "for this speed; " + show + ", `ethtool " +
-             (p.netdev.empty() ? std::string("<netdev>") : p.netdev) + "` for the negotiated link";
+             NetdevOrPlaceholder(t) + "` for the negotiated link";
     }
     return "check the cable/switch port and the link training; " + show;
   }
 };
-RDMAHD_REGISTER_CHECK("port_active", PortActiveCheck);
+RDMAHD_REGISTER_CHECK("port_active", PortActiveCheck,
+                      "RDMA port state is ACTIVE and its physical state LinkUp");
 
 class PortRateCheck : public Check {
  public:
-  std::string_view Name() const override { return "port_rate"; }
-  std::string_view Description() const override {
-    return "RDMA port link rate is at least the policy minimum (ports.min_rate_gbps)";
-  }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
-      CheckResult r{std::string(Name()), p.Subject(), Verdict::kUnknown, "", ""};
+    ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
+      CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       if (!p.rate_bytes_per_second) {
-        r.reason = "rate unreadable" + LinkHint(p);
+        r.reason = "rate unreadable" + LinkHint(t);
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/rate is readable by rdma-healthd";
         out.push_back(std::move(r));
         return;
       }
       const double gbps = static_cast<double>(*p.rate_bytes_per_second) * 8 / 1e9;
-      const std::string observed = "rate " + FormatGbps(gbps) + " Gb/s" + LinkHint(p);
+      const std::string observed = "rate " + FormatGbps(gbps) + " Gb/s" + LinkHint(t);
       if (!config.ports.min_rate_gbps) {
         r.reason = observed + "; no minimum configured (ports.min_rate_gbps)";
         r.fix = "set ports.min_rate_gbps in the config to the rate this node's links must train at";
@@ -124,7 +133,7 @@ class PortRateCheck : public Check {
         r.verdict = Verdict::kFailed;
         r.reason = observed + " is below the minimum " + FormatGbps(*config.ports.min_rate_gbps) + " Gb/s";
         r.fix = "the link trained at a lower speed or width: check cable/transceiver type and seating, the switch "
-                "port speed setting, and `ethtool " + (p.netdev.empty() ? std::string("<netdev>") : p.netdev) +
+                "port speed setting, and `ethtool " + NetdevOrPlaceholder(t) +
                 "` / `ibstat " + p.device + " " + std::to_string(p.port) + "` for the active speed and width";
       } else {
         r.verdict = Verdict::kOk;
@@ -134,41 +143,39 @@ class PortRateCheck : public Check {
     });
   }
 };
-RDMAHD_REGISTER_CHECK("port_rate", PortRateCheck);
+RDMAHD_REGISTER_CHECK("port_rate", PortRateCheck,
+                      "RDMA port link rate is at least the policy minimum (ports.min_rate_gbps)");
 
 class RoceV2GidCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_v2_gid"; }
-  std::string_view Description() const override {
-    return "Ethernet (RoCE) ports have at least one GID of type RoCE v2";
-  }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     if (!config.ports.require_roce_v2_gid) return;
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
-      if (!p.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
-      CheckResult r{std::string(Name()), p.Subject(), Verdict::kUnknown, "", ""};
-      const std::string netdev = p.netdev.empty() ? std::string("<netdev>") : p.netdev;
-      if (!p.roce_v2_gid_count) {
-        r.reason = "GID table unreadable" + LinkHint(p);
+    ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
+      if (!t.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
+      CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
+      const std::string netdev = NetdevOrPlaceholder(t);
+      if (!t.roce_v2_gid_count) {
+        r.reason = "GID table unreadable" + LinkHint(t);
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/gids is readable by rdma-healthd";
-      } else if (*p.roce_v2_gid_count == 0) {
+      } else if (*t.roce_v2_gid_count == 0) {
         r.verdict = Verdict::kFailed;
-        r.reason = "no GID of type RoCE v2 (" + std::to_string(p.gids.size()) + " non-empty GIDs" +
-                   (p.netdev.empty() ? std::string(", no netdev bound") : ", netdev " + p.netdev) + ")";
+        r.reason = "no GID of type RoCE v2 (" + std::to_string(t.gids.size()) + " non-empty GIDs" +
+                   (t.netdev.empty() ? std::string(", no netdev bound") : ", netdev " + t.netdev) + ")";
         r.fix = "RoCE v2 GIDs are made from the netdev's IP addresses: bring " + netdev + " up and give it an "
                 "address (`ip link set " + netdev + " up`, `ip addr add <ip>/<len> dev " + netdev +
                 "`); check that `rdma link show " + p.Subject() + "` names the netdev and list the table with "
                 "`show_gids " + p.device + "`";
       } else {
         r.verdict = Verdict::kOk;
-        r.reason = std::to_string(*p.roce_v2_gid_count) + " RoCE v2 GIDs" + LinkHint(p);
+        r.reason = std::to_string(*t.roce_v2_gid_count) + " RoCE v2 GIDs" + LinkHint(t);
       }
       out.push_back(std::move(r));
     });
   }
 };
-RDMAHD_REGISTER_CHECK("roce_v2_gid", RoceV2GidCheck);
+RDMAHD_REGISTER_CHECK("roce_v2_gid", RoceV2GidCheck,
+                      "Ethernet (RoCE) ports have at least one GID of type RoCE v2");
 
 }  // namespace
 }  // namespace rdmahd

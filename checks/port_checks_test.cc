@@ -2,25 +2,23 @@
 
 #include <memory>
 
-#include "checks/check.h"
 #include "collectors/rdma_devices.h"
+#include "collectors/topology_discovery.h"
+#include "core/check.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
 namespace {
 
-std::unique_ptr<Check> MakeCheck(const std::string& name) {
-  for (const auto& reg : RegisteredChecks()) {
-    if (reg.name == name) return reg.factory();
-  }
-  ADD_FAILURE() << "check not registered: " << name;
-  return nullptr;
-}
+// A port as the checks see it: the devices collector's facts and the Topology's (link layer,
+// netdev, GIDs), written as one.
+struct TestPort : RdmaPortFacts, TopologyPort {};
 
-RdmaPortFacts HealthyRocePort() {
-  RdmaPortFacts p;
+TestPort HealthyRocePort() {
+  TestPort p;
   p.device = "mlx5_0";
-  p.port = 1;
+  p.RdmaPortFacts::port = 1;
+  p.TopologyPort::port = 1;
   p.state = SysfsEnumValue{4, "ACTIVE"};
   p.phys_state = SysfsEnumValue{5, "LinkUp"};
   p.rate_bytes_per_second = 12'500'000'000;  // 100 Gb/s
@@ -30,17 +28,23 @@ RdmaPortFacts HealthyRocePort() {
   return p;
 }
 
-std::vector<CheckResult> Evaluate(const std::string& check, const RdmaPortFacts& port, const Config& config = {}) {
+std::vector<CheckResult> Evaluate(const std::string& check, const TestPort& port, const Config& config = {}) {
   RdmaDevicesFacts facts;
-  facts.class_dir_present = true;
   RdmaDeviceFacts dev;
   dev.name = port.device;
   dev.ports.push_back(port);
   facts.devices.push_back(dev);
+  Topology topology;
+  topology.class_dir_present = true;
+  TopologyDevice tdev;
+  tdev.name = port.device;
+  tdev.ports.push_back(port);
+  topology.devices.push_back(tdev);
   Snapshot snapshot;
   snapshot.Put(facts);
-  std::vector<CheckResult> out;
-  MakeCheck(check)->Evaluate(snapshot, config, out);
+  snapshot.Put(topology);
+  std::vector<CheckResult> out = RunRegisteredCheck(check, snapshot, config);
+  for (const auto& r : out) EXPECT_EQ(r.check, check);
   return out;
 }
 
@@ -55,7 +59,7 @@ TEST(PortActiveCheckTest, ActiveAndLinkUpIsOk) {
 }
 
 TEST(PortActiveCheckTest, DownPortFailsWithObservedStatesAndAFix) {
-  RdmaPortFacts p = HealthyRocePort();
+  TestPort p = HealthyRocePort();
   p.state = SysfsEnumValue{1, "DOWN"};
   p.phys_state = SysfsEnumValue{2, "Polling"};
   auto out = Evaluate("port_active", p);
@@ -68,7 +72,7 @@ TEST(PortActiveCheckTest, DownPortFailsWithObservedStatesAndAFix) {
 }
 
 TEST(PortActiveCheckTest, LinkUpButNotActiveOnIbPointsAtTheSubnetManager) {
-  RdmaPortFacts p = HealthyRocePort();
+  TestPort p = HealthyRocePort();
   p.link_layer = "InfiniBand";
   p.netdev.clear();
   p.state = SysfsEnumValue{2, "INIT"};
@@ -79,7 +83,7 @@ TEST(PortActiveCheckTest, LinkUpButNotActiveOnIbPointsAtTheSubnetManager) {
 }
 
 TEST(PortActiveCheckTest, UnreadableStateIsUnknownAndPolicyCanTurnItOff) {
-  RdmaPortFacts p = HealthyRocePort();
+  TestPort p = HealthyRocePort();
   p.phys_state.reset();
   auto out = Evaluate("port_active", p);
   ASSERT_EQ(out.size(), 1u);
@@ -102,7 +106,7 @@ TEST(PortRateCheckTest, VerdictsAgainstThePolicyMinimum) {
   config.ports.min_rate_gbps = 100;
   EXPECT_EQ(Evaluate("port_rate", HealthyRocePort(), config)[0].verdict, Verdict::kOk);
 
-  RdmaPortFacts slow = HealthyRocePort();
+  TestPort slow = HealthyRocePort();
   slow.rate_bytes_per_second = 3'125'000'000;  // 25 Gb/s
   auto failed = Evaluate("port_rate", slow, config);
   EXPECT_EQ(failed[0].verdict, Verdict::kFailed);
@@ -118,14 +122,14 @@ TEST(PortRateCheckTest, VerdictsAgainstThePolicyMinimum) {
 TEST(PortRateCheckTest, DownPortOrUnreadableRateIsUnknown) {
   Config config;
   config.ports.min_rate_gbps = 100;
-  RdmaPortFacts down = HealthyRocePort();
+  TestPort down = HealthyRocePort();
   down.state = SysfsEnumValue{1, "DOWN"};
   down.rate_bytes_per_second = 1'250'000'000;
   auto out = Evaluate("port_rate", down, config);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
   EXPECT_TRUE(Has(out[0].reason, "DOWN")) << out[0].reason;
 
-  RdmaPortFacts unreadable = HealthyRocePort();
+  TestPort unreadable = HealthyRocePort();
   unreadable.rate_bytes_per_second.reset();
   EXPECT_EQ(Evaluate("port_rate", unreadable, config)[0].verdict, Verdict::kUnknown);
 }
@@ -136,20 +140,20 @@ TEST(RoceV2GidCheckTest, Verdicts) {
   EXPECT_EQ(ok[0].verdict, Verdict::kOk);
   EXPECT_TRUE(Has(ok[0].reason, "2 RoCE v2 GIDs")) << ok[0].reason;
 
-  RdmaPortFacts none = HealthyRocePort();
+  TestPort none = HealthyRocePort();
   none.roce_v2_gid_count = 0;
   auto failed = Evaluate("roce_v2_gid", none);
   EXPECT_EQ(failed[0].verdict, Verdict::kFailed);
   EXPECT_TRUE(Has(failed[0].fix, "ip addr add <ip>/<len> dev ens1f0np0")) << failed[0].fix;
   EXPECT_TRUE(Has(failed[0].fix, "rdma link show mlx5_0/1")) << failed[0].fix;
 
-  RdmaPortFacts unknown = HealthyRocePort();
+  TestPort unknown = HealthyRocePort();
   unknown.roce_v2_gid_count.reset();
   EXPECT_EQ(Evaluate("roce_v2_gid", unknown)[0].verdict, Verdict::kUnknown);
 }
 
 TEST(RoceV2GidCheckTest, InfiniBandPortsAreNotChecked) {
-  RdmaPortFacts ib = HealthyRocePort();
+  TestPort ib = HealthyRocePort();
   ib.link_layer = "InfiniBand";
   ib.roce_v2_gid_count = 0;
   EXPECT_TRUE(Evaluate("roce_v2_gid", ib).empty());
@@ -158,7 +162,10 @@ TEST(RoceV2GidCheckTest, InfiniBandPortsAreNotChecked) {
 TEST(PortChecksTest, NoFactsNoVerdicts) {
   Snapshot empty;
   std::vector<CheckResult> out;
-  for (const char* name : {"port_active", "port_rate", "roce_v2_gid"}) MakeCheck(name)->Evaluate(empty, Config{}, out);
+  for (const char* name : {"port_active", "port_rate", "roce_v2_gid"}) {
+    std::vector<CheckResult> some = RunRegisteredCheck(name, empty, Config{});
+    out.insert(out.end(), some.begin(), some.end());
+  }
   EXPECT_TRUE(out.empty());
 }
 
@@ -168,11 +175,17 @@ TEST(PortChecksTest, DegradedFixture) {
   NodeFs fs(testing::ProjectFixture("sysfs/degraded/sys"), "/nonexistent");
   Config config;
   config.ports.min_rate_gbps = 100;
+  TopologyDiscovery discovery;
+  Topology topology = discovery.Discover(fs, config);
   Snapshot snapshot;
+  snapshot.Put(topology);
   CollectorOutcome outcome;
-  ASSERT_TRUE(collector.Collect(CollectContext{fs, config}, snapshot, outcome).ok());
+  ASSERT_TRUE(collector.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());
   std::vector<CheckResult> out;
-  for (const char* name : {"port_active", "port_rate", "roce_v2_gid"}) MakeCheck(name)->Evaluate(snapshot, config, out);
+  for (const char* name : {"port_active", "port_rate", "roce_v2_gid"}) {
+    std::vector<CheckResult> some = RunRegisteredCheck(name, snapshot, config);
+    out.insert(out.end(), some.begin(), some.end());
+  }
   auto verdict = [&](const std::string& check, const std::string& subject) {
     for (const auto& r : out) {
       if (r.check == check && r.subject == subject) return VerdictName(r.verdict);

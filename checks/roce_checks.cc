@@ -4,8 +4,9 @@
 // verdict's subject is the netdev name.
 #include <sstream>
 
-#include "checks/check.h"
-#include "collectors/roce_qos.h"
+#include "core/check.h"
+#include "facts/netdev_facts.h"
+#include "facts/roce_facts.h"
 
 namespace rdmahd {
 namespace {
@@ -44,7 +45,7 @@ const PfcConfig* KnownPfc(const RoceNetdevFacts& f, std::string& why) {
 constexpr std::string_view kNotConfiguredPriority = "not configured (roce.priority)";
 constexpr std::string_view kSetPriority = "set roce.priority in the config file";
 
-// One verdict about one netdev; the check name and subject are added by EvaluateEach.
+// One verdict about one netdev; the subject is added by EvaluateEach (the check name by the engine).
 struct Outcome {
   Verdict verdict;
   std::string reason;
@@ -55,24 +56,22 @@ struct Outcome {
 // per netdev of `facts`, after the common gate "is the RoCE priority configured?" when the check
 // needs it.
 template <class Facts, class Judge>
-void EvaluateEach(const Facts* facts, std::string_view check, bool needs_priority, const Config& config,
+void EvaluateEach(const Facts* facts, bool needs_priority, const Config& config,
                   std::vector<CheckResult>& out, Judge judge) {
   if (facts == nullptr) return;
   for (const auto& f : facts->netdevs) {
     Outcome o = needs_priority && !config.roce.priority
                     ? Outcome{Verdict::kUnknown, std::string(kNotConfiguredPriority), std::string(kSetPriority)}
                     : judge(f);
-    out.push_back(CheckResult{std::string(check), f.netdev, o.verdict, std::move(o.reason), std::move(o.fix)});
+    out.push_back(CheckResult{"", f.netdev, o.verdict, std::move(o.reason), std::move(o.fix)});
   }
 }
 
 // ---------------------------------------------------------------------------------------------------
 class PfcOnRocePriorityCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_pfc_priority"; }
-  std::string_view Description() const override { return "PFC is enabled on the RoCE priority"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), true, config, out, [&](const RoceNetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), true, config, out, [&](const RoceNetdevFacts& f) {
       const int prio = *config.roce.priority;
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
@@ -91,10 +90,8 @@ class PfcOnRocePriorityCheck : public Check {
 
 class PfcOtherPrioritiesCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_pfc_other_priorities"; }
-  std::string_view Description() const override { return "PFC is enabled on no priority besides the RoCE one"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), true, config, out, [&](const RoceNetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), true, config, out, [&](const RoceNetdevFacts& f) {
       const int prio = *config.roce.priority;
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
@@ -119,12 +116,10 @@ class PfcOtherPrioritiesCheck : public Check {
 
 class GlobalPauseWithPfcCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_global_pause"; }
-  std::string_view Description() const override { return "link-level pause is off where PFC is on"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
     if (netdevs == nullptr) return;
-    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), false, config, out, [&](const RoceNetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), false, config, out, [&](const RoceNetdevFacts& f) {
       const NetdevFacts* nd = netdevs->Find(f.netdev);
       if (nd == nullptr || !nd->global_pause) {
         return Outcome{Verdict::kUnknown, "global pause state unknown: " +
@@ -149,8 +144,6 @@ class GlobalPauseWithPfcCheck : public Check {
 
 class TrustCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_trust"; }
-  std::string_view Description() const override { return "trust mode as policy and the RoCE DSCP mapped to the RoCE priority"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const RocePolicy& pol = config.roce;
     // A DSCP in the policy implies DSCP trust when the trust mode itself is not given.
@@ -158,7 +151,7 @@ class TrustCheck : public Check {
     const TrustMode want = pol.trust.value_or(TrustMode::kDscp);
     const std::string dscp = pol.dscp ? std::to_string(*pol.dscp) : "";
     const std::string prio = pol.priority ? std::to_string(*pol.priority) : "";
-    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), false, config, out, [&](const RoceNetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), false, config, out, [&](const RoceNetdevFacts& f) {
       if (!configured) {
         return Outcome{Verdict::kUnknown, "not configured (roce.trust)",
                        "set roce.trust (and roce.dscp) in the config file"};
@@ -204,10 +197,8 @@ class TrustCheck : public Check {
 
 class EcnCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_ecn"; }
-  std::string_view Description() const override { return "ECN (DCQCN) enabled for both roles on the RoCE priority"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    EvaluateEach(snapshot.Get<RoceQosFacts>(), Name(), true, config, out, [&](const RoceNetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RoceQosFacts>(), true, config, out, [&](const RoceNetdevFacts& f) {
       if (!config.roce.require_ecn) {
         return Outcome{Verdict::kOk, "ECN not required by policy (roce.require_ecn: false)"};
       }
@@ -240,10 +231,8 @@ class EcnCheck : public Check {
 
 class MtuCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_mtu"; }
-  std::string_view Description() const override { return "netdev MTU at least roce.min_mtu"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), Name(), false, config, out, [&](const NetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), false, config, out, [&](const NetdevFacts& f) {
       if (!config.roce.min_mtu) {
         return Outcome{Verdict::kUnknown, "not configured (roce.min_mtu)", "set roce.min_mtu in the config file"};
       }
@@ -262,10 +251,8 @@ class MtuCheck : public Check {
 
 class PauseStormCheck : public Check {
  public:
-  std::string_view Name() const override { return "roce_pause_storm"; }
-  std::string_view Description() const override { return "no pause storms and no sustained pause"; }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), Name(), false, config, out, [&](const NetdevFacts& f) {
+    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), false, config, out, [&](const NetdevFacts& f) {
       if (!f.stats_read) return Outcome{Verdict::kUnknown, "driver statistics unknown: " + f.stats_note};
       if (!f.storm_events_total && !f.rx_paused_seconds_total) {
         return Outcome{Verdict::kUnknown, "the driver exposes no pause-storm or pause-duration counters"};
@@ -302,13 +289,20 @@ class PauseStormCheck : public Check {
   }
 };
 
-RDMAHD_REGISTER_CHECK("roce_pfc_priority", PfcOnRocePriorityCheck);
-RDMAHD_REGISTER_CHECK("roce_pfc_other_priorities", PfcOtherPrioritiesCheck);
-RDMAHD_REGISTER_CHECK("roce_global_pause", GlobalPauseWithPfcCheck);
-RDMAHD_REGISTER_CHECK("roce_trust", TrustCheck);
-RDMAHD_REGISTER_CHECK("roce_ecn", EcnCheck);
-RDMAHD_REGISTER_CHECK("roce_mtu", MtuCheck);
-RDMAHD_REGISTER_CHECK("roce_pause_storm", PauseStormCheck);
+RDMAHD_REGISTER_CHECK("roce_pfc_priority", PfcOnRocePriorityCheck,
+                      "PFC is enabled on the RoCE priority");
+RDMAHD_REGISTER_CHECK("roce_pfc_other_priorities", PfcOtherPrioritiesCheck,
+                      "PFC is enabled on no priority besides the RoCE one");
+RDMAHD_REGISTER_CHECK("roce_global_pause", GlobalPauseWithPfcCheck,
+                      "link-level pause is off where PFC is on");
+RDMAHD_REGISTER_CHECK("roce_trust", TrustCheck,
+                      "trust mode as policy and the RoCE DSCP mapped to the RoCE priority");
+RDMAHD_REGISTER_CHECK("roce_ecn", EcnCheck,
+                      "ECN (DCQCN) enabled for both roles on the RoCE priority");
+RDMAHD_REGISTER_CHECK("roce_mtu", MtuCheck,
+                      "netdev MTU at least roce.min_mtu");
+RDMAHD_REGISTER_CHECK("roce_pause_storm", PauseStormCheck,
+                      "no pause storms and no sustained pause");
 
 }  // namespace
 }  // namespace rdmahd

@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "checks/check.h"
-#include "collectors/collection_engine.h"
+#include "core/check.h"
+#include "core/collection_engine.h"
 #include "collectors/roce_qos.h"
 #include "tests/support/test_paths.h"
 
@@ -122,11 +122,7 @@ PfcConfig Pfc(std::uint8_t mask) {
 }
 
 std::vector<CheckResult> Evaluate(const std::string& check, const Snapshot& s, const Config& c) {
-  std::vector<CheckResult> out;
-  for (const auto& reg : RegisteredChecks()) {
-    if (reg.name == check) reg.factory()->Evaluate(s, c, out);
-  }
-  return out;
+  return RunRegisteredCheck(check, s, c);
 }
 
 Snapshot WithDcb(std::optional<DcbState> dcb) {

@@ -1,14 +1,13 @@
 // Checks over the "verbs" collector's facts: port_active_mtu (ibv_query_port active_mtu against
 // ports.min_active_mtu) and device_limits (ibv_query_device against limits.*). The link layer and
-// netdev of a port come from the "devices" collector, the netdev's current MTU from "netdev", when
-// those ran. Verbs facts exist only on a live system (the collector does not query libibverbs
+// netdev of a port come from the Topology, the netdev's current MTU from "netdev" when it ran. Verbs facts exist only on a live system (the collector does not query libibverbs
 // against a fixture tree): without them these checks say nothing.
 #include <string>
 
-#include "checks/check.h"
-#include "collectors/rdma_devices.h"
-#include "collectors/roce_qos.h"
-#include "collectors/verbs_devices.h"
+#include "core/check.h"
+#include "core/topology.h"
+#include "facts/netdev_facts.h"
+#include "facts/verbs_facts.h"
 
 namespace rdmahd {
 namespace {
@@ -18,14 +17,12 @@ constexpr std::uint32_t kVerbsPortActive = 4;  // IBV_PORT_ACTIVE
 // subtracts (Ethernet-to-RoCE headers, ~80-96 bytes), rounded up: 4096 -> 4200, the usual advice.
 constexpr std::uint32_t kRoceMtuOverhead = 104;
 
-const RdmaPortFacts* FindSysfsPort(const Snapshot& snapshot, const std::string& device, std::uint32_t port) {
-  const auto* facts = snapshot.Get<RdmaDevicesFacts>();
-  if (facts == nullptr) return nullptr;
-  for (const RdmaDeviceFacts& d : facts->devices) {
-    if (d.name != device) continue;
-    for (const RdmaPortFacts& p : d.ports) {
-      if (p.port == port) return &p;
-    }
+const TopologyPort* FindSysfsPort(const Snapshot& snapshot, const std::string& device, std::uint32_t port) {
+  const auto* topology = snapshot.Get<Topology>();
+  const TopologyDevice* d = topology ? topology->FindDevice(device) : nullptr;
+  if (d == nullptr) return nullptr;
+  for (const TopologyPort& p : d->ports) {
+    if (p.port == port) return &p;
   }
   return nullptr;
 }
@@ -43,10 +40,6 @@ std::string StateName(std::uint32_t state) {
 
 class PortActiveMtuCheck : public Check {
  public:
-  std::string_view Name() const override { return "port_active_mtu"; }
-  std::string_view Description() const override {
-    return "RDMA port active MTU (ibv_query_port) is at least ports.min_active_mtu";
-  }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* verbs = snapshot.Get<VerbsFacts>();
     if (verbs == nullptr || !verbs->queried) return;
@@ -54,8 +47,8 @@ class PortActiveMtuCheck : public Check {
     for (const VerbsDeviceFacts& d : verbs->devices) {
       for (const VerbsPortAttrs& p : d.ports) {
         const std::string subject = d.name + "/" + std::to_string(p.port);
-        CheckResult r{std::string(Name()), subject, Verdict::kUnknown, "", ""};
-        const RdmaPortFacts* sysfs = FindSysfsPort(snapshot, d.name, p.port);
+        CheckResult r{"", subject, Verdict::kUnknown, "", ""};
+        const TopologyPort* sysfs = FindSysfsPort(snapshot, d.name, p.port);
         const std::string netdev = sysfs != nullptr ? sysfs->netdev : "";
         std::string observed = "active MTU " + (p.active_mtu_bytes ? std::to_string(*p.active_mtu_bytes)
                                                                     : std::string("unknown"));
@@ -94,7 +87,7 @@ class PortActiveMtuCheck : public Check {
 
  private:
   static std::string FixFor(const std::string& device, const VerbsPortAttrs& p, std::uint32_t want,
-                            const RdmaPortFacts* sysfs, const std::string& netdev,
+                            const TopologyPort* sysfs, const std::string& netdev,
                             std::optional<std::int64_t> netdev_mtu) {
     if (p.max_mtu_bytes && *p.max_mtu_bytes < want) {
       return "the port supports at most " + std::to_string(*p.max_mtu_bytes) +
@@ -117,20 +110,17 @@ class PortActiveMtuCheck : public Check {
     return fix;
   }
 };
-RDMAHD_REGISTER_CHECK("port_active_mtu", PortActiveMtuCheck);
+RDMAHD_REGISTER_CHECK("port_active_mtu", PortActiveMtuCheck,
+                      "RDMA port active MTU (ibv_query_port) is at least ports.min_active_mtu");
 
 class DeviceLimitsCheck : public Check {
  public:
-  std::string_view Name() const override { return "device_limits"; }
-  std::string_view Description() const override {
-    return "RDMA device limits (ibv_query_device max_qp, max_cq, max_cqe, max_mr, max_mr_size) meet the limits.* minimums";
-  }
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* verbs = snapshot.Get<VerbsFacts>();
     if (verbs == nullptr || !verbs->queried) return;
     const DeviceLimitsPolicy& policy = config.limits;
     for (const VerbsDeviceFacts& d : verbs->devices) {
-      CheckResult r{std::string(Name()), d.name, Verdict::kUnknown, "", ""};
+      CheckResult r{"", d.name, Verdict::kUnknown, "", ""};
       struct Limit {
         const char* name;
         std::uint64_t value;
@@ -176,7 +166,7 @@ class DeviceLimitsCheck : public Check {
     }
     // Listed by libibverbs but not opened: the limits are unknown, never ok or below policy.
     for (const VerbsUnopenedDevice& d : verbs->unopened) {
-      out.push_back(CheckResult{std::string(Name()), d.name, Verdict::kUnknown,
+      out.push_back(CheckResult{"", d.name, Verdict::kUnknown,
                                 "device limits unknown: " + d.reason,
                                 "make /dev/infiniband/uverbs* of " + d.name +
                                     " accessible to rdma-healthd (see the device_access check; in a container, "
@@ -184,7 +174,8 @@ class DeviceLimitsCheck : public Check {
     }
   }
 };
-RDMAHD_REGISTER_CHECK("device_limits", DeviceLimitsCheck);
+RDMAHD_REGISTER_CHECK("device_limits", DeviceLimitsCheck,
+                      "RDMA device limits (ibv_query_device max_qp, max_cq, max_cqe, max_mr, max_mr_size) meet the limits.* minimums");
 
 }  // namespace
 }  // namespace rdmahd

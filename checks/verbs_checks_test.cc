@@ -3,10 +3,10 @@
 
 #include <memory>
 
-#include "checks/check.h"
-#include "collectors/rdma_devices.h"
-#include "collectors/roce_qos.h"
-#include "collectors/verbs_devices.h"
+#include "core/check.h"
+#include "core/topology.h"
+#include "facts/netdev_facts.h"
+#include "facts/verbs_facts.h"
 
 namespace rdmahd {
 namespace {
@@ -14,9 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::unique_ptr<Check> MakeCheck(const std::string& name) {
-  for (const auto& reg : RegisteredChecks()) {
-    if (reg.name == name) return reg.factory();
-  }
+  if (const auto* reg = CheckRegistry().Find(name)) return reg->factory();
   ADD_FAILURE() << "check not registered: " << name;
   return nullptr;
 }
@@ -37,8 +35,8 @@ VerbsDeviceFacts Device(const std::string& name, std::uint32_t active_mtu, std::
   return d;
 }
 
-// Verbs facts plus, optionally, the devices collector's view of the same port (link layer, netdev)
-// and the netdev collector's MTU.
+// Verbs facts plus, optionally, the Topology's view of the same port (link layer, netdev) and the
+// netdev collector's MTU.
 Snapshot SnapshotWith(const VerbsDeviceFacts& d, const std::string& link_layer = "Ethernet",
                       const std::string& netdev = "ens1f0np0", std::optional<std::int64_t> netdev_mtu = 1500) {
   Snapshot s;
@@ -46,17 +44,16 @@ Snapshot SnapshotWith(const VerbsDeviceFacts& d, const std::string& link_layer =
   verbs.queried = true;
   verbs.devices.push_back(d);
   s.Put(verbs);
-  RdmaDevicesFacts sysfs;
-  RdmaDeviceFacts dev;
+  Topology topology;
+  TopologyDevice dev;
   dev.name = d.name;
-  RdmaPortFacts port;
-  port.device = d.name;
+  TopologyPort port;
   port.port = 1;
   port.link_layer = link_layer;
   port.netdev = netdev;
   dev.ports.push_back(port);
-  sysfs.devices.push_back(dev);
-  s.Put(sysfs);
+  topology.devices.push_back(dev);
+  s.Put(topology);
   if (!netdev.empty()) {
     RdmaNetdevFacts n;
     NetdevFacts nf;

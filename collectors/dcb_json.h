@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/dcb_state.h"
+#include "facts/dcb_state.h"
 #include "common/result.h"
 
 namespace rdmahd {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/dcb_state.h"
+#include "facts/dcb_state.h"
 #include "common/netlink_socket.h"
 #include "common/result.h"
 

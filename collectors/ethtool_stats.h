@@ -20,21 +20,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "facts/netdev_facts.h"
 
 namespace rdmahd {
-
-struct DriverStat {
-  std::string name;  // as the driver names it, e.g. rx_prio3_pause or "[0]: rx_discards" (bnxt ring)
-  std::uint64_t value = 0;
-  bool operator==(const DriverStat&) const = default;
-};
-
-// ETHTOOL_GPAUSEPARAM: link-level (global, 802.3x) pause.
-struct PauseParam {
-  bool autoneg = false;
-  bool rx = false;
-  bool tx = false;
-};
 
 // ---- What a driver stat means -----------------------------------------------------------------
 enum class StatKind {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 #include "collectors/link_flaps.h"
 #include "collectors/pcie_link.h"
 #include "facts/link_flap_facts.h"
@@ -15,6 +15,7 @@
 #include "facts/plumbing_facts.h"
 #include "facts/roce_tos_facts.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/topology.h"
 
 namespace rdmahd {
 namespace {
@@ -23,9 +24,7 @@ using ::testing::HasSubstr;
 using std::chrono::seconds;
 
 std::unique_ptr<Collector> Make(const std::string& name) {
-  for (const auto& reg : RegisteredCollectors()) {
-    if (reg.name == name) return reg.factory();
-  }
+  if (const auto* reg = CollectorRegistry().Find(name)) return reg->factory();
   ADD_FAILURE() << "collector not registered: " << name;
   return nullptr;
 }
@@ -39,7 +38,8 @@ struct CollectRun {
 
 CollectRun CollectWith(Collector& c, const NodeFs& fs, const Config& config = Config{}) {
   CollectRun r;
-  r.status = c.Collect(CollectContext{fs, config}, r.snapshot, r.outcome);
+  const Topology topology = testing::DiscoverTopology(fs, config);
+  r.status = c.Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome);
   MetricSink sink;
   c.Render(r.snapshot, sink);
   r.text = sink.Serialize();

@@ -1,9 +1,5 @@
 #include "collectors/host_devices.h"
 
-#include <algorithm>
-#include <cerrno>
-
-#include "common/parse.h"
 
 namespace rdmahd {
 
@@ -33,49 +29,16 @@ std::string KernelPaths(const NodeFs& fs, std::string text) {
   return text;
 }
 
-std::vector<HostRdmaDevice> ListHostRdmaDevices(const NodeFs& fs, const DeviceFilter& filter,
-                                                std::vector<std::string>& errors) {
+std::vector<HostRdmaDevice> HostRdmaDevices(const NodeFs& fs, const Topology& topology) {
   std::vector<HostRdmaDevice> out;
-  const std::string ib = fs.Sys("class/infiniband");
-  auto names = fs.ListDir(ib);
-  if (!names) {
-    if (names.error().errno_value != ENOENT) errors.push_back(names.error().message);
-    return out;
-  }
-  for (const std::string& name : *names) {
-    if (!filter.Matches(name)) continue;
-    HostRdmaDevice d;
-    d.name = name;
-    const std::string dir = ib + "/" + name;
-    const std::string device = dir + "/device";
-    if (fs.IsDir(device)) {
-      d.device_dir = device;
-      if (auto link = fs.ReadLink(device)) {
-        std::string_view target = Trim(*link);
-        while (!target.empty() && target.back() == '/') target.remove_suffix(1);
-        d.pci_address = std::string(target.substr(target.rfind('/') + 1));
-      }
-    }
-    auto ports = fs.ListDir(dir + "/ports");
-    if (!ports) {
-      if (ports.error().errno_value != ENOENT) errors.push_back(name + ": " + ports.error().message);
-    } else {
-      for (const std::string& p : *ports) {
-        auto n = ParseU64(p);
-        if (!n || *n == 0 || *n > 255 || std::to_string(*n) != p) continue;
-        HostRdmaPort port;
-        port.number = static_cast<std::uint32_t>(*n);
-        if (auto ll = fs.ReadFile(dir + "/ports/" + p + "/link_layer")) {
-          port.link_layer = std::string(Trim(*ll));
-        } else {
-          errors.push_back(name + "/" + p + ": " + ll.error().message);
-        }
-        d.ports.push_back(std::move(port));
-      }
-      std::sort(d.ports.begin(), d.ports.end(),
-                [](const HostRdmaPort& a, const HostRdmaPort& b) { return a.number < b.number; });
-    }
-    out.push_back(std::move(d));
+  for (const TopologyDevice& t : topology.devices) {
+    HostRdmaDevice& d = out.emplace_back();
+    d.name = t.name;
+    d.topology = &t;
+    d.pci_address = t.pci_address;
+    const std::string device = fs.Sys("class/infiniband/" + t.name + "/device");
+    if (fs.IsDir(device)) d.device_dir = device;
+    for (const TopologyPort& p : t.ports) d.ports.push_back(HostRdmaPort{p.port, p.link_layer});
   }
   return out;
 }

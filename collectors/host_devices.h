@@ -1,6 +1,5 @@
 // The RDMA devices the host-readiness collectors (pcie, roce_tos, plumbing, link_flaps) look at:
-// name, PCI function and ports. A stand-in for the core's Topology (issue #9): when CollectContext
-// carries one, these collectors take it from there and this file goes away.
+// the collection's Topology, plus where each device's PCI function folder is (device/).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +8,7 @@
 #include <vector>
 
 #include "common/node_fs.h"
-#include "config/config.h"
+#include "core/topology.h"
 
 namespace rdmahd {
 
@@ -26,15 +25,15 @@ struct HostRdmaDevice {
   std::optional<std::string> device_dir;  // absolute, under the sysfs root
   std::optional<std::string> pci_address;  // basename of the device/ link, e.g. "0000:3b:00.0"
   std::vector<HostRdmaPort> ports;         // by number
+  const TopologyDevice* topology = nullptr;  // the device in the collection's Topology
 };
 
 // `text` (a message or path) with the NodeFs roots written as the kernel's own (/sys, /proc, /dev),
 // so reasons read the same on a live node and on a capture, wherever the capture lies.
 std::string KernelPaths(const NodeFs& fs, std::string text);
 
-// Devices under <sysfs>/class/infiniband matching `filter`, by name. A node without the folder has
-// none; a device or port that cannot be read is reported in `errors` and keeps what was read.
-std::vector<HostRdmaDevice> ListHostRdmaDevices(const NodeFs& fs, const DeviceFilter& filter,
-                                                std::vector<std::string>& errors);
+// The Topology's devices (already filtered by the config), by name, each with its device/ folder
+// when it has one.
+std::vector<HostRdmaDevice> HostRdmaDevices(const NodeFs& fs, const Topology& topology);
 
 }  // namespace rdmahd

@@ -7,24 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "facts/rdma_device_facts.h"
+
 namespace rdmahd {
-
-// sysfs prints IB enums as "<id>: <name>": ports/P/state "4: ACTIVE", phys_state "5: LinkUp",
-// node_type "1: CA".
-struct SysfsEnumValue {
-  std::uint32_t id = 0;
-  std::string name;
-
-  bool operator==(const SysfsEnumValue&) const = default;
-};
 
 // "4: ACTIVE\n" -> {4, "ACTIVE"}. nullopt when there is no "<digits>:" prefix or no name.
 std::optional<SysfsEnumValue> ParseSysfsEnum(std::string_view text);
-
-// IB port state ids (IBTA PortInfo PortState) and physical state ids (PortPhysicalState) that
-// checks compare against.
-inline constexpr std::uint32_t kPortStateActive = 4;
-inline constexpr std::uint32_t kPhysStateLinkUp = 5;
 
 // ports/P/rate, e.g. "40 Gb/sec (4X QDR)", "10 Gb/sec (4X)", "2.5 Gb/sec (1X SDR)", in bytes per
 // second: Gb/sec * 1e9 / 8, computed exactly in integers (40 -> 5e9, 2.5 -> 312500000), as

@@ -4,7 +4,6 @@
 
 #include "collectors/host_devices.h"
 #include "collectors/ib_sysfs_parse.h"
-#include "collectors/snapshot.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -18,7 +17,7 @@ constexpr std::uint32_t kStateActive = 4;
 
 }  // namespace
 
-LinkFlapCollector::LinkFlapCollector(SteadyNow now) : now_(std::move(now)), linker_(now_) {}
+LinkFlapCollector::LinkFlapCollector(SteadyNow now) : now_(std::move(now)) {}
 
 void LinkFlapCollector::Observe(PortHistory& h, const Observation& o, TimePoint now, const HostLinkFlapPolicy& policy,
                                 LinkFlapPortFacts& out) {
@@ -90,26 +89,18 @@ Status LinkFlapCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
   facts.recovery_seconds = Seconds(policy.recovery);
   facts.threshold = policy.threshold;
 
-  // The netdev behind each Ethernet port (the lowest name: a VLAN netdev follows its parent).
-  std::map<std::pair<std::string, std::uint32_t>, std::string> netdevs;
-  {
-    const Snapshot none;
-    std::vector<std::string> errors;
-    for (const RdmaNetdev& l : linker_.Links(none, fs, ctx.config.devices, errors)) {
-      auto key = std::make_pair(l.device, static_cast<std::uint32_t>(l.port));
-      if (!netdevs.contains(key)) netdevs[key] = l.netdev;
-    }
-  }
-
   std::map<std::pair<std::string, std::uint32_t>, bool> listed;
-  for (const HostRdmaDevice& d : ListHostRdmaDevices(fs, ctx.config.devices, outcome.errors)) {
+  for (const HostRdmaDevice& d : HostRdmaDevices(fs, ctx.topology)) {
     for (const HostRdmaPort& p : d.ports) {
       const auto key = std::make_pair(d.name, p.number);
       listed[key] = true;
       LinkFlapPortFacts f;
       f.device = d.name;
       f.port = p.number;
-      if (auto it = netdevs.find(key); it != netdevs.end()) f.netdev = it->second;
+      // The netdev of the port's RoCE GIDs (its lowest-index one: a VLAN netdev follows its parent).
+      for (const TopologyPort& tp : d.topology->ports) {
+        if (tp.port == p.number) f.netdev = tp.netdev;
+      }
       const std::string port_dir = fs.Sys("class/infiniband/" + d.name + "/ports/" + std::to_string(p.number));
       Observation o;
       auto note = [&](const std::string& m) { f.note += (f.note.empty() ? "" : "; ") + m; };
@@ -130,6 +121,7 @@ Status LinkFlapCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
           o.carrier_changes = ParseU64(*text);
         }
       }
+      if (!f.note.empty()) outcome.errors.push_back(f.device + "/" + std::to_string(f.port) + ": " + f.note);
       f.note = KernelPaths(fs, f.note);
       f.link_downed = o.link_downed;
       f.carrier_changes = o.carrier_changes;
@@ -182,6 +174,8 @@ void LinkFlapCollector::Render(const Snapshot& snapshot, MetricSink& sink) const
   }
 }
 
-RDMAHD_REGISTER_COLLECTOR("link_flaps", LinkFlapCollector);
+RDMAHD_REGISTER_COLLECTOR(
+    "link_flaps", LinkFlapCollector,
+    "link flap and drop history per RDMA port (state changes, link_downed, carrier_changes)");
 
 }  // namespace rdmahd

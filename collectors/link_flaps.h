@@ -21,7 +21,7 @@
 #include <string>
 #include <utility>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 #include "collectors/rdma_netdevs.h"
 #include "facts/link_flap_facts.h"
 
@@ -30,10 +30,6 @@ namespace rdmahd {
 class LinkFlapCollector : public Collector {
  public:
   explicit LinkFlapCollector(SteadyNow now = std::chrono::steady_clock::now);
-  std::string_view Name() const override { return "link_flaps"; }
-  std::string_view Description() const override {
-    return "link flap and drop history per RDMA port (state changes, link_downed, carrier_changes)";
-  }
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
 
@@ -60,7 +56,6 @@ class LinkFlapCollector : public Collector {
 
  private:
   SteadyNow now_;
-  RdmaNetdevLinker linker_;
   HeldFiles held_;
   std::map<std::pair<std::string, std::uint32_t>, PortHistory> history_;
 };

@@ -90,11 +90,11 @@ PcieLinkFacts ReadPcieLink(const NodeFs& fs, const std::string& device, const st
   return f;
 }
 
-Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& /*outcome*/) {
   PcieFacts facts;
   const auto now = now_();
   std::map<std::string, ConfigRead> kept;
-  for (const HostRdmaDevice& d : ListHostRdmaDevices(ctx.fs, ctx.config.devices, outcome.errors)) {
+  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.fs, ctx.topology)) {
     PcieLinkFacts f;
     f.device = d.name;
     if (!d.device_dir) {
@@ -155,6 +155,7 @@ void PcieLinkCollector::Render(const Snapshot& snapshot, MetricSink& sink) const
   }
 }
 
-RDMAHD_REGISTER_COLLECTOR("pcie", PcieLinkCollector);
+RDMAHD_REGISTER_COLLECTOR("pcie", PcieLinkCollector,
+                          "PCIe link of each RDMA device: current vs maximum speed and width, MaxReadReq");
 
 }  // namespace rdmahd

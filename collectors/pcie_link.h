@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 #include "collectors/rdma_netdevs.h"
 #include "facts/pcie_facts.h"
 
@@ -27,10 +27,6 @@ class PcieLinkCollector : public Collector {
   static constexpr std::chrono::seconds kConfigRereadInterval{300};
 
   explicit PcieLinkCollector(SteadyNow now = std::chrono::steady_clock::now) : now_(std::move(now)) {}
-  std::string_view Name() const override { return "pcie"; }
-  std::string_view Description() const override {
-    return "PCIe link of each RDMA device: current vs maximum speed and width, MaxReadReq";
-  }
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
 

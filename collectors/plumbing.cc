@@ -11,7 +11,7 @@
 #include <map>
 #include <set>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 #include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
 #include "common/parse.h"
@@ -177,15 +177,11 @@ void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint
 
 class PlumbingCollector : public Collector {
  public:
-  std::string_view Name() const override { return "plumbing"; }
-  std::string_view Description() const override {
-    return "RDMA plumbing: kernel modules, /dev/infiniband nodes, CPU governor of NIC-local CPUs, IOMMU mode";
-  }
 
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     const NodeFs& fs = ctx.fs;
     PlumbingFacts f;
-    const auto devices = ListHostRdmaDevices(fs, ctx.config.devices, outcome.errors);
+    const auto devices = HostRdmaDevices(fs, ctx.topology);
 
     f.module_dir_present = fs.IsDir(fs.Sys("module"));
     f.modules.push_back(Module(fs, "ib_core", "RDMA core", "class/infiniband"));
@@ -271,7 +267,9 @@ class PlumbingCollector : public Collector {
   }
 };
 
-RDMAHD_REGISTER_COLLECTOR("plumbing", PlumbingCollector);
+RDMAHD_REGISTER_COLLECTOR(
+    "plumbing", PlumbingCollector,
+    "RDMA plumbing: kernel modules, /dev/infiniband nodes, CPU governor of NIC-local CPUs, IOMMU mode");
 
 }  // namespace
 }  // namespace rdmahd

@@ -8,7 +8,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "checks/check.h"
+#include "collectors/topology_discovery.h"
+#include "core/check.h"
 #include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"
 
@@ -20,22 +21,42 @@ using testing::RealFixture;
 using testing::ScopedHeldFdBudget;
 using testing::TempDir;
 
+// The devices collector as the engine runs it: after the topology stage, which is kept across
+// collections like the collector (its GID window and held files).
+struct Devices {
+  TopologyDiscovery topology;
+  RdmaDevicesCollector collector;
+
+  Devices() = default;
+  std::size_t held_descriptors() const { return topology.held_descriptors() + collector.held_descriptors(); }
+};
+
 struct CollectRun {
   Status status;
   RdmaDevicesFacts facts;
+  Topology topology;
   CollectorOutcome outcome;
-  std::string text;  // rendered exposition
+  Snapshot snapshot;  // topology and facts, as checks see them
+  std::string text;   // rendered exposition
+
+  // The Topology's port `port` (1-based) of device number `device` (in name order).
+  const TopologyPort& Port(std::size_t device, std::size_t port_index) const {
+    return topology.devices.at(device).ports.at(port_index);
+  }
 };
 
-CollectRun Collect(RdmaDevicesCollector& c, const std::string& sysfs_root, const Config& config = Config{}) {
+CollectRun Collect(Devices& c, const std::string& sysfs_root, const Config& config = Config{}) {
   NodeFs fs(sysfs_root, "/nonexistent-proc");
-  CollectContext ctx{fs, config};
-  Snapshot snapshot;
   CollectRun run;
-  run.status = c.Collect(ctx, snapshot, run.outcome);
-  if (const auto* f = snapshot.Get<RdmaDevicesFacts>()) run.facts = *f;
+  run.topology = c.topology.Discover(fs, config);
+  CollectContext ctx{fs, config, run.topology};
+  run.snapshot.Put(run.topology);
+  Snapshot own;
+  run.status = c.collector.Collect(ctx, own, run.outcome);
+  run.snapshot.Merge(own);
+  if (const auto* f = own.Get<RdmaDevicesFacts>()) run.facts = *f;
   MetricSink sink;
-  c.Render(snapshot, sink);
+  c.collector.Render(run.snapshot, sink);
   run.text = sink.Serialize();
   return run;
 }
@@ -75,11 +96,11 @@ std::string GidPath(const TempDir& dir, const std::string& dev, int i) {
 }
 
 TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
   ASSERT_TRUE(r.status.ok());
   EXPECT_TRUE(r.outcome.errors.empty()) << r.outcome.errors.front();
-  EXPECT_TRUE(r.facts.class_dir_present);
+  EXPECT_TRUE(r.topology.class_dir_present);
   ASSERT_EQ(r.facts.devices.size(), 2u);
 
   const RdmaDeviceFacts& d0 = r.facts.devices[0];
@@ -87,27 +108,28 @@ TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
   EXPECT_EQ(d0.fw_ver, "22.36.1010");
   EXPECT_EQ(d0.hca_type, "MT4125");
   EXPECT_EQ(d0.node_type, "1: CA");
-  EXPECT_EQ(d0.pci_address, "0000:3b:00.0");
-  EXPECT_EQ(d0.numa_node, 0);
-  EXPECT_EQ(r.facts.devices[1].numa_node, 1);
+  EXPECT_EQ(r.topology.devices[0].pci_address, "0000:3b:00.0");
+  EXPECT_EQ(r.topology.devices[0].numa_node, 0);
+  EXPECT_EQ(r.topology.devices[1].numa_node, 1);
   ASSERT_EQ(d0.ports.size(), 1u);
   const RdmaPortFacts& p = d0.ports[0];
+  const TopologyPort& t = r.Port(0, 0);
   EXPECT_EQ(p.Subject(), "mlx5_0/1");
-  EXPECT_TRUE(p.IsEthernet());
+  EXPECT_TRUE(t.IsEthernet());
   EXPECT_EQ(p.state, (SysfsEnumValue{4, "ACTIVE"}));
   EXPECT_EQ(p.rate_bytes_per_second, 12'500'000'000u);
-  EXPECT_EQ(p.netdev, "ens1f0np0");
-  EXPECT_EQ(p.roce_v2_gid_count, 2u);
-  ASSERT_EQ(p.gids.size(), 4u);  // the 12 zero slots are not facts
-  EXPECT_EQ(p.gids[3].index, 3u);
-  EXPECT_EQ(p.gids[3].type, "RoCE v2");
-  EXPECT_EQ(p.gids[3].gid, "0000:0000:0000:0000:0000:ffff:c0a8:010a");
+  EXPECT_EQ(t.netdev, "ens1f0np0");
+  EXPECT_EQ(t.roce_v2_gid_count, 2u);
+  ASSERT_EQ(t.gids.size(), 4u);  // the 12 zero slots are not facts
+  EXPECT_EQ(t.gids[3].index, 3u);
+  EXPECT_EQ(t.gids[3].type, "RoCE v2");
+  EXPECT_EQ(t.gids[3].gid, "0000:0000:0000:0000:0000:ffff:c0a8:010a");
   EXPECT_EQ(p.counters.at("port_rcv_data"), 3'750'000'000u);
   EXPECT_EQ(p.hw_counters.size(), 30u);
   EXPECT_EQ(p.hw_counters.at("np_cnp_sent"), 3600u);
 
   // mlx5_1 has a hole in its GID table (slot 5 empty, 6 in use).
-  const RdmaPortFacts& p1 = r.facts.devices[1].ports[0];
+  const TopologyPort& p1 = r.Port(1, 0);
   EXPECT_EQ(p1.roce_v2_gid_count, 3u);
   EXPECT_EQ(p1.gids.back().index, 6u);
 
@@ -119,7 +141,7 @@ TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
 
 // SOURCES.md §4 quirks, each read from the real capture in place.
 TEST(RdmaDevicesTest, ProcfsCaptureQuirks) {
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, RealFixture("sysfs/procfs-fixtures/sys"));
   ASSERT_TRUE(r.status.ok());
   EXPECT_TRUE(r.outcome.errors.empty());
@@ -130,13 +152,15 @@ TEST(RdmaDevicesTest, ProcfsCaptureQuirks) {
   EXPECT_EQ(mlx5->node_guid, "0a7f:bc12:45ef:d23b");  // file has no trailing newline
   EXPECT_EQ(mlx5->ports[0].phys_state, (SysfsEnumValue{4, "ACTIVE"}));  // not the usual LinkUp
   EXPECT_EQ(mlx5->ports[0].rate_bytes_per_second, 3'125'000'000u);      // "25 Gb/sec (1X EDR)"
-  EXPECT_FALSE(mlx5->pci_address);                                      // no device/ link captured
+  EXPECT_FALSE(r.topology.FindDevice("mlx5_0")->pci_address);          // no device/ link captured
 
   const RdmaDeviceFacts* mlx4 = Device(r.facts, "mlx4_0");
   ASSERT_NE(mlx4, nullptr);
-  EXPECT_EQ(mlx4->ports[1].link_layer, "InfiniBand");  // "InfiniBand\n\n"
-  EXPECT_EQ(mlx4->ports[1].netdev, "");
-  EXPECT_FALSE(mlx4->ports[1].roce_v2_gid_count);  // no gids/ in the capture: unknown, not 0
+  const TopologyDevice* mlx4_topology = r.topology.FindDevice("mlx4_0");
+  ASSERT_NE(mlx4_topology, nullptr);
+  EXPECT_EQ(mlx4_topology->ports[1].link_layer, "InfiniBand");  // "InfiniBand\n\n"
+  EXPECT_EQ(mlx4_topology->ports[1].netdev, "");
+  EXPECT_FALSE(mlx4_topology->ports[1].roce_v2_gid_count);  // no gids/ in the capture: unknown, not 0
 
   const RdmaDeviceFacts* hfi1 = Device(r.facts, "hfi1_0");
   ASSERT_NE(hfi1, nullptr);
@@ -147,7 +171,7 @@ TEST(RdmaDevicesTest, ProcfsCaptureQuirks) {
 }
 
 TEST(RdmaDevicesTest, NodeExporterCaptureQuirks) {
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, RealFixture("sysfs/node-exporter-fixtures/sys"));
   ASSERT_TRUE(r.status.ok());
   // "N/A (no PMA)" is the driver saying the value does not exist: absent, and not an error.
@@ -170,10 +194,10 @@ TEST(RdmaDevicesTest, NodeExporterCaptureQuirks) {
 
 TEST(RdmaDevicesTest, MissingClassDirIsZeroDevicesNotAFailure) {
   TempDir dir;
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, dir.path());
   EXPECT_TRUE(r.status.ok());
-  EXPECT_FALSE(r.facts.class_dir_present);
+  EXPECT_FALSE(r.topology.class_dir_present);
   EXPECT_TRUE(r.facts.devices.empty());
   EXPECT_TRUE(Contains(r.text, "rdma_devices_found 0"));
 }
@@ -181,7 +205,7 @@ TEST(RdmaDevicesTest, MissingClassDirIsZeroDevicesNotAFailure) {
 TEST(RdmaDevicesTest, UnlistableClassDirFailsTheCollector) {
   TempDir dir;
   dir.Write("class/infiniband", "not a directory\n");
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, dir.path());
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.error().message.find("class/infiniband"), std::string::npos);
@@ -193,7 +217,7 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
   dir.MkDir(port + "hw_counters/broken");  // not a regular file (EISDIR), like EINVAL/EACCES would
   dir.Write(port + "hw_counters/garbled", "12abc\n");
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, dir.path());
   ASSERT_TRUE(r.status.ok());
   ASSERT_EQ(r.facts.devices.size(), 1u);
@@ -220,15 +244,12 @@ TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {
   dir.Symlink("../../../../../../nowhere/np_cnp_sent", port + "hw_counters/np_cnp_sent");
   dir.Write(port + "counters/port_rcv_errors", "5\n");
   dir.Symlink("gone", port + "counters/symbol_error");
-  RdmaDevicesCollector c;
+  Devices c;
   for (int scrape = 0; scrape < 2; ++scrape) {  // discovery, then the held steady state
-    NodeFs fs(dir.path(), "/nonexistent-proc");
-    Config config;
-    CollectContext ctx{fs, config};
-    Snapshot snapshot;
-    CollectorOutcome outcome;
-    ASSERT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
-    const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+    CollectRun run = Collect(c, dir.path());
+    ASSERT_TRUE(run.status.ok());
+    const CollectorOutcome& outcome = run.outcome;
+    const auto* facts = run.snapshot.Get<RdmaDevicesFacts>();
     ASSERT_NE(facts, nullptr);
     ASSERT_EQ(facts->devices.size(), 1u) << (outcome.errors.empty() ? "" : outcome.errors.front());
     const RdmaPortFacts& p = facts->devices[0].ports.at(0);
@@ -243,10 +264,7 @@ TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {
     EXPECT_TRUE(Contains(outcome.errors[0], "counters/symbol_error")) << outcome.errors[0];
     EXPECT_TRUE(Contains(outcome.errors[1], "hw_counters/np_cnp_sent")) << outcome.errors[1];
 
-    std::vector<CheckResult> verdicts;
-    for (const auto& reg : RegisteredChecks()) {
-      if (reg.name == "port_active") reg.factory()->Evaluate(snapshot, config, verdicts);
-    }
+    std::vector<CheckResult> verdicts = RunRegisteredCheck("port_active", run.snapshot, Config{});
     ASSERT_EQ(verdicts.size(), 1u);
     EXPECT_EQ(verdicts[0].subject, "mlx5_0/1");
     EXPECT_EQ(verdicts[0].verdict, Verdict::kFailed);
@@ -254,15 +272,13 @@ TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {
 }
 
 // Verdicts of every registered check on one snapshot, as "check subject verdict reason" lines.
-std::vector<std::string> AllVerdicts(const std::string& sysfs_root, RdmaDevicesCollector& c) {
-  NodeFs fs(sysfs_root, "/nonexistent-proc");
-  Config config;
-  CollectContext ctx{fs, config};
-  Snapshot snapshot;
-  CollectorOutcome outcome;
-  EXPECT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+std::vector<std::string> AllVerdicts(const std::string& sysfs_root, Devices& c) {
+  CollectRun run = Collect(c, sysfs_root);
+  EXPECT_TRUE(run.status.ok());
   std::vector<CheckResult> results;
-  for (const auto& reg : RegisteredChecks()) reg.factory()->Evaluate(snapshot, config, results);
+  for (const auto& reg : CheckRegistry().entries()) {
+    RunCheck(reg.name, *reg.factory(), run.snapshot, Config{}, results);
+  }
   std::vector<std::string> out;
   for (const CheckResult& r : results) {
     out.push_back(r.check + " " + r.subject + " " + std::string(VerdictName(r.verdict)) + " " + r.reason);
@@ -280,7 +296,7 @@ TEST(RdmaDevicesTest, AHeldFileBudgetChangesNoValueAndNoVerdict) {
     std::vector<std::string> unbudgeted_errors, unbudgeted_verdicts;
     {
       ScopedHeldFdBudget unlimited(1'000'000);
-      RdmaDevicesCollector c;
+      Devices c;
       CollectRun r = Collect(c, root);
       unbudgeted_text = r.text;
       unbudgeted_errors = r.outcome.errors;
@@ -289,7 +305,7 @@ TEST(RdmaDevicesTest, AHeldFileBudgetChangesNoValueAndNoVerdict) {
     }
     const std::size_t base = budget.held();
     ScopedHeldFdBudget scoped(base + 10);
-    RdmaDevicesCollector c;
+    Devices c;
     for (int scrape = 0; scrape < 3; ++scrape) {
       CollectRun r = Collect(c, root);
       ASSERT_TRUE(r.status.ok());
@@ -307,7 +323,7 @@ TEST(RdmaDevicesTest, DeviceVanishedBetweenListingAndReadingIsSkipped) {
   TempDir dir;
   MakeDevice(dir, "rxe0");
   dir.Symlink("../../devices/virtual/infiniband/rxe9", "class/infiniband/rxe9");  // target gone
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, dir.path());
   ASSERT_TRUE(r.status.ok());
   ASSERT_EQ(r.facts.devices.size(), 1u);
@@ -321,11 +337,12 @@ TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
   ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   TempDir dir;
   MakeDevice(dir, "rxe0");
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun first = Collect(c, dir.path());
   ASSERT_EQ(first.facts.devices.size(), 1u);
   const std::size_t held = c.held_descriptors();
   EXPECT_EQ(held, 6u);  // fw_ver, state, phys_state, rate, 2 hw counters (link_layer is stable)
+  EXPECT_EQ(c.topology.held_descriptors(), 0u);  // no GID table in this tree
 
   const std::string port = dir.path() + "/devices/virtual/infiniband/rxe0/ports/1/";
   Overwrite(port + "hw_counters/sent_pkts", "1200\n");
@@ -345,7 +362,7 @@ TEST(RdmaDevicesTest, StableAttributesAreReadOnceAndFirmwareEveryScrape) {
   const std::string d = "devices/virtual/infiniband/rxe0/";
   dir.Write(d + "board_id", "MT_0000000224\n");
   dir.Write(d + "node_guid", "b859:9f03:0000:1a2b\n");
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun first = Collect(c, dir.path());
   ASSERT_EQ(first.facts.devices.size(), 1u);
   EXPECT_EQ(first.facts.devices[0].board_id, "MT_0000000224");
@@ -361,7 +378,7 @@ TEST(RdmaDevicesTest, StableAttributesAreReadOnceAndFirmwareEveryScrape) {
   const RdmaDeviceFacts& dev = second.facts.devices[0];
   EXPECT_EQ(dev.board_id, "MT_0000000224");
   EXPECT_EQ(dev.node_guid, "b859:9f03:0000:1a2b");
-  EXPECT_EQ(dev.ports[0].link_layer, "Ethernet");
+  EXPECT_EQ(second.Port(0, 0).link_layer, "Ethernet");
   EXPECT_EQ(dev.fw_ver, "2.0.0");
   EXPECT_EQ(dev.ports[0].state, (SysfsEnumValue{1, "DOWN"}));
   EXPECT_TRUE(Contains(second.text, "board_id=\"MT_0000000224\""));
@@ -374,7 +391,7 @@ TEST(RdmaDevicesTest, StableAttributeFailingToReadIsRetried) {
   MakeDevice(dir, "rxe0");
   const std::string board = "devices/virtual/infiniband/rxe0/board_id";
   dir.MkDir(board);  // exists, but read() fails (EISDIR)
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun first = Collect(c, dir.path());
   ASSERT_EQ(first.facts.devices.size(), 1u);
   EXPECT_FALSE(first.facts.devices[0].board_id);
@@ -395,7 +412,7 @@ TEST(RdmaDevicesTest, StableAttributeFailingToReadIsRetried) {
 TEST(RdmaDevicesTest, CounterValuesOutliveTheLayout) {
   TempDir dir;
   MakeDevice(dir, "rxe0");
-  auto c = std::make_unique<RdmaDevicesCollector>();
+  auto c = std::make_unique<Devices>();
   CollectRun r = Collect(*c, dir.path());
   c.reset();  // layouts, descriptors and the collector's references to the names are gone
   ASSERT_EQ(r.facts.devices.size(), 1u);
@@ -408,7 +425,7 @@ TEST(RdmaDevicesTest, CounterValuesOutliveTheLayout) {
 // Two devices of one driver share one name list (Render maps named counters once per list), and
 // each snapshot's values stay its own.
 TEST(RdmaDevicesTest, PortsWithEqualCounterFilesShareOneNameList) {
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
   ASSERT_EQ(r.facts.devices.size(), 2u);
   const CounterValues& a = r.facts.devices[0].ports[0].hw_counters;
@@ -450,7 +467,7 @@ TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {
   TempDir dir;
   MakeDevice(dir, "rxe0");
   MakeDevice(dir, "rxe1");
-  RdmaDevicesCollector c;
+  Devices c;
   Collect(c, dir.path());
   const std::size_t both = c.held_descriptors();
   std::filesystem::remove(dir.path() + "/class/infiniband/rxe1");  // `rdma link delete rxe1`
@@ -463,7 +480,7 @@ TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {
 TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
   TempDir dir;
   MakeDevice(dir, "rxe0", "1.0.0");
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun before = Collect(c, dir.path());
   ASSERT_EQ(before.facts.devices.size(), 1u);
   ASSERT_EQ(before.facts.devices[0].ports[0].hw_counters.size(), 2u);
@@ -487,7 +504,7 @@ TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
 
 TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
   ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
-  RdmaDevicesCollector c;
+  Devices c;
   const std::string root = ProjectFixture("sysfs/mlx5-roce/sys");
   Collect(c, root);
   const std::size_t both = c.held_descriptors();
@@ -514,11 +531,11 @@ TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTab
   set_gid(0, "fe80:0000:0000:0000:5054:00ff:fe12:3456", "IB/RoCE v1");
   set_gid(1, "fe80:0000:0000:0000:5054:00ff:fe12:3456", "RoCE v2");
 
-  RdmaDevicesCollector c;
+  Devices c;
   CollectRun r1 = Collect(c, dir.path());  // first collection scans the whole table
   ASSERT_EQ(r1.facts.devices.size(), 1u);
-  EXPECT_EQ(r1.facts.devices[0].ports[0].roce_v2_gid_count, 1u);
-  EXPECT_EQ(r1.facts.devices[0].ports[0].netdev, "eth0");
+  EXPECT_EQ(r1.Port(0, 0).roce_v2_gid_count, 1u);
+  EXPECT_EQ(r1.Port(0, 0).netdev, "eth0");
   const std::size_t held_after_first = c.held_descriptors();
   EXPECT_LT(held_after_first, 20u);  // the 64-slot table is not held open
 
@@ -527,26 +544,26 @@ TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTab
   CollectRun r2 = Collect(c, dir.path());
   set_gid(3, "0000:0000:0000:0000:0000:ffff:c0a8:0101", "RoCE v2");
   CollectRun r3 = Collect(c, dir.path());
-  EXPECT_EQ(r3.facts.devices[0].ports[0].gids.size(), 4u);
-  EXPECT_EQ(r3.facts.devices[0].ports[0].roce_v2_gid_count, 2u);
+  EXPECT_EQ(r3.Port(0, 0).gids.size(), 4u);
+  EXPECT_EQ(r3.Port(0, 0).roce_v2_gid_count, 2u);
 
   // Removed again: slot 3 reads zero at once.
   const std::size_t held_with_four = c.held_descriptors();
   Overwrite(GidPath(dir, "rxe0", 3), "0000:0000:0000:0000:0000:0000:0000:0000\n");
   CollectRun r4 = Collect(c, dir.path());
-  EXPECT_EQ(r4.facts.devices[0].ports[0].roce_v2_gid_count, 1u);
+  EXPECT_EQ(r4.Port(0, 0).roce_v2_gid_count, 1u);
   // The address goes entirely: the window shrinks back to slots 0..2 and slot 3 is closed.
   Overwrite(GidPath(dir, "rxe0", 2), "0000:0000:0000:0000:0000:0000:0000:0000\n");
   Collect(c, dir.path());
-  EXPECT_EQ(Collect(c, dir.path()).facts.devices[0].ports[0].gids.size(), 2u);
+  EXPECT_EQ(Collect(c, dir.path()).Port(0, 0).gids.size(), 2u);
   EXPECT_EQ(c.held_descriptors(), held_with_four - 1);
 
   // A GID far past the first free slot (not how the kernel allocates) is found by the periodic
   // full rescan, within kGidFullRescanInterval collections.
   set_gid(40, "fd00:0000:0000:0000:0000:0000:0000:0001", "RoCE v2");
   bool seen = false;
-  for (int i = 0; i < RdmaDevicesCollector::kGidFullRescanInterval && !seen; ++i) {
-    seen = Collect(c, dir.path()).facts.devices[0].ports[0].roce_v2_gid_count == 2u;
+  for (int i = 0; i < TopologyDiscovery::kGidFullRescanInterval && !seen; ++i) {
+    seen = Collect(c, dir.path()).Port(0, 0).roce_v2_gid_count == 2u;
   }
   EXPECT_TRUE(seen);
 }

@@ -15,6 +15,7 @@
 #include "collectors/rdma_devices.h"
 #include "common/netlink_parse.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/topology.h"
 
 namespace rdmahd {
 namespace {
@@ -258,7 +259,8 @@ TEST(RdmaNlStatsTest, DevicesCollectorTakesHwCountersFromNetlinkAndFallsBackToFi
   RdmaDevicesCollector c(std::make_unique<RdmaNetlinkStats>(std::move(kernel)));
   NodeFs fs(testing::ProjectFixture("sysfs/mlx5-roce/sys"), "/nonexistent-proc");
   Config config;
-  CollectContext ctx{fs, config};
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
   auto collect = [&](CollectorOutcome& outcome) {
     Snapshot snapshot;
     EXPECT_TRUE(c.Collect(ctx, snapshot, outcome).ok());

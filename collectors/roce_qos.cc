@@ -11,12 +11,6 @@
 namespace rdmahd {
 namespace {
 
-std::vector<std::string> DistinctNetdevs(const std::vector<RdmaNetdev>& links) {
-  std::set<std::string> names;
-  for (const auto& l : links) names.insert(l.netdev);
-  return {names.begin(), names.end()};
-}
-
 std::string Priority(int p) { return std::to_string(p); }
 
 
@@ -298,10 +292,10 @@ bool ReadNetdevAttrs(NetdevCollector::NetdevLayout& l, HeldReader& reader, Netde
 // netdev
 NetdevCollector::NetdevCollector() : NetdevCollector(std::make_unique<SocketEthtoolIoctl>()) {}
 NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl, SteadyNow now)
-    : ethtool_(std::move(ioctl)), now_(now), linker_(now) {}
+    : ethtool_(std::move(ioctl)), now_(now) {}
 NetdevCollector::~NetdevCollector() = default;
 
-FsWork NetdevCollector::fs_work() const { return work_ + linker_.work(); }
+FsWork NetdevCollector::fs_work() const { return work_; }
 std::size_t NetdevCollector::held_descriptors() const { return HeldDescriptorsOf(netdev_layouts_); }
 void NetdevCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(netdev_layouts_); }
 
@@ -429,10 +423,10 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
     layout_root_ = LayoutRoot(ctx.fs);
   }
   RdmaNetdevFacts facts;
-  facts.links = linker_.Links(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
+  facts.links = ctx.topology.links;
   const auto now = now_();
   std::set<std::string> seen;
-  for (const std::string& name : DistinctNetdevs(facts.links)) {
+  for (const std::string& name : ctx.topology.Netdevs()) {
     seen.insert(name);
     NetdevFacts f;
     std::vector<std::string> errors;
@@ -449,7 +443,6 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
       f.present = true;
       HeldReader reader(ctx.fs, read_buf_, work_);
       if (ReadNetdevAttrs(*layout, reader, f, errors)) break;
-      linker_.Invalidate();  // the netdev behind a port may have been renamed or re-created
       if (attempt == 0) continue;
       errors.push_back(name + ": " + reader.error());
     }
@@ -594,10 +587,10 @@ std::unique_ptr<RoceCollector::NetdevLayout> DiscoverRoceNetdev(const NodeFs& fs
 
 RoceCollector::RoceCollector() : RoceCollector(std::make_unique<MnlDcbTransport>()) {}
 RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport, SteadyNow now)
-    : dcb_(std::move(transport)), now_(now), linker_(now) {}
+    : dcb_(std::move(transport)), now_(now) {}
 RoceCollector::~RoceCollector() = default;
 
-FsWork RoceCollector::fs_work() const { return work_ + linker_.work(); }
+FsWork RoceCollector::fs_work() const { return work_; }
 std::size_t RoceCollector::held_descriptors() const { return HeldDescriptorsOf(layouts_); }
 void RoceCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(layouts_); }
 
@@ -607,22 +600,18 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     layout_root_ = LayoutRoot(ctx.fs);
   }
   RoceQosFacts facts;
-  auto links = linker_.Links(snapshot, ctx.fs, ctx.config.devices, outcome.errors);
-  const auto* netdev_facts = snapshot.Get<RdmaNetdevFacts>();
   const auto now = now_();
   std::set<std::string> seen;
-  for (const std::string& name : DistinctNetdevs(links)) {
+  for (const std::string& name : ctx.topology.Netdevs()) {
     seen.insert(name);
     RoceNetdevFacts f;
     // A netdev missing from <sysfs>/class/net lives in another network namespace (or the tree is a
-    // capture without it): the kernel cannot be asked about it here, and it has no ECN files. The
-    // netdev collector, when it ran, has just looked: a different answer from it lists again.
-    const NetdevFacts* nf = netdev_facts ? netdev_facts->Find(name) : nullptr;
+    // capture without it): the kernel cannot be asked about it here, and it has no ECN files. It is
+    // looked for again on every collection.
     std::unique_ptr<NetdevLayout>& layout = layouts_[name];
     std::optional<std::string> pfc_text, app_text;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      if (!layout || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval ||
-          (nf ? nf->present != layout->present : !layout->present)) {
+      if (!layout || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval || !layout->present) {
         layout = DiscoverRoceNetdev(ctx.fs, name, now, work_);
       }
       f = RoceNetdevFacts{};
@@ -630,7 +619,6 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       HeldReader reader(ctx.fs, read_buf_, work_);
       if (layout->present && (!ReadEcnRoleLayout(layout->np, reader, f.ecn_np) ||
                               !ReadEcnRoleLayout(layout->rp, reader, f.ecn_rp))) {
-        linker_.Invalidate();
         continue;  // the netdev went away or was re-created: list it again and re-read
       }
       // Capture files: a missing one is "not captured"; one gone while held is listed again next time.
@@ -643,7 +631,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       read_capture(layout->app_json, app_text);
       break;
     }
-    const bool present = nf ? nf->present : layout->present;
+    const bool present = layout->present;
     const std::string netdev_dir = ctx.fs.Sys("class/net/" + name);
     Result<DcbState> dcb = Error{"unread"};
     if (!ctx.fs.dcb_dir().empty()) {
@@ -673,7 +661,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       f.dcb_note = dcb.error().message;
       outcome.errors.push_back(dcb.error().message);
     }
-    if (!present) {  // the netdev collector's answer wins; no ECN facts for a netdev not here
+    if (!present) {  // no ECN facts for a netdev not here
       f.ecn_np = EcnRoleFacts{};
       f.ecn_rp = EcnRoleFacts{};
     }
@@ -728,7 +716,9 @@ void RoceCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
   }
 }
 
-RDMAHD_REGISTER_COLLECTOR("netdev", NetdevCollector);
-RDMAHD_REGISTER_COLLECTOR("roce", RoceCollector);
+RDMAHD_REGISTER_COLLECTOR("netdev", NetdevCollector,
+                          "netdevs behind RDMA ports: MTU, state, speed, global pause, pause/discard driver stats");
+RDMAHD_REGISTER_COLLECTOR("roce", RoceCollector,
+                          "RoCE QoS of netdevs behind RDMA ports: PFC, trust/DSCP map, DCBX, ECN");
 
 }  // namespace rdmahd

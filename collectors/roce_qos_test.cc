@@ -17,10 +17,11 @@
 
 #include <filesystem>
 
-#include "checks/check.h"
+#include "core/check.h"
 #include "collectors/rdma_devices.h"
 #include "tests/support/stat_list_driver.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/topology.h"
 
 namespace rdmahd {
 namespace {
@@ -74,7 +75,8 @@ Collected CollectFixture(const Config& config) {
   NetdevCollector netdev;
   RoceCollector roce;
   NodeFs fs = PfcOffFs();
-  CollectContext ctx{fs, config};
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
   CollectorOutcome o1, o2;
   EXPECT_TRUE(netdev.Collect(ctx, out.snapshot, o1).ok());
   EXPECT_TRUE(roce.Collect(ctx, out.snapshot, o2).ok());
@@ -164,6 +166,8 @@ class RefusingTransport : public DcbNetlinkTransport {
 
 void WriteOneRocePort(const testing::TempDir& dir, const std::string& netdev) {
   dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/rxe0/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
+  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/types/0", "RoCE v2\n");
   dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0", netdev + "\n");
   dir.Write("class/net/" + netdev + "/mtu", "1500\n");
   dir.Write("class/net/" + netdev + "/operstate", "up\n");
@@ -177,14 +181,12 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
   NodeFs fs(dir.path(), dir.path());
   Config config;
-  CollectContext ctx{fs, config};
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
   auto run_check = [&](Snapshot& s) {
     CollectorOutcome o;
     EXPECT_TRUE(collector.Collect(ctx, s, o).ok());
-    std::vector<CheckResult> out;
-    for (const auto& reg : RegisteredChecks()) {
-      if (reg.name == "roce_pause_storm") reg.factory()->Evaluate(s, config, out);
-    }
+    std::vector<CheckResult> out = RunRegisteredCheck("roce_pause_storm", s, config);
     EXPECT_EQ(out.size(), 1u);
     return out.empty() ? CheckResult{} : out[0];
   };
@@ -224,7 +226,8 @@ TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {
   NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
   NodeFs fs(dir.path(), dir.path());
   Config config;
-  CollectContext ctx{fs, config};
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
   auto collect = [&] {
     Snapshot s;
     CollectorOutcome o;
@@ -260,7 +263,8 @@ TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
   NodeFs fs(dir.path(), dir.path());
   Config config;
   config.roce.priority = 3;
-  CollectContext ctx{fs, config};
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
   Snapshot s;
   CollectorOutcome o;
   ASSERT_TRUE(collector.Collect(ctx, s, o).ok());
@@ -285,13 +289,16 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
   // netlink could not reach it either, so it is not queried, and DCB is unknown with the reason.
   testing::TempDir dir;
   dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/rxe0/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
+  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/types/0", "RoCE v2\n");
   dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0", "ens9\n");
   auto transport = std::make_unique<CountingTransport>();
   CountingTransport* counting = transport.get();
   RoceCollector collector(std::move(transport));
   NodeFs fs(dir.path(), dir.path());
   Config config;
-  CollectContext ctx{fs, config};
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
   Snapshot s;
   CollectorOutcome o;
   ASSERT_TRUE(collector.Collect(ctx, s, o).ok());
@@ -316,7 +323,7 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
 // ---- held layouts on an MLNX_OFED-like tree ------------------------------------------------------
 // One dual-port mlx5 device whose ports name eth0/eth1 in their GID tables; each netdev has the
 // OFED ECN folders (ecn/roce_np|roce_rp with enable/0..7 and DCQCN parameters) and a `dcb -j`
-// capture. The devices, netdev and roce collectors run in order, as the engine runs them, on a
+// capture. The topology stage, then the netdev and roce collectors, as the engine runs them, on a
 // clock the test moves.
 class OfedTree {
  public:
@@ -363,15 +370,16 @@ class HeldLayoutTest : public ::testing::Test {
   Run Scrape() {
     Run r;
     NodeFs fs = tree.Fs();
-    CollectContext ctx{fs, config};
-    for (Collector* c : std::initializer_list<Collector*>{&devices, &netdev, &roce}) {
+    Topology topology = discovery.Discover(fs, config);
+    CollectContext ctx{fs, config, topology};
+    for (Collector* c : std::initializer_list<Collector*>{&netdev, &roce}) {
       CollectorOutcome o;
       EXPECT_TRUE(c->Collect(ctx, r.snapshot, o).ok());
       r.errors.insert(r.errors.end(), o.errors.begin(), o.errors.end());
     }
     return r;
   }
-  FsWork Work() const { return netdev.fs_work() + roce.fs_work(); }
+  FsWork Work() const { return discovery.work() + netdev.fs_work() + roce.fs_work(); }
   static std::size_t OpenDescriptors() {
     std::size_t n = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
@@ -384,7 +392,7 @@ class HeldLayoutTest : public ::testing::Test {
   std::shared_ptr<std::chrono::steady_clock::time_point> clock =
       std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
   SteadyNow now = [c = clock] { return *c; };
-  RdmaDevicesCollector devices{nullptr};
+  TopologyDiscovery discovery{now};
   NetdevCollector netdev{std::make_unique<testing::StatListDriver>(
                              std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{{"rx_prio3_pause", 1}})),
                          now};
@@ -470,7 +478,7 @@ TEST_F(HeldLayoutTest, RemovedEcnFolderAndNetdevAreNoticedAtOnce) {
   EXPECT_EQ(netdev.held_descriptors(), 4u);  // eth0's
 }
 
-// A new device (the devices collector lists class/infiniband on every scrape) naming a new netdev:
+// A new device (the topology stage lists class/infiniband on every scrape) naming a new netdev:
 // that netdev's files are found and held in the same scrape, whatever the interval.
 TEST_F(HeldLayoutTest, NewDeviceAndNetdevAreSeenAtOnce) {
   Scrape();
@@ -521,7 +529,8 @@ TEST(RoceRealKernelTest, VethInOwnNetnsStatsReadDcbUnknown) {
     NodeFs fs(sys.path(), sys.path());
     Config config;
     config.roce.priority = 3;
-    CollectContext ctx{fs, config};
+    Topology topology = testing::DiscoverTopology(fs, config);
+    CollectContext ctx{fs, config, topology};
     Snapshot s;
     CollectorOutcome o;
     (void)netdev.Collect(ctx, s, o);
@@ -530,9 +539,7 @@ TEST(RoceRealKernelTest, VethInOwnNetnsStatsReadDcbUnknown) {
     netdev.Render(s, sink);
     roce.Render(s, sink);
     metrics = sink.Serialize();
-    for (const auto& reg : RegisteredChecks()) {
-      if (reg.name == "roce_pfc_priority") reg.factory()->Evaluate(s, config, verdicts);
-    }
+    verdicts = RunRegisteredCheck("roce_pfc_priority", s, config);
   });
   t.join();
   if (!skip.empty()) GTEST_SKIP() << skip;

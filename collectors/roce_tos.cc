@@ -3,7 +3,7 @@
 // on every collection (an operator may change them at any time).
 #include <cerrno>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 #include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
 #include "facts/roce_tos_facts.h"
@@ -26,17 +26,13 @@ std::string_view SourceName(const RoceTosPortFacts& p) {
 
 class RoceTosCollector : public Collector {
  public:
-  std::string_view Name() const override { return "roce_tos"; }
-  std::string_view Description() const override {
-    return "default ToS of RoCE traffic per port: rdma_cm configfs default_roce_tos, mlx5 tc/N/traffic_class";
-  }
 
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     RoceTosFacts facts;
     const NodeFs& fs = ctx.fs;
     const std::string configfs = fs.Sys("kernel/config/rdma_cm");
     const bool have_configfs = fs.IsDir(configfs);
-    for (const HostRdmaDevice& d : ListHostRdmaDevices(fs, ctx.config.devices, outcome.errors)) {
+    for (const HostRdmaDevice& d : HostRdmaDevices(fs, ctx.topology)) {
       const bool have_entry = have_configfs && fs.IsDir(configfs + "/" + d.name);
       for (const HostRdmaPort& port : d.ports) {
         if (!port.IsEthernet()) continue;
@@ -111,7 +107,9 @@ class RoceTosCollector : public Collector {
   }
 };
 
-RDMAHD_REGISTER_COLLECTOR("roce_tos", RoceTosCollector);
+RDMAHD_REGISTER_COLLECTOR(
+    "roce_tos", RoceTosCollector,
+    "default ToS of RoCE traffic per port: rdma_cm configfs default_roce_tos, mlx5 tc/N/traffic_class");
 
 }  // namespace
 }  // namespace rdmahd

@@ -190,6 +190,7 @@ void VerbsDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) c
   for (const PortRef& r : ports) msg.Add({{"device", r.device->name}, {"port", r.number}}, r.port->max_msg_sz);
 }
 
-RDMAHD_REGISTER_COLLECTOR("verbs", VerbsDevicesCollector);
+RDMAHD_REGISTER_COLLECTOR("verbs", VerbsDevicesCollector,
+                          "RDMA device limits and port MTUs from libibverbs (ibv_query_device, ibv_query_port); live /sys only");
 
 }  // namespace rdmahd

@@ -23,32 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 #include "collectors/verbs_provider.h"
+#include "facts/verbs_facts.h"
 
 namespace rdmahd {
-
-struct VerbsDeviceFacts {
-  std::string name;  // e.g. mlx5_0
-  VerbsDeviceAttrs attrs;
-  std::vector<VerbsPortAttrs> ports;  // ports that answered ibv_query_port, by number
-};
-
-// A device libibverbs lists but that could not be opened or queried (EACCES on its uverbs
-// character device, a device going away): its limits are unknown, not zero.
-struct VerbsUnopenedDevice {
-  std::string name;
-  std::string reason;  // the error, naming the device (and the uverbs node when known) and errno
-};
-
-struct VerbsFacts {
-  // False when libibverbs was not asked (the sysfs root is not the live /sys); `not_queried_reason`
-  // says why and `devices` is empty.
-  bool queried = false;
-  std::string not_queried_reason;
-  std::vector<VerbsDeviceFacts> devices;  // by name, after config.devices filtering
-  std::vector<VerbsUnopenedDevice> unopened;  // by name, after filtering
-};
 
 class VerbsDevicesCollector : public Collector {
  public:
@@ -60,10 +39,6 @@ class VerbsDevicesCollector : public Collector {
   explicit VerbsDevicesCollector(ProviderFactory factory);
   ~VerbsDevicesCollector() override;
 
-  std::string_view Name() const override { return "verbs"; }
-  std::string_view Description() const override {
-    return "RDMA device limits and port MTUs from libibverbs (ibv_query_device, ibv_query_port); live /sys only";
-  }
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
 

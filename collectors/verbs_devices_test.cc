@@ -128,7 +128,8 @@ struct CollectRun {
 
 CollectRun Collect(VerbsDevicesCollector& c, const Config& config = {}, const std::string& sysfs = "/sys") {
   NodeFs fs(sysfs, "/proc");
-  CollectContext ctx{fs, config};
+  Topology topology;  // the verbs collector asks libibverbs, not the topology
+  CollectContext ctx{fs, config, topology};
   CollectRun r;
   r.status = c.Collect(ctx, r.snapshot, r.outcome);
   MetricSink sink;

@@ -10,14 +10,15 @@
 namespace rdmahd {
 namespace {
 
-std::string_view TypeName(prometheus::MetricType t) {
+std::string_view TypeName(MetricType t) {
   switch (t) {
-    case prometheus::MetricType::Counter: return "counter";
-    case prometheus::MetricType::Gauge: return "gauge";
-    case prometheus::MetricType::Summary: return "summary";
-    case prometheus::MetricType::Histogram: return "histogram";
-    default: return "untyped";
+    case MetricType::Counter: return "counter";
+    case MetricType::Gauge: return "gauge";
+    case MetricType::Summary: return "summary";
+    case MetricType::Histogram: return "histogram";
+    case MetricType::Untyped: return "untyped";
   }
+  return "untyped";
 }
 
 // True if `c` must be escaped: backslash and newline always, the double quote inside label values.
@@ -104,7 +105,7 @@ void MetricSink::AppendValue(std::string& out, double v) {
 }
 
 MetricSink::FamilyRef MetricSink::Family(std::string_view name, std::string_view help,
-                                         prometheus::MetricType type) {
+                                         MetricType type) {
   auto [it, inserted] = index_.try_emplace(std::string(name), families_.size());
   if (inserted) families_.push_back({std::string(name), std::string(help), type, {}, 0, 0});
   return FamilyRef(this, it->second);

@@ -6,8 +6,6 @@
 // families that end up with no sample are not printed.
 #pragma once
 
-#include <prometheus/metric_type.h>
-
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -16,6 +14,9 @@
 #include <vector>
 
 namespace rdmahd {
+
+// The exposition format's metric types (the TYPE line).
+enum class MetricType { Counter, Gauge, Summary, Histogram, Untyped };
 
 using Label = std::pair<std::string_view, std::string_view>;
 
@@ -36,12 +37,12 @@ class MetricSink {
   };
 
   // Gets or creates the family `name`. Help and type are taken from the first call.
-  FamilyRef Family(std::string_view name, std::string_view help, prometheus::MetricType type);
+  FamilyRef Family(std::string_view name, std::string_view help, MetricType type);
   FamilyRef Counter(std::string_view name, std::string_view help) {
-    return Family(name, help, prometheus::MetricType::Counter);
+    return Family(name, help, MetricType::Counter);
   }
   FamilyRef Gauge(std::string_view name, std::string_view help) {
-    return Family(name, help, prometheus::MetricType::Gauge);
+    return Family(name, help, MetricType::Gauge);
   }
 
   std::size_t sample_count() const;
@@ -63,7 +64,7 @@ class MetricSink {
   struct FamilyData {
     std::string name;
     std::string help;
-    prometheus::MetricType type;
+    MetricType type;
     // Formatted lines: the first `used` bytes of `samples`. The string's size is its capacity, so
     // a cleared family refills memory it already has without zero-filling it again.
     std::string samples;

@@ -35,9 +35,15 @@ bool DeviceFilter::Matches(const std::string& device) const {
   return !AnyMatch(CompileAll(exclude), device) && (include.empty() || AnyMatch(CompileAll(include), device));
 }
 
-bool Config::CollectorEnabled(const std::string& name) const {
-  auto it = collectors.find(name);
-  return it == collectors.end() || it->second;
+namespace {
+bool Enabled(const std::map<std::string, bool>& switches, const std::string& name) {
+  auto it = switches.find(name);
+  return it == switches.end() || it->second;
 }
+}  // namespace
+
+bool Config::CollectorEnabled(const std::string& name) const { return Enabled(collectors, name); }
+bool Config::CheckEnabled(const std::string& name) const { return Enabled(checks, name); }
+bool Config::ProbeEnabled(const std::string& name) const { return Enabled(probes, name); }
 
 }  // namespace rdmahd

@@ -111,8 +111,10 @@ struct Config {
   // Where this config came from: a file path, or "<built-in defaults>".
   std::string source = "<built-in defaults>";
 
-  // collector name -> enabled. Names absent here use the collector's default (enabled).
+  // Plug-in name -> enabled, per kind. Names absent here are enabled.
   std::map<std::string, bool> collectors;
+  std::map<std::string, bool> checks;
+  std::map<std::string, bool> probes;
 
   DeviceFilter devices;
 
@@ -129,6 +131,18 @@ struct Config {
   HostDevicePolicy host_dev;
 
   bool CollectorEnabled(const std::string& name) const;
+  bool CheckEnabled(const std::string& name) const;
+  bool ProbeEnabled(const std::string& name) const;
+};
+
+// The plug-in names a config may enable or disable (the binary's registries; tests pass their own).
+struct PluginNames {
+  std::vector<std::string> collectors, checks, probes;
+
+  PluginNames() = default;
+  PluginNames(std::vector<std::string> c) : collectors(std::move(c)) {}  // NOLINT: collectors only
+  PluginNames(std::vector<std::string> c, std::vector<std::string> k, std::vector<std::string> p)
+      : collectors(std::move(c)), checks(std::move(k)), probes(std::move(p)) {}
 };
 
 // A config file holds a few hundred bytes; the cap keeps a wrong path (a log, a disk image) from
@@ -139,15 +153,15 @@ inline constexpr std::size_t kMaxFlowDepth = 64;
 
 // Parses and validates YAML text (the in-memory entry point: LoadConfigFile reads the file and
 // calls it). `source_name` is used in error messages ("FILE:LINE:COL: ...").
-// `known_collectors` are the names accepted under `collectors:`. Errors name the file, line,
+// `known` are the names accepted under `collectors:`, `checks:` and `probes:`. Errors name the file, line,
 // column and key; unknown keys are rejected with the closest valid key suggested.
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
-                           const std::vector<std::string>& known_collectors);
+                           const PluginNames& known);
 
 // Reads and parses a file (an unreadable file is an Error naming the path and errno). Only a
 // regular file of at most kMaxConfigBytes is read; it is opened non-blocking, so a FIFO, a device
 // or a directory is refused at once and never blocks the caller (SIGHUP reload included).
 Result<Config> LoadConfigFile(const std::string& path,
-                              const std::vector<std::string>& known_collectors);
+                              const PluginNames& known);
 
 }  // namespace rdmahd

@@ -152,17 +152,19 @@ bool Covers(const FirmwareRule& earlier, const FirmwareRule& later) {
 
 class ConfigParser {
  public:
-  ConfigParser(std::string source, const std::vector<std::string>& known_collectors)
-      : source_(std::move(source)), known_collectors_(known_collectors) {}
+  ConfigParser(std::string source, const PluginNames& known)
+      : source_(std::move(source)), known_(known) {}
 
   Status Parse(const YAML::Node& root, Config& config) const {
     Located top{root, "", root.Mark()};
     if (!root.IsMap()) {
-      return Fail(top.mark, "the top level must be a map of sections (collectors, devices, scrape, "
+      return Fail(top.mark, "the top level must be a map of sections (collectors, checks, probes, devices, scrape, "
                             "ports, limits, firmware, roce, host), got " + Describe(root));
     }
     return VisitMap(top, {
-        {"collectors", [&](const Located& v) { return ParseCollectors(v, config.collectors); }},
+        {"collectors", [&](const Located& v) { return ParseSwitches(v, known_.collectors, "collector", config.collectors); }},
+        {"checks", [&](const Located& v) { return ParseSwitches(v, known_.checks, "check", config.checks); }},
+        {"probes", [&](const Located& v) { return ParseSwitches(v, known_.probes, "probe", config.probes); }},
         {"devices", [&](const Located& v) { return ParseDevices(v, config.devices); }},
         {"scrape", [&](const Located& v) { return ParseScrape(v, config); }},
         {"ports", [&](const Located& v) { return ParsePorts(v, config.ports); }},
@@ -182,9 +184,11 @@ class ConfigParser {
 
   // ---- sections -------------------------------------------------------------------------------
 
-  Status ParseCollectors(const Located& v, std::map<std::string, bool>& out) const {
+  // `kind:` maps a plug-in name to true/false.
+  Status ParseSwitches(const Located& v, const std::vector<std::string>& known, const char* kind,
+                       std::map<std::string, bool>& out) const {
     std::vector<Field> fields;
-    for (const auto& name : known_collectors_) {
+    for (const auto& name : known) {
       fields.push_back({name, [&out, name, this](const Located& f) {
                           bool enabled = true;
                           Status st = ReadBool(f, enabled);
@@ -192,7 +196,7 @@ class ConfigParser {
                           return st;
                         }});
     }
-    return VisitMap(v, fields, "collector");
+    return VisitMap(v, fields, kind);
   }
 
   Status ParseDevices(const Located& v, DeviceFilter& out) const {
@@ -571,7 +575,7 @@ class ConfigParser {
   }
 
   std::string source_;
-  const std::vector<std::string>& known_collectors_;
+  const PluginNames& known_;
 };
 
 // yaml-cpp's mark for an error found at end of input lies past the text (the line after the last
@@ -704,7 +708,7 @@ std::optional<std::string> CheckOneDocument(const std::string& source, const std
 }  // namespace
 
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
-                           const std::vector<std::string>& known_collectors) {
+                           const PluginNames& known) {
   const std::string source = source_name.empty() ? "<config>" : source_name;
   if (yaml_text.size() > kMaxConfigBytes) {
     return Error{source + ": " + std::to_string(yaml_text.size()) + " bytes, more than the " +
@@ -728,7 +732,7 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
     config.source = source;
     // Empty text or only comments: no document, or a null one. Built-in defaults.
     if (!document.IsDefined() || document.IsNull()) return config;
-    Status st = ConfigParser(source, known_collectors).Parse(document, config);
+    Status st = ConfigParser(source, known).Parse(document, config);
     if (!st.ok()) return st.error();
     return config;
   } catch (const YAML::Exception& e) {
@@ -784,12 +788,12 @@ Result<std::string> ReadConfigText(const std::string& path) {
 
 }  // namespace
 
-Result<Config> LoadConfigFile(const std::string& path, const std::vector<std::string>& known_collectors) {
+Result<Config> LoadConfigFile(const std::string& path, const PluginNames& known) {
   Result<std::string> text = ReadConfigText(path);
   if (!text.ok()) {
     return Error{"config file " + text.error().message, text.error().errno_value};
   }
-  return ParseConfig(*text, path, known_collectors);
+  return ParseConfig(*text, path, known);
 }
 
 }  // namespace rdmahd

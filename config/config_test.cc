@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/collector.h"
+#include "core/collection_engine.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -661,7 +661,7 @@ TEST(ConfigExamplesTest, EveryShippedExampleParses) {
   }
   EXPECT_GE(files.size(), 4u);
   for (const auto& file : files) {
-    Result<Config> r = LoadConfigFile(file, RegisteredCollectorNames());
+    Result<Config> r = LoadConfigFile(file, RegisteredPluginNames());
     EXPECT_TRUE(r.ok()) << r.error().message;
   }
 }
@@ -670,14 +670,14 @@ TEST(ConfigExamplesTest, EveryShippedExampleParses) {
 // config.h.
 TEST(ConfigExamplesTest, ExampleYamlStatesTheBuiltInDefaults) {
   Result<Config> r =
-      LoadConfigFile(testing::SourceDir() + "/config/example.yaml", RegisteredCollectorNames());
+      LoadConfigFile(testing::SourceDir() + "/config/example.yaml", RegisteredPluginNames());
   ASSERT_TRUE(r.ok()) << r.error().message;
   ExpectDefaults(*r);
 }
 
 TEST(ConfigExamplesTest, RoceExampleIsTheTypicalLosslessSetup) {
   Result<Config> r = LoadConfigFile(testing::SourceDir() + "/config/examples/roce-dscp-prio3.yaml",
-                                    RegisteredCollectorNames());
+                                    RegisteredPluginNames());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->roce.priority, 3);
   EXPECT_EQ(r->roce.dscp, 26);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/collection_engine.h"
+#include "core/collection_engine.h"
 #include "daemon/options.h"
 
 namespace rdmahd {

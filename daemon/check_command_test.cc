@@ -115,9 +115,9 @@ TEST(CheckCommandTest, StuckCollectorEndsTheCommandAtTheDeadlineWithExitTwo) {
   Options options;
   options.config_file = dir.path() + "/config.yaml";
   auto gate = std::make_shared<testing::Gate>();
-  std::vector<std::unique_ptr<Collector>> collectors;
-  collectors.push_back(std::make_unique<testing::BlockingCollector>(gate, "roce"));
-  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(collectors), {});
+  EnginePlugins plugins;
+  plugins.collectors.push_back({"roce", std::make_unique<testing::BlockingCollector>(gate)});
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
   std::ostringstream out, err;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(RunCheckCommand(options, engine, out, err), kExitCouldNotRun);

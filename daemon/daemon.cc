@@ -9,7 +9,8 @@
 #include <condition_variable>
 #include <cstring>
 
-#include "collectors/rdma_devices.h"
+#include "core/topology.h"
+#include "facts/rdma_device_facts.h"
 #include "common/node_fs.h"
 #include "daemon/http_server.h"
 #include "daemon/logging.h"
@@ -69,8 +70,10 @@ std::string HtmlEscape(std::string_view s) {
 }  // namespace
 
 std::optional<std::string> SysfsRootProblem(const Report& report, const NodeFs& fs) {
-  const auto* facts = report.snapshot.Get<RdmaDevicesFacts>();
-  if (facts == nullptr || facts->class_dir_present) return std::nullopt;
+  const auto* topology = report.snapshot.Get<Topology>();
+  if (report.snapshot.Get<RdmaDevicesFacts>() == nullptr || topology == nullptr || topology->class_dir_present) {
+    return std::nullopt;
+  }
   return fs.Sys("class/infiniband") + " does not exist: --path.sysfs=" + fs.sysfs_root() +
          " is not a sysfs tree, or the RDMA core (ib_core) is not loaded";
 }
@@ -78,7 +81,7 @@ std::optional<std::string> SysfsRootProblem(const Report& report, const NodeFs& 
 Result<std::shared_ptr<const Config>> LoadEffectiveConfig(const Options& options) {
   Config config;
   if (!options.config_file.empty()) {
-    auto loaded = LoadConfigFile(options.config_file, RegisteredCollectorNames());
+    auto loaded = LoadConfigFile(options.config_file, RegisteredPluginNames());
     if (!loaded.ok()) return loaded.error();
     config = std::move(loaded).value();
   }
@@ -153,13 +156,14 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   }
   MetricSink& sink = exposition_sink_;
   sink.Clear();
-  for (const std::string& error : report->Render(engine_->collectors(), sink)) {
-    log::Error("collector failed to render", {{"error", error}});
+  for (const std::string& error : engine_->Render(*report, sink)) {
+    log::Error("plug-in failed to render", {{"error", error}});
   }
-  if (const auto* devices = report->snapshot.Get<RdmaDevicesFacts>()) {
+  const auto* topology = report->snapshot.Get<Topology>();
+  if (topology != nullptr && report->snapshot.Get<RdmaDevicesFacts>() != nullptr) {
     sink.Gauge("rdma_healthd_sysfs_rdma_class_present",
                "1 if <path.sysfs>/class/infiniband exists; 0: wrong --path.sysfs or RDMA core not loaded.")
-        .Add({}, devices->class_dir_present ? 1 : 0);
+        .Add({}, topology->class_dir_present ? 1 : 0);
   }
   config_.Render(sink);
   RenderHeldFiles(sink);
@@ -185,10 +189,10 @@ std::string Daemon::LandingPage() const {
       "<li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li>\n</ul>\n"
       "<p>Configuration: " + HtmlEscape(config->source) + "<br>sysfs: " + HtmlEscape(options_.sysfs) +
       "</p>\n<p>Collectors:</p>\n<ul>\n";
-  for (const Collector* c : engine_->collectors()) {
-    std::string name(c->Name());
+  for (const std::string& name : engine_->collector_names()) {
+    const auto* reg = CollectorRegistry().Find(name);
     html += "<li>" + HtmlEscape(name) + (config->CollectorEnabled(name) ? "" : " (disabled)") + ": " +
-            HtmlEscape(c->Description()) + "</li>\n";
+            HtmlEscape(reg ? reg->description : "") + "</li>\n";
   }
   html += "</ul>\n</body></html>\n";
   return html;
@@ -199,6 +203,7 @@ void Daemon::Reload() {
                                                                                : options_.config_file}});
   std::string error;
   if (config_.Apply(LoadEffectiveConfig(options_), &error)) {
+    engine_->RunProbes(config_.Get());
     log::Info("configuration reloaded", {{"source", config_.Get()->source}});
   } else {
     log::Error("configuration reload failed; keeping the running configuration", {{"error", error}});
@@ -285,8 +290,9 @@ bool Daemon::HandleSignal(int sfd, int timeout_ms, int& exit_code) {
 }
 
 // Threads: the main loop (signals, watchdog), the evaluator (background evaluation), the HTTP
-// server's, and the engine's worker (collections). Only the worker ever waits on a collector, and
-// everyone else waits for it at most scrape.collection_timeout, and not at all after
+// server's, and the engine's workers (topology, one per collector, one per probe). Only the
+// workers ever run plug-in code; everyone else waits for them at most scrape.collection_timeout,
+// and not at all after
 // StopEvaluation(): SIGTERM is read within 10 ms at startup and 1 s later on, and shutdown never
 // waits for a collector (main() then leaves with _exit if one is still running).
 int Daemon::Run() {
@@ -353,6 +359,7 @@ int Daemon::Run() {
   // First collection before reporting ready, so the first scrape and the log show the node's state.
   // It runs on the evaluator thread; signals are read meanwhile.
   evaluator_ = std::jthread([this](std::stop_token stop) { EvaluatePeriodically(std::move(stop)); });
+  engine_->RunProbes(config_.Get());
   int exit_code = 0;
   bool running = true;
   while (running && !first_evaluation_done_) running = HandleSignal(sfd, 10, exit_code);

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "collectors/collection_engine.h"
+#include "core/collection_engine.h"
 #include "common/metric_sink.h"
 #include "config/config.h"
 #include "daemon/options.h"

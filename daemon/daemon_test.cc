@@ -95,10 +95,11 @@ TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
   NodeFs fs("/nonexistent", "/proc");
   EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);  // devices collector did not run
   report.snapshot.Put(RdmaDevicesFacts{});
+  report.snapshot.Put(Topology{});  // class/infiniband absent
   EXPECT_EQ(SysfsRootProblem(report, fs),
             "/nonexistent/class/infiniband does not exist: --path.sysfs=/nonexistent is not a sysfs tree, "
             "or the RDMA core (ib_core) is not loaded");
-  RdmaDevicesFacts present;
+  Topology present;
   present.class_dir_present = true;  // loaded, no device: not a problem of the root
   report.snapshot.Put(present);
   EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);
@@ -109,10 +110,9 @@ TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
 class StuckDaemon {
  public:
   explicit StuckDaemon(std::chrono::milliseconds collection_timeout) : gate_(std::make_shared<testing::Gate>()) {
-    std::vector<std::unique_ptr<Collector>> collectors;
-    collectors.push_back(std::make_unique<testing::BlockingCollector>(gate_, "test_stuck"));
-    auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"),
-                                                     std::move(collectors), std::vector<std::unique_ptr<Check>>{});
+    EnginePlugins plugins;
+    plugins.collectors.push_back({"test_stuck", std::make_unique<testing::BlockingCollector>(gate_)});
+    auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
     Options options;
     options.listen_address = "127.0.0.1:0";
     auto config = std::make_shared<Config>();

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "collectors/collector.h"
+#include "core/collection_engine.h"
 #include "common/node_fs.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 1);
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
-  Options options = ParseOptions(argc, argv, RegisteredCollectorNames());
+  Options options = ParseOptions(argc, argv, CollectorRegistry().Names());
   if (options.mode == Mode::kExit) {
     (options.exit_code == 0 ? std::cout : std::cerr) << options.exit_message;
     return options.exit_code;
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
 
   switch (options.mode) {
     case Mode::kCheckConfig: {
-      auto config = LoadConfigFile(options.config_file, RegisteredCollectorNames());
+      auto config = LoadConfigFile(options.config_file, RegisteredPluginNames());
       if (!config.ok()) {
         std::cerr << "rdma-healthd: " << config.error().message << "\n";
         return kExitCouldNotRun;

@@ -1,7 +1,7 @@
 #include "daemon/verdict_tracker.h"
 
 
-#include "collectors/collection_engine.h"
+#include "core/collection_engine.h"
 #include "daemon/logging.h"
 
 namespace rdmahd {

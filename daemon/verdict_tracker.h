@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "checks/check.h"
+#include "core/check.h"
 
 namespace rdmahd {
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collectors/collection_engine.h"
+#include "core/collection_engine.h"
 
 namespace rdmahd {
 namespace {

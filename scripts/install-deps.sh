@@ -4,8 +4,8 @@
 set -euo pipefail
 
 declare -A PKGS=(
-  [build]="build-essential cmake ninja-build pkg-config libibverbs-dev librdmacm-dev
-           prometheus-cpp-dev libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev libyaml-cpp-dev
+  [build]="build-essential cmake ninja-build pkg-config libibverbs-dev
+           libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev libyaml-cpp-dev
            libspdlog-dev libfmt-dev libsystemd-dev libmnl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
            libgmock-dev libre2-dev"
   [test]="prometheus curl python3 python3-yaml iproute2 ethtool clang libclang-rt-14-dev lintian systemd dpkg-dev

@@ -17,9 +17,10 @@
 #include <set>
 #include <sstream>
 
-#include "collectors/collection_engine.h"
+#include "core/collection_engine.h"
 #include "collectors/rdma_devices.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/topology.h"
 
 namespace rdmahd {
 namespace {
@@ -255,7 +256,8 @@ TEST(GoldenTest, FactsAgreeWithParsedJson) {
     Config config;
     Snapshot snapshot;
     CollectorOutcome outcome;
-    ASSERT_TRUE(collector.Collect(CollectContext{fs, config}, snapshot, outcome).ok());
+    Topology topology = testing::DiscoverTopology(fs, config);
+    ASSERT_TRUE(collector.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());
     const auto* facts = snapshot.Get<RdmaDevicesFacts>();
     ASSERT_NE(facts, nullptr);
     ASSERT_EQ(facts->devices.size(), devices.size()) << tree;
@@ -280,7 +282,13 @@ TEST(GoldenTest, FactsAgreeWithParsedJson) {
         EXPECT_EQ(p.state->name, jp.at("state").get<std::string>());
         EXPECT_EQ(p.phys_state->id, jp.at("phys_state_id").get<std::uint32_t>());
         EXPECT_EQ(*p.rate_bytes_per_second, jp.at("rate_bytes_per_sec").get<std::uint64_t>());
-        EXPECT_EQ(p.link_layer, jp.at("link_layer").get<std::string>());
+        const TopologyDevice* td = topology.FindDevice(d.name);
+        ASSERT_NE(td, nullptr);
+        std::optional<std::string> link_layer;
+        for (const TopologyPort& tp : td->ports) {
+          if (tp.port == p.port) link_layer = tp.link_layer;
+        }
+        EXPECT_EQ(link_layer, jp.at("link_layer").get<std::string>());
         compared += 5;
         for (const auto& [dir, values] : {std::pair{"counters", &p.counters}, std::pair{"counters_ext", &p.counters_ext},
                                           std::pair{"hw_counters", &p.hw_counters}}) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "collectors/collector.h"
+#include "core/collector.h"
 
 namespace rdmahd::testing {
 
@@ -43,15 +43,12 @@ struct BlockingFacts {
 
 class BlockingCollector : public Collector {
  public:
-  explicit BlockingCollector(std::shared_ptr<Gate> gate, std::string name = "test_blocking")
-      : gate_(std::move(gate)), name_(std::move(name)) {}
+  explicit BlockingCollector(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
   ~BlockingCollector() override {
     std::lock_guard lock(gate_->mu);
     gate_->collector_destroyed = true;
     gate_->cv.notify_all();
   }
-  std::string_view Name() const override { return name_; }
-  std::string_view Description() const override { return "blocks until the test releases it"; }
   Status Collect(const CollectContext&, Snapshot& snapshot, CollectorOutcome&) override {
     std::unique_lock lock(gate_->mu);
     const int run = ++gate_->entered;
@@ -66,7 +63,6 @@ class BlockingCollector : public Collector {
 
  private:
   std::shared_ptr<Gate> gate_;
-  std::string name_;
 };
 
 }  // namespace rdmahd::testing

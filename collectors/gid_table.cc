@@ -1,0 +1,141 @@
+#include "collectors/gid_table.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include "collectors/ib_sysfs_parse.h"
+#include "common/parse.h"
+
+namespace rdmahd {
+namespace {
+
+std::optional<std::uint32_t> ParseIndex(std::string_view s) {
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+void AppendIndex(std::string& buf, const std::string& dir, std::uint32_t index) {
+  buf.assign(dir);
+  char digits[16];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, index);
+  buf.append(digits, end);
+}
+
+}  // namespace
+
+GidTable GidTable::Discover(const NodeFs& fs, const std::string& port_dir, std::vector<std::string>& errors,
+                            bool& complete) {
+  GidTable t;
+  auto gids = fs.ListDir(port_dir + "/gids");
+  if (!gids.ok()) {
+    if (gids.error().errno_value != ENOENT) {
+      errors.push_back(gids.error().message);
+      complete = false;
+    }
+    return t;
+  }
+  std::uint32_t size = 0;
+  for (const std::string& n : *gids) {
+    if (auto i = ParseIndex(n)) size = std::max(size, *i + 1);
+  }
+  t.has_table_ = size > 0;
+  t.gids_dir_ = port_dir + "/gids/";
+  t.types_dir_ = port_dir + "/gid_attrs/types/";
+  t.ndevs_dir_ = port_dir + "/gid_attrs/ndevs/";
+  t.slots_.assign(size, Slot{});
+  t.files_.resize(size);
+  return t;
+}
+
+void GidTable::RefreshAttributes() {
+  for (Slot& s : slots_) s.present = false;
+}
+
+std::size_t GidTable::held_descriptors() const {
+  std::size_t n = 0;
+  for (const auto& f : files_) n += f && f->is_open();
+  return n;
+}
+
+void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reader, std::vector<std::string>& errors,
+                    TopologyPort& port) {
+  if (!has_table_) return;
+  const auto size = static_cast<std::uint32_t>(slots_.size());
+  const bool full = full_rescan || !scanned_;
+  const std::uint32_t window = std::min(size, std::max(window_, kMinWindow));
+  const std::uint32_t end = full ? size : window;
+  std::optional<std::uint32_t> highest;
+  std::uint32_t roce_v2 = 0;
+  std::string unheld;  // content of a read beyond the window
+  for (std::uint32_t i = 0; i < end; ++i) {
+    // `text` views the reader's buffer or `unheld`; both stay unchanged until the next slot.
+    std::string_view text;
+    if (i < window) {
+      std::optional<HeldFile>& file = files_[i];
+      if (!file) {
+        AppendIndex(path_buf, gids_dir_, i);
+        file.emplace(path_buf);
+      }
+      std::optional<std::string_view> v = reader.Read(*file);
+      if (reader.gone()) return;
+      if (!v) continue;
+      text = Trim(*v);
+    } else {
+      // Beyond the window: plain reads, so a full rescan does not pin hundreds of descriptors.
+      AppendIndex(path_buf, gids_dir_, i);
+      auto v = reader.fs().ReadFile(path_buf);
+      if (!v.ok()) {
+        reader.Fail(v.error());
+        if (reader.gone()) return;
+        continue;
+      }
+      unheld = std::move(*v);
+      text = Trim(unheld);
+    }
+    Slot& slot = slots_[i];
+    if (IsZeroGid(text)) {
+      slot = Slot{};
+      continue;
+    }
+    highest = i;
+    if (!slot.present || slot.gid != text) {
+      // New or changed GID (or a refresh): its type and netdev are read once, then cached.
+      slot = Slot{};
+      slot.gid.assign(text);
+      bool ok = true;
+      AppendIndex(path_buf, types_dir_, i);
+      if (auto t = reader.fs().ReadFile(path_buf); t.ok()) {
+        slot.type.assign(Trim(*t));
+      } else {
+        errors.push_back(t.error().message);
+        ok = false;
+      }
+      if (port.IsEthernet()) {
+        AppendIndex(path_buf, ndevs_dir_, i);
+        if (auto n = reader.fs().ReadFile(path_buf); n.ok()) {
+          slot.ndev.assign(Trim(*n));
+        } else {
+          errors.push_back(n.error().message);
+          ok = false;
+        }
+      }
+      slot.present = ok;  // retry the attributes next time if they could not be read
+    }
+    if (ParseGidType(slot.type) == GidType::kRoceV2) ++roce_v2;
+    if (port.netdev.empty() && !slot.ndev.empty()) port.netdev = slot.ndev;
+    port.gids.push_back(RdmaGid{i, slot.gid, slot.type, slot.ndev});
+  }
+  // Everything past the window was zero when last read: the next GID the kernel adds lands at
+  // or below highest + 1.
+  scanned_ = true;
+  window_ = highest ? *highest + 2 : 0;
+  port.roce_v2_gid_count = roce_v2;
+  // Slots that left the window (GIDs removed) need no descriptor any more.
+  const std::uint32_t next_window = std::min(size, std::max(window_, kMinWindow));
+  for (std::uint32_t i = next_window; i < window; ++i) files_[i].reset();
+}
+
+}  // namespace rdmahd

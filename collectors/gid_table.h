@@ -1,0 +1,59 @@
+// GidTable: one port's GID table (ports/P/gids/N with gid_attrs/types/N and gid_attrs/ndevs/N),
+// read through a window so that a scrape does not read 255+ mostly-zero slots per port.
+//
+// Each read covers slots 0..(highest non-zero + 1), at least 0..2: the kernel puts a new GID in the
+// lowest free slot (the first slots are reserved for the default GIDs), so that window sees every
+// addition and removal. Slots in the window are HeldFiles. types/N and ndevs/N are read only for
+// non-zero GIDs, and again only when the GID in that slot changed or RefreshAttributes() was called
+// (a netdev renamed under an unchanged GID). A full rescan (plain reads, nothing held) covers the
+// whole table, as a safety net for drivers that fill slots differently.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/device_reader.h"
+#include "common/node_fs.h"
+#include "core/topology.h"
+
+namespace rdmahd {
+
+class GidTable {
+ public:
+  // The first slots are reserved for default GIDs (one per GID type, 2 on RoCE); a non-default GID
+  // added to an empty table lands right after them.
+  static constexpr std::uint32_t kMinWindow = 3;
+
+  GidTable() = default;
+  // Sizes the table of the port at `port_dir` from its gids/ listing. A port without gids/ has no
+  // table (normal); other listing errors go to `errors` and clear `complete`.
+  static GidTable Discover(const NodeFs& fs, const std::string& port_dir, std::vector<std::string>& errors,
+                           bool& complete);
+
+  // Reads the window (the whole table when `full_rescan` or on the first read) into `port`: its
+  // gids, roce_v2_gid_count and netdev (the lowest-index GID's; ndevs are read only when
+  // `port.IsEthernet()`). Stops early when `reader` finds the device gone.
+  void Read(bool full_rescan, std::string& path_buf, DeviceReader& reader, std::vector<std::string>& errors,
+            TopologyPort& port);
+  // The next Read re-reads the type and netdev of every non-zero GID.
+  void RefreshAttributes();
+
+  std::size_t held_descriptors() const;
+
+ private:
+  struct Slot {  // what was last seen in one slot
+    bool present = false;
+    std::string gid, type, ndev;
+  };
+
+  bool has_table_ = false;
+  std::string gids_dir_, types_dir_, ndevs_dir_;  // with trailing '/'
+  std::vector<Slot> slots_;                       // one per table entry
+  std::vector<std::optional<HeldFile>> files_;    // held only for slots inside the window
+  std::uint32_t window_ = 0;                      // slots read every time: [0, window_)
+  bool scanned_ = false;
+};
+
+}  // namespace rdmahd

@@ -1,0 +1,240 @@
+#include "collectors/topology_discovery.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include "collectors/device_reader.h"
+#include "collectors/gid_table.h"
+#include "common/parse.h"
+#include "config/config.h"
+
+namespace rdmahd {
+namespace {
+
+std::optional<std::uint32_t> ParsePortNumber(std::string_view s) {
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// "0000:3b:00.0" (domain:bus:device.function).
+bool IsPciAddress(std::string_view s) {
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
+    if (!IsHex(s[i])) return false;
+  }
+  return true;
+}
+
+struct PortLayout {
+  std::uint32_t port = 0;
+  std::string dir;
+  // Read until one read succeeds, then kept (fixed by the port type; mlx4's IB/Ethernet switch
+  // re-registers the device) and the descriptor closed.
+  std::optional<HeldFile> link_layer;
+  std::optional<std::string> link_layer_value;
+  GidTable gids;
+};
+
+}  // namespace
+
+struct TopologyDiscovery::DeviceLayout {
+  std::string dir;
+  ino_t inode = 0;
+  std::uint64_t generation = 0;
+  std::optional<int> numa_node;
+  std::optional<std::string> pci_address;
+  std::vector<PortLayout> ports;
+  bool complete = true;  // false: discovery hit errors; rediscover next collection
+  // device/net answer for the Ethernet ports whose GIDs named no netdev.
+  std::vector<int> fallback_for;
+  std::vector<RdmaNetdev> fallback;
+  std::chrono::steady_clock::time_point listed_at{};
+};
+
+namespace {
+
+Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const NodeFs& fs, const std::string& dir,
+                                                                       std::vector<std::string>& errors,
+                                                                       FsWork& work) {
+  auto d = std::make_unique<TopologyDiscovery::DeviceLayout>();
+  d->dir = dir;
+  struct stat st {};
+  ++work.probes;
+  if (::stat(dir.c_str(), &st) != 0) return Error::FromErrno("stat " + dir, errno);
+  d->inode = st.st_ino;
+  // The parent device (PCI function) and its NUMA node do not change while the device exists.
+  if (auto link = fs.ReadLink(dir + "/device"); link.ok()) {
+    std::string_view target = *link;
+    while (!target.empty() && target.back() == '/') target.remove_suffix(1);
+    std::string_view base = target.substr(target.rfind('/') + 1);
+    if (IsPciAddress(base)) d->pci_address = std::string(base);
+  }
+  ++work.opens;
+  if (auto numa = fs.ReadFile(dir + "/device/numa_node"); numa.ok()) {
+    if (auto v = ParseI64(*numa)) d->numa_node = static_cast<int>(*v);
+  }
+  ++work.listings;
+  auto ports = fs.ListDir(dir + "/ports");
+  if (!ports.ok()) {
+    if (IsGoneErrno(ports.error().errno_value) && !fs.Exists(dir)) return ports.error();
+    if (ports.error().errno_value != ENOENT) {
+      errors.push_back(ports.error().message);
+      d->complete = false;
+    }
+    return d;
+  }
+  for (const std::string& n : *ports) {
+    auto num = ParsePortNumber(n);
+    if (!num) continue;
+    PortLayout& p = d->ports.emplace_back();
+    p.port = *num;
+    p.dir = dir + "/ports/" + n;
+    const std::string ll = p.dir + "/link_layer";
+    if (fs.Exists(ll) || fs.ReadLink(ll).ok()) p.link_layer.emplace(ll);
+    ++work.listings;
+    p.gids = GidTable::Discover(fs, p.dir, errors, d->complete);
+  }
+  std::sort(d->ports.begin(), d->ports.end(), [](const PortLayout& a, const PortLayout& b) { return a.port < b.port; });
+  return d;
+}
+
+}  // namespace
+
+TopologyDiscovery::TopologyDiscovery(SteadyNow now) : now_(std::move(now)) {}
+TopologyDiscovery::~TopologyDiscovery() = default;
+
+std::size_t TopologyDiscovery::held_descriptors() const {
+  std::size_t n = 0;
+  for (const auto& [name, d] : layouts_) {
+    for (const PortLayout& p : d->ports) n += (p.link_layer && p.link_layer->is_open()) + p.gids.held_descriptors();
+  }
+  return n;
+}
+
+Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
+  Topology topo;
+  if (sysfs_root_ != fs.sysfs_root()) {  // another tree: nothing cached applies
+    layouts_.clear();
+    sysfs_root_ = fs.sysfs_root();
+  }
+  const bool full_gid_rescan = collections_ % kGidFullRescanInterval == 0;
+  ++collections_;
+  const auto now = now_();
+
+  // Listed, and each device's directory stat()ed, on every collection by design (not FsWork).
+  const std::string class_dir = fs.Sys("class/infiniband");
+  auto names = fs.ListDir(class_dir);
+  if (!names.ok()) {
+    layouts_.clear();
+    // No RDMA core loaded: zero devices, not a failure.
+    if (names.error().errno_value != ENOENT) topo.failure = names.error().message;
+    return topo;
+  }
+  topo.class_dir_present = true;
+
+  std::vector<std::string> wanted;
+  wanted.reserve(names->size());
+  for (std::string& n : *names) {
+    if (config.devices.Matches(n)) wanted.push_back(std::move(n));
+  }
+  std::erase_if(layouts_, [&](const auto& kv) { return !std::binary_search(wanted.begin(), wanted.end(), kv.first); });
+
+  topo.devices.reserve(wanted.size());
+  for (const std::string& name : wanted) {
+    TopologyDevice dev;
+    std::vector<std::string> errors;
+    std::string gone_message;
+    DeviceLayout* d = nullptr;
+    // Second attempt only after the device turned out to be gone or re-created: rediscover it.
+    for (int attempt = 0; attempt < 2 && d == nullptr; ++attempt) {
+      errors.clear();
+      dev = TopologyDevice{};
+      auto& slot = layouts_[name];
+      if (slot && (!slot->complete || DirInode(slot->dir) != std::optional<ino_t>(slot->inode))) slot.reset();
+      if (!slot) {
+        auto layout = DiscoverDevice(fs, class_dir + "/" + name, errors, work_);
+        if (!layout.ok()) {
+          gone_message = layout.error().message;
+          layouts_.erase(name);
+          continue;
+        }
+        slot = std::move(*layout);
+        slot->generation = next_generation_++;
+        slot->listed_at = {};  // list device/net for its Ethernet ports on the first read
+      }
+      DeviceLayout& l = *slot;
+      const bool relist = now - l.listed_at >= kNetdevRelistInterval;
+      DeviceReader reader(fs, read_buf_, errors, l.dir, l.inode);
+      dev.name = name;
+      dev.numa_node = l.numa_node;
+      dev.pci_address = l.pci_address;
+      dev.generation = l.generation;
+      dev.ports.reserve(l.ports.size());
+      for (PortLayout& p : l.ports) {
+        TopologyPort& port = dev.ports.emplace_back();
+        port.port = p.port;
+        if (p.link_layer_value) {
+          port.link_layer = p.link_layer_value;
+        } else if (p.link_layer) {
+          if (auto v = reader.Read(*p.link_layer)) {
+            port.link_layer = std::string(Trim(*v));
+            p.link_layer_value = port.link_layer;
+            p.link_layer.reset();  // closes the descriptor
+          }
+        }
+        if (reader.gone()) break;
+        if (relist) p.gids.RefreshAttributes();
+        p.gids.Read(full_gid_rescan, path_buf_, reader, errors, port);
+        if (reader.gone()) break;
+      }
+      if (reader.gone()) {
+        gone_message = reader.gone_message();
+        layouts_.erase(name);
+        continue;
+      }
+      d = &l;
+    }
+    if (d == nullptr) {
+      topo.errors.push_back("device " + name + " skipped, it vanished while being read: " + gone_message);
+      continue;
+    }
+    for (std::string& e : errors) topo.errors.push_back(std::move(e));
+
+    // Port -> netdev links: every netdev the GIDs name, else device/net.
+    std::vector<int> unresolved;
+    for (const TopologyPort& port : dev.ports) {
+      if (!port.IsEthernet()) continue;
+      bool found = false;
+      for (const RdmaGid& gid : port.gids) {
+        if (gid.ndev.empty()) continue;
+        topo.links.push_back({name, static_cast<int>(port.port), gid.ndev});
+        found = true;
+      }
+      if (!found) unresolved.push_back(static_cast<int>(port.port));
+    }
+    if (unresolved != d->fallback_for || (!unresolved.empty() && now - d->listed_at >= kNetdevRelistInterval)) {
+      d->fallback = FallbackNetdevs(fs, name, d->dir, unresolved, d->ports.size(), work_);
+      d->fallback_for = unresolved;
+    }
+    if (now - d->listed_at >= kNetdevRelistInterval) d->listed_at = now;
+    topo.links.insert(topo.links.end(), d->fallback.begin(), d->fallback.end());
+    topo.devices.push_back(std::move(dev));
+  }
+  std::sort(topo.links.begin(), topo.links.end(), [](const RdmaNetdev& a, const RdmaNetdev& b) {
+    return std::tie(a.device, a.port, a.netdev) < std::tie(b.device, b.port, b.netdev);
+  });
+  topo.links.erase(std::unique(topo.links.begin(), topo.links.end()), topo.links.end());
+  return topo;
+}
+
+RDMAHD_REGISTER_TOPOLOGY_SOURCE("sysfs", TopologyDiscovery,
+                                "RDMA devices, ports, GIDs, port netdevs and PCI/NUMA placement from sysfs");
+
+}  // namespace rdmahd

@@ -1,0 +1,57 @@
+// Check: turns collected facts + policy into verdicts, each with a human reason and a remediation
+// hint. Checks never read the node themselves; everything comes from the Snapshot (collector
+// facts, the Topology, probe results).
+//
+// Adding a check = one .cc file ending in RDMAHD_REGISTER_CHECK, its _test.cc, one line in
+// CMakeLists.txt (RDMAHD_CHECK_SOURCES) and its section in docs/checks.md. Checks include fact
+// headers (facts/, core/topology.h), never a collector's implementation.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "core/registry.h"
+#include "core/snapshot.h"
+
+namespace rdmahd {
+
+enum class Verdict { kOk, kWarning, kFailed, kUnknown };
+
+std::string_view VerdictName(Verdict v);  // "ok", "warning", "failed", "unknown"
+
+struct CheckResult {
+  std::string check;    // the check's registered name, e.g. "port_active" (filled in by RunCheck)
+  std::string subject;  // what was checked, e.g. "mlx5_0/1" or "ens1f0"; "node" for node-wide
+  Verdict verdict = Verdict::kUnknown;
+  std::string reason;   // why, in words an operator understands, with the observed values
+  std::string fix;      // what to do about it (a command where one exists); empty when ok
+};
+
+class Check {
+ public:
+  virtual ~Check() = default;
+  // Appends one result per subject (leaving `check` empty). A check whose facts are missing
+  // (collector disabled/failed) appends nothing or an "unknown" verdict saying why.
+  virtual void Evaluate(const Snapshot& snapshot, const Config& config,
+                        std::vector<CheckResult>& out) const = 0;
+};
+
+// Every check linked into the binary.
+Registry<Check>& CheckRegistry();
+
+// Runs `check` (registered as `name`) and appends its results to `out` with `check` set to
+// `name`. A check that throws costs its own verdicts only: they are replaced by one "unknown"
+// saying why.
+void RunCheck(const std::string& name, const Check& check, const Snapshot& snapshot, const Config& config,
+              std::vector<CheckResult>& out);
+// The registered check `name`, instantiated and run (tests and tools). Empty when no such check.
+std::vector<CheckResult> RunRegisteredCheck(std::string_view name, const Snapshot& snapshot, const Config& config);
+
+#define RDMAHD_REGISTER_CHECK(name, Type, description)                                   \
+  [[maybe_unused]] static const bool rdmahd_check_registered_##Type =                    \
+      ::rdmahd::internal::RegisterOrDie(::rdmahd::CheckRegistry(),                        \
+                                        {name, description, [] { return std::make_unique<Type>(); }})
+
+}  // namespace rdmahd

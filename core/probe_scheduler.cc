@@ -1,0 +1,126 @@
+#include "core/probe_scheduler.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/exceptions.h"
+
+namespace rdmahd {
+
+// Everything one probe's thread uses; shared with the thread so a round may outlive the scheduler.
+struct ProbeScheduler::Slot {
+  std::string name;
+  std::shared_ptr<Probe> probe;
+  std::shared_ptr<ProbeBoard> board;
+  NodeFs fs;
+  std::atomic<bool> stopping{false};
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::shared_ptr<const Config> config;  // guarded by mu
+  bool in_round = false;                 // guarded by mu
+  Counts counts;                         // guarded by mu
+  std::thread thread;
+
+  Slot(std::string n, std::shared_ptr<Probe> p, std::shared_ptr<ProbeBoard> b, NodeFs f)
+      : name(std::move(n)), probe(std::move(p)), board(std::move(b)), fs(std::move(f)) {}
+
+  static void Loop(const std::shared_ptr<Slot>& self) {
+    using Clock = std::chrono::steady_clock;
+    std::unique_lock lock(self->mu);
+    for (;;) {
+      self->cv.wait(lock, [&] {
+        return self->stopping.load() || (self->config && self->config->ProbeEnabled(self->name));
+      });
+      if (self->stopping) return;
+      std::shared_ptr<const Config> config = self->config;
+      self->in_round = true;
+      lock.unlock();
+      const Clock::time_point start = Clock::now();
+      bool ok = true;
+      std::chrono::milliseconds interval{1000};
+      try {
+        interval = self->probe->Interval(*config);
+        self->probe->RunRound(ProbeContext{self->fs, *config, self->stopping}, *self->board);
+      } catch (...) {
+        ok = false;
+      }
+      lock.lock();
+      self->in_round = false;
+      ++self->counts.rounds;
+      if (!ok) ++self->counts.failed;
+      // Wait out the interval; a new config or a stop ends the wait early.
+      const std::shared_ptr<const Config> seen = self->config;
+      self->cv.wait_until(lock, start + interval,
+                          [&] { return self->stopping.load() || self->config != seen; });
+    }
+  }
+};
+
+ProbeScheduler::ProbeScheduler(NodeFs fs, std::vector<Instance<Probe>> probes)
+    : board_(std::make_shared<ProbeBoard>()) {
+  for (auto& p : probes) {
+    std::shared_ptr<Probe> probe(std::move(p.impl));
+    views_.emplace_back(p.name, probe);
+    slots_.push_back(std::make_shared<Slot>(p.name, std::move(probe), board_, fs));
+  }
+}
+
+ProbeScheduler::~ProbeScheduler() {
+  Stop();
+  for (auto& slot : slots_) {
+    if (!slot->thread.joinable()) continue;
+    bool in_round;
+    {
+      std::lock_guard lock(slot->mu);
+      in_round = slot->in_round;
+    }
+    if (in_round) {
+      slot->thread.detach();
+    } else {
+      slot->thread.join();
+    }
+  }
+}
+
+void ProbeScheduler::Configure(std::shared_ptr<const Config> config) {
+  for (auto& slot : slots_) {
+    std::lock_guard lock(slot->mu);
+    slot->config = config;
+    if (!slot->thread.joinable() && !slot->stopping) {
+      slot->thread = std::thread([s = slot] { Slot::Loop(s); });
+    }
+    slot->cv.notify_all();
+  }
+}
+
+void ProbeScheduler::Stop() {
+  for (auto& slot : slots_) {
+    std::lock_guard lock(slot->mu);
+    slot->stopping = true;
+    slot->cv.notify_all();
+  }
+}
+
+std::string ProbeScheduler::busy() const {
+  std::string out;
+  for (const auto& slot : slots_) {
+    std::lock_guard lock(slot->mu);
+    if (!slot->in_round) continue;
+    if (!out.empty()) out += ", ";
+    out += slot->name;
+  }
+  return out;
+}
+
+ProbeScheduler::Counts ProbeScheduler::counts(const std::string& probe) const {
+  for (const auto& slot : slots_) {
+    if (slot->name != probe) continue;
+    std::lock_guard lock(slot->mu);
+    return slot->counts;
+  }
+  return {};
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,100 @@
+// Topology: what RDMA hardware this node has and how it hangs together, discovered at the start of
+// every collection (collectors/topology_discovery.h) and handed to every collector, so that no
+// collector depends on another's facts. The engine also stores it in each Snapshot, for checks.
+//
+//   devices   /sys/class/infiniband/<device>, after the config's device filter
+//   ports     each device's ports/<N>, with their link layer and GID table
+//   links     (device, port) -> netdev for Ethernet (RoCE) ports, from the GID table's
+//             gid_attrs/ndevs, or device/net/* when the table names none
+//   placement each device's PCI function and NUMA node
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/registry.h"
+
+namespace rdmahd {
+
+// One non-zero entry of a port's GID table.
+struct RdmaGid {
+  std::uint32_t index = 0;
+  std::string gid;   // as sysfs prints it, e.g. "fe80:0000:0000:0000:0202:c9ff:fe00:0001"
+  std::string type;  // gid_attrs/types/N: "IB/RoCE v1" or "RoCE v2"; empty if unreadable
+  std::string ndev;  // gid_attrs/ndevs/N (Ethernet ports only); empty if none
+};
+
+struct TopologyPort {
+  std::uint32_t port = 0;
+  std::optional<std::string> link_layer;  // "InfiniBand" or "Ethernet" (trimmed); nullopt: unreadable
+  std::string netdev;                     // netdev of the port's RoCE GIDs (lowest index); empty for IB
+  std::vector<RdmaGid> gids;              // non-zero GIDs, by index
+  // Number of GIDs of type "RoCE v2"; nullopt when the port has no readable GID table.
+  std::optional<std::uint32_t> roce_v2_gid_count;
+
+  bool IsEthernet() const { return link_layer && *link_layer == "Ethernet"; }
+};
+
+struct TopologyDevice {
+  std::string name;                        // e.g. mlx5_0
+  std::optional<int> numa_node;            // device/numa_node as read; -1 = the platform has no NUMA info
+  std::optional<std::string> pci_address;  // basename of the device/ link, e.g. "0000:3b:00.0"
+  std::vector<TopologyPort> ports;         // by port number
+  // Changes whenever the device is discovered anew (first seen, re-created under the same name):
+  // a collector keeping per-device state (held descriptors) drops it when this changes.
+  std::uint64_t generation = 0;
+};
+
+// One Ethernet netdev behind an RDMA port.
+struct RdmaNetdev {
+  std::string device;  // mlx5_0
+  int port = 0;        // 1-based RDMA port
+  std::string netdev;  // ens1f0np0
+  bool operator==(const RdmaNetdev&) const = default;
+};
+
+struct Topology {
+  bool class_dir_present = false;     // /sys/class/infiniband exists (RDMA core loaded)
+  std::vector<TopologyDevice> devices;  // by name
+  // Every netdev each Ethernet port's GIDs name (VLAN netdevs included), sorted by (device, port,
+  // netdev), no duplicates.
+  std::vector<RdmaNetdev> links;
+  // Problems discovery met (a device or port it could not list, ...), each naming the path.
+  std::vector<std::string> errors;
+  // Set when discovery failed outright (class/infiniband unreadable): nothing above is usable.
+  std::optional<std::string> failure;
+
+  const TopologyDevice* FindDevice(std::string_view name) const {
+    for (const auto& d : devices) {
+      if (d.name == name) return &d;
+    }
+    return nullptr;
+  }
+  // The distinct netdevs of `links`, sorted.
+  std::vector<std::string> Netdevs() const;
+};
+
+class NodeFs;
+struct Config;
+
+// The topology stage's implementation (collectors/topology_discovery.h reads sysfs). The engine
+// runs it at the start of every collection, never concurrently with itself, so it may cache what
+// it discovered (held descriptors, listings) between calls.
+class TopologySource {
+ public:
+  virtual ~TopologySource() = default;
+  virtual Topology Discover(const NodeFs& fs, const Config& config) = 0;
+};
+
+// The binary's topology source: registered once, as "sysfs".
+Registry<TopologySource>& TopologySourceRegistry();
+
+#define RDMAHD_REGISTER_TOPOLOGY_SOURCE(name, Type, description)                         \
+  [[maybe_unused]] static const bool rdmahd_topology_registered_##Type =                 \
+      ::rdmahd::internal::RegisterOrDie(::rdmahd::TopologySourceRegistry(),               \
+                                        {name, description, [] { return std::make_unique<Type>(); }})
+
+}  // namespace rdmahd

@@ -1,0 +1,93 @@
+// Facts of the "devices" collector (collectors/rdma_devices.h): each RDMA device's identity and
+// each port's state, rate and counters. Which devices and ports exist, their link layer, GIDs and
+// netdevs are the Topology's (core/topology.h). Data only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rdmahd {
+
+// sysfs prints IB enums as "<id>: <name>": ports/P/state "4: ACTIVE", phys_state "5: LinkUp",
+// node_type "1: CA".
+struct SysfsEnumValue {
+  std::uint32_t id = 0;
+  std::string name;
+
+  bool operator==(const SysfsEnumValue&) const = default;
+};
+
+// IB port state ids (IBTA PortInfo PortState) and physical state ids (PortPhysicalState) that
+// checks compare against.
+inline constexpr std::uint32_t kPortStateActive = 4;
+inline constexpr std::uint32_t kPhysStateLinkUp = 5;
+
+// The values of one counter directory (ports/P/counters/, counters_ext/ or hw_counters/) at one
+// collection. The file names are listed once, when the device is discovered, and shared
+// (immutable) between the collector's layout and every snapshot; each collection stores only the
+// values, one slot per name, nullopt when the file was missing, "N/A (no PMA)" or unreadable.
+class CounterValues {
+ public:
+  using Names = std::vector<std::string>;  // sorted, unique
+
+  CounterValues() = default;
+  // All slots absent. `names` must be sorted and unique.
+  explicit CounterValues(std::shared_ptr<const Names> names);
+  // Convenience for tests and hand-built facts: the given values, any order, names unique.
+  static CounterValues FromPairs(std::vector<std::pair<std::string, std::uint64_t>> values);
+
+  // Slot access (every listed name, present or not), in name order.
+  std::size_t slot_count() const { return values_.size(); }
+  const std::string& name(std::size_t slot) const { return (*names_)[slot]; }
+  const std::optional<std::uint64_t>& value(std::size_t slot) const { return values_[slot]; }
+  void Set(std::size_t slot, std::uint64_t v);
+  // The shared name list (null for a default-constructed, empty value set).
+  const std::shared_ptr<const Names>& names() const { return names_; }
+
+  // Lookup by file name (binary search, no allocation).
+  std::optional<std::uint64_t> Find(std::string_view name) const;
+  bool contains(std::string_view name) const { return Find(name).has_value(); }
+  // Like std::map::at, for tests: throws std::out_of_range when `name` has no value.
+  std::uint64_t at(std::string_view name) const;
+  // Number of present values.
+  std::size_t size() const { return present_; }
+  bool empty() const { return present_ == 0; }
+
+ private:
+  std::shared_ptr<const Names> names_;
+  std::vector<std::optional<std::uint64_t>> values_;  // parallel to *names_
+  std::size_t present_ = 0;
+};
+
+struct RdmaPortFacts {
+  std::string device;
+  std::uint32_t port = 0;
+  std::optional<SysfsEnumValue> state;       // ports/P/state, e.g. {4, "ACTIVE"}
+  std::optional<SysfsEnumValue> phys_state;  // ports/P/phys_state, e.g. {5, "LinkUp"}
+  std::optional<std::uint64_t> rate_bytes_per_second;  // ports/P/rate
+  // Raw values by file name; a file that is missing, "N/A (no PMA)" or unreadable is absent.
+  CounterValues counters;       // ports/P/counters/ (port_*_data in 4-byte words)
+  CounterValues counters_ext;   // ports/P/counters_ext/ (mlx4 64-bit)
+  CounterValues hw_counters;    // ports/P/hw_counters/
+
+  std::string Subject() const { return device + "/" + std::to_string(port); }  // "mlx5_0/1"
+};
+
+struct RdmaDeviceFacts {
+  std::string name;  // e.g. mlx5_0
+  std::optional<std::string> fw_ver, board_id, hca_type, node_guid, sys_image_guid;
+  std::optional<std::string> node_type;  // as printed, e.g. "1: CA"
+  std::vector<RdmaPortFacts> ports;      // the Topology's ports of the device, by port number
+};
+
+struct RdmaDevicesFacts {
+  std::vector<RdmaDeviceFacts> devices;  // the Topology's devices that could be read, by name
+};
+
+}  // namespace rdmahd
