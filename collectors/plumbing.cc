@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -175,9 +176,12 @@ void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint
   }
 }
 
+// User and group lookups go through NSS (possibly LDAP or sssd): resolved again at most this often,
+// not on every scrape. The kernel command line never changes while the system runs: read once.
+constexpr std::chrono::seconds kAccessResolveInterval{300};
+
 class PlumbingCollector : public Collector {
  public:
-
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     const NodeFs& fs = ctx.fs;
     PlumbingFacts f;
@@ -218,7 +222,15 @@ class PlumbingCollector : public Collector {
       }
       f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/rdma_cm"), ""));
     }
-    f.access = ResolveAccess(ctx.config.host_dev.device_access);
+    const HostDeviceAccessPolicy& want = ctx.config.host_dev.device_access;
+    const auto now = std::chrono::steady_clock::now();
+    if (!access_ || access_policy_.user != want.user || access_policy_.group != want.group ||
+        now - access_at_ >= kAccessResolveInterval) {
+      access_ = ResolveAccess(want);
+      access_policy_ = want;
+      access_at_ = now;
+    }
+    f.access = *access_;
 
     std::map<std::uint32_t, std::optional<std::string>> governors;
     for (const HostRdmaDevice& d : devices) {
@@ -227,13 +239,23 @@ class PlumbingCollector : public Collector {
       f.governors.push_back(std::move(g));
     }
 
-    if (auto cmdline = fs.ReadFile(fs.Proc("cmdline"))) {
-      IommuCmdline iommu = ParseIommuCmdline(*cmdline);
-      f.iommu.cmdline_read = true;
-      f.iommu.options = std::move(iommu.options);
-      f.iommu.mode = std::move(iommu.mode);
+    const std::string cmdline_path = fs.Proc("cmdline");
+    if (!iommu_ || iommu_path_ != cmdline_path) {
+      IommuFacts iommu;
+      if (auto cmdline = fs.ReadFile(cmdline_path)) {
+        IommuCmdline parsed = ParseIommuCmdline(*cmdline);
+        iommu.cmdline_read = true;
+        iommu.options = std::move(parsed.options);
+        iommu.mode = std::move(parsed.mode);
+        iommu_ = std::move(iommu);  // kept: it cannot change
+        iommu_path_ = cmdline_path;
+        f.iommu = *iommu_;
+      } else {
+        iommu.note = KernelPaths(fs, cmdline.error().message);  // tried again next time
+        f.iommu = std::move(iommu);
+      }
     } else {
-      f.iommu.note = KernelPaths(fs, cmdline.error().message);
+      f.iommu = *iommu_;
     }
     snapshot.Put(std::move(f));
     return Status::Ok();
@@ -265,6 +287,13 @@ class PlumbingCollector : public Collector {
           .Add({{"mode", f->iommu.mode}, {"options", f->iommu.options}}, 1);
     }
   }
+
+ private:
+  std::optional<AccessIdentity> access_;
+  HostDeviceAccessPolicy access_policy_;
+  std::chrono::steady_clock::time_point access_at_{};
+  std::optional<IommuFacts> iommu_;
+  std::string iommu_path_;
 };
 
 RDMAHD_REGISTER_COLLECTOR(
