@@ -180,6 +180,10 @@ TEST(RoceTosTest, TrafficClassOverridesAndBadFilesAreUnknown) {
   // An unset override (-1) leaves configfs in force.
   t.Write("sys/devices/pci0000:00/0000:01:00.0/infiniband/mlx5_0/tc/1/traffic_class", "Global tclass=-1\n");
   EXPECT_EQ(CollectWith(*c, fs).snapshot.Get<RoceTosFacts>()->ports.at(0).effective_tos, 0u);
+  // A malformed override: unknown, not whatever configfs says.
+  t.Write("sys/devices/pci0000:00/0000:01:00.0/infiniband/mlx5_0/tc/1/traffic_class", "Global tclass=x\n");
+  EXPECT_FALSE(CollectWith(*c, fs).snapshot.Get<RoceTosFacts>()->ports.at(0).effective_tos);
+  t.Write("sys/devices/pci0000:00/0000:01:00.0/infiniband/mlx5_0/tc/1/traffic_class", "Global tclass=-1\n");
   // A malformed configfs value: unknown, not 0.
   t.Write("sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos", "lots\n");
   r = CollectWith(*c, fs);

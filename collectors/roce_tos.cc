@@ -61,9 +61,11 @@ class RoceTosCollector : public Collector {
         }
         const std::string tc = fs.Sys("class/infiniband/" + d.name + "/tc/" + n + "/traffic_class");
         auto tc_text = fs.ReadFile(tc);
+        bool tc_unknown = false;  // an override file that cannot be read or parsed
         if (tc_text) {
           p.traffic_class_file = true;
           if (auto v = ParseTrafficClass(*tc_text); !v) {
+            tc_unknown = true;
             p.note += (p.note.empty() ? "" : "; ") + tc + ": " + v.error().message;
             outcome.errors.push_back(tc + ": " + v.error().message);
           } else {
@@ -71,11 +73,11 @@ class RoceTosCollector : public Collector {
           }
         } else if (!IsAbsent(tc_text.error().errno_value)) {
           p.traffic_class_file = true;
+          tc_unknown = true;
           p.note += (p.note.empty() ? "" : "; ") + tc_text.error().message;
           outcome.errors.push_back(tc_text.error().message);
         }
         // The per-port override wins over rdma_cm's default; an unreadable override leaves it unknown.
-        const bool tc_unknown = p.traffic_class_file && !p.traffic_class && !tc_text.ok();
         if (p.traffic_class) {
           p.effective_tos = p.traffic_class;
         } else if (!tc_unknown) {

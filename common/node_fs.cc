@@ -241,9 +241,13 @@ Error ContainedError(const std::string& what, const std::string& path, const Nod
 std::string NodeFs::DefaultDevRoot(const std::string& sysfs_root) {
   if (IsLiveSysfsRoot(sysfs_root)) return "/dev";
   std::string root = StripTrailingSlashes(sysfs_root);
+  // A capture laid out like a node (capture/sys, capture/dev): its dev folder. Any other tree:
+  // inside it. Never the analysing machine's /dev (a root "/x" must not give "/dev").
   const std::size_t slash = root.rfind('/');
-  if (slash == std::string::npos) return "dev";
-  return root.substr(0, slash) + "/dev";
+  const std::string_view last = slash == std::string::npos ? std::string_view(root) : std::string_view(root).substr(slash + 1);
+  if (last == "sys" && slash != std::string::npos && slash > 0) return root.substr(0, slash) + "/dev";
+  if (last == "sys" && slash == std::string::npos) return "dev";
+  return root + "/dev";
 }
 
 std::string NodeFs::Dev(std::string_view rel) const {

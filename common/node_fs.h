@@ -34,8 +34,9 @@ class NodeFs {
   // Empty: DefaultDevRoot(sysfs_root).
   NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir = "", std::string dev_root = "");
 
-  // "/dev" for the live /sys; for a captured tree, the folder "dev" beside its sysfs root
-  // (capture/sys -> capture/dev), so that analysing a capture never looks at this machine's /dev.
+  // "/dev" for the live /sys; for a captured tree whose sysfs folder is named "sys", the folder
+  // "dev" beside it (capture/sys -> capture/dev), else "<sysfs root>/dev": analysing a capture
+  // never looks at this machine's /dev.
   static std::string DefaultDevRoot(const std::string& sysfs_root);
   // Device nodes are only stat()ed (lstat: never followed), not read, so this root needs no
   // containment.
