@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "collectors/host_dev_parse.h"
@@ -54,36 +55,44 @@ void ReadDeviceControl(const NodeFs& fs, const std::string& pci_dir, PcieLinkFac
 }  // namespace
 
 PcieLinkFacts ReadPcieLink(const NodeFs& fs, const std::string& device, const std::string& pci_dir,
-                           bool read_config) {
+                           bool read_config, HeldFiles* held) {
   PcieLinkFacts f;
   f.device = device;
   f.pci_function = true;
+  int missing = 0;  // link attribute files that do not exist
+  auto read = [&](const char* file) -> Result<std::string> {
+    const std::string path = pci_dir + "/" + file;
+    if (held == nullptr) return fs.ReadFile(path);
+    Result<std::string_view> r = held->Read(fs, path);
+    if (!r.ok()) return r.error();
+    return std::string(*r);
+  };
   auto speed = [&](const char* file, std::optional<double>& out, std::string& text) {
-    auto raw = fs.ReadFile(pci_dir + "/" + file);
-    if (!raw) return AddNote(f.note, raw.error().message);
+    auto raw = read(file);
+    if (!raw) {
+      missing += raw.error().errno_value == ENOENT;
+      return AddNote(f.note, raw.error().message);
+    }
     text = std::string(Trim(*raw));
     auto v = ParsePcieLinkSpeed(*raw);
     if (!v) return AddNote(f.note, pci_dir + "/" + file + ": " + v.error().message);
     out = *v;
   };
   auto width = [&](const char* file, std::optional<std::uint32_t>& out) {
-    auto raw = fs.ReadFile(pci_dir + "/" + file);
+    auto raw = read(file);
     if (!raw) return AddNote(f.note, raw.error().message);
     auto v = ParsePcieLinkWidth(*raw);
     if (!v) return AddNote(f.note, pci_dir + "/" + file + ": " + v.error().message);
     out = *v;
   };
-  if (!fs.Exists(pci_dir + "/current_link_speed") && !fs.Exists(pci_dir + "/max_link_speed")) {
-    f.note = "no current_link_speed/max_link_speed in " + pci_dir + " (not a PCIe function, or not captured)";
-    if (read_config) ReadDeviceControl(fs, pci_dir, f);
-    f.note = KernelPaths(fs, f.note);
-    f.config_note = KernelPaths(fs, f.config_note);
-    return f;
-  }
   speed("current_link_speed", f.current_speed_gts, f.current_speed_text);
   speed("max_link_speed", f.max_speed_gts, f.max_speed_text);
-  width("current_link_width", f.current_width);
-  width("max_link_width", f.max_width);
+  if (missing == 2) {
+    f.note = "no current_link_speed/max_link_speed in " + pci_dir + " (not a PCIe function, or not captured)";
+  } else {
+    width("current_link_width", f.current_width);
+    width("max_link_width", f.max_width);
+  }
   if (read_config) ReadDeviceControl(fs, pci_dir, f);
   f.note = KernelPaths(fs, f.note);
   f.config_note = KernelPaths(fs, f.config_note);
@@ -105,7 +114,7 @@ Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
     const std::string& dir = *d.device_dir;
     auto cached = config_.find(dir);
     const bool reread = cached == config_.end() || now - cached->second.at >= kConfigRereadInterval;
-    f = ReadPcieLink(ctx.fs, d.name, dir, reread);
+    f = ReadPcieLink(ctx.fs, d.name, dir, reread, &held_);
     if (reread) {
       kept[dir] = ConfigRead{now, f.max_read_request_bytes, f.max_payload_bytes, f.config_note};
     } else {
@@ -116,6 +125,11 @@ Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
     }
     f.pci_address = d.pci_address;
     facts.devices.push_back(std::move(f));
+  }
+  // A device that left (or a new root) leaves its held files behind: start over.
+  if (kept.size() != config_.size() ||
+      !std::equal(kept.begin(), kept.end(), config_.begin(), [](const auto& a, const auto& b) { return a.first == b.first; })) {
+    held_.Clear();
   }
   config_ = std::move(kept);
   snapshot.Put(std::move(facts));

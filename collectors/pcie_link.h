@@ -3,8 +3,9 @@
 // collection (a link can retrain). Max_Read_Request_Size and Max_Payload_Size come from the PCI
 // Express capability's Device Control register in the function's `config` file: the kernel shows
 // unprivileged readers only the first 64 bytes, where no capability lives, so as non-root they are
-// unknown with that reason. The config space is read at most every kConfigRereadInterval (a
-// config read is a bus transaction per dword, and the register changes only by `setpci`).
+// unknown with that reason. The link attributes are held open (one pread each per scrape). The
+// config space is read at most every kConfigRereadInterval (a config read is a bus transaction per
+// dword, and the register changes only by `setpci`).
 #pragma once
 
 #include <chrono>
@@ -18,9 +19,10 @@
 namespace rdmahd {
 
 // Reads one PCI function's link attributes and, with `read_config`, its Device Control register
-// (`pci_dir` under `fs`).
+// (`pci_dir` under `fs`). With `held`, the link attributes are held open there (re-read with one
+// pread per scrape).
 PcieLinkFacts ReadPcieLink(const NodeFs& fs, const std::string& device, const std::string& pci_dir,
-                           bool read_config = true);
+                           bool read_config = true, HeldFiles* held = nullptr);
 
 class PcieLinkCollector : public Collector {
  public:
@@ -38,6 +40,7 @@ class PcieLinkCollector : public Collector {
   };
   SteadyNow now_;
   std::map<std::string, ConfigRead> config_;  // by PCI function folder
+  HeldFiles held_;
 };
 
 }  // namespace rdmahd

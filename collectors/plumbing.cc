@@ -82,14 +82,14 @@ CharDeviceFacts Stat(const NodeFs& fs, const std::string& path, const std::strin
 }
 
 // uverbsN of each device, from <sysfs>/class/infiniband_verbs/uverbsN/ibdev.
-std::map<std::string, std::string> UverbsByDevice(const NodeFs& fs) {
+std::map<std::string, std::string> UverbsByDevice(const NodeFs& fs, HeldFiles& held) {
   std::map<std::string, std::string> out;
   const std::string dir = fs.Sys("class/infiniband_verbs");
   auto entries = fs.ListDir(dir);
   if (!entries) return out;
   for (const std::string& e : *entries) {
     if (e.rfind("uverbs", 0) != 0) continue;
-    if (auto ibdev = fs.ReadFile(dir + "/" + e + "/ibdev")) out[std::string(Trim(*ibdev))] = e;
+    if (auto ibdev = held.Read(fs, dir + "/" + e + "/ibdev")) out[std::string(Trim(*ibdev))] = e;
   }
   return out;
 }
@@ -139,8 +139,9 @@ AccessIdentity ResolveAccess(const HostDeviceAccessPolicy& policy) {
   return a;
 }
 
+// scaling_governor files are held open (one pread per CPU per scrape; a node has hundreds).
 void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint32_t, std::optional<std::string>>& cache,
-                   CpuGovernorFacts& g) {
+                   HeldFiles& held, CpuGovernorFacts& g) {
   g.device = d.name;
   if (!d.device_dir) {
     g.note = "no PCI function: no local CPUs";
@@ -161,7 +162,7 @@ void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint
     auto it = cache.find(cpu);
     if (it == cache.end()) {
       std::optional<std::string> gov;
-      auto r = fs.ReadFile(fs.Sys("devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/scaling_governor"));
+      auto r = held.Read(fs, fs.Sys("devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/scaling_governor"));
       if (r && !Trim(*r).empty()) gov = std::string(Trim(*r));
       it = cache.emplace(cpu, std::move(gov)).first;
     }
@@ -193,8 +194,16 @@ class PlumbingCollector : public Collector {
     f.modules.push_back(Module(fs, "rdma_ucm", "rdma_cm (/dev/infiniband/rdma_cm)", "class/misc/rdma_cm"));
     std::map<std::string, std::string> drivers;  // module -> devices
     for (const HostRdmaDevice& d : devices) {
-      std::string note;
-      if (auto m = DriverModule(fs, d, note)) {
+      // The driver is bound for the life of the device: looked up again only for a new device.
+      auto cached = drivers_.find(d.name);
+      if (cached == drivers_.end() || cached->second.generation != d.topology->generation) {
+        DriverLookup lookup;
+        lookup.generation = d.topology->generation;
+        lookup.module = DriverModule(fs, d, lookup.note);
+        cached = drivers_.insert_or_assign(d.name, std::move(lookup)).first;
+      }
+      const std::string& note = cached->second.note;
+      if (const auto& m = cached->second.module) {
         std::string& users = drivers[*m];
         users += (users.empty() ? "" : ",") + d.name;
       } else if (!note.empty()) {
@@ -206,7 +215,7 @@ class PlumbingCollector : public Collector {
     f.dev_root = fs.dev_root();  // as given: the one place the real root is shown
     f.dev_root_present = fs.IsDir(f.dev_root);
     if (f.dev_root_present) {
-      const auto uverbs = UverbsByDevice(fs);
+      const auto uverbs = UverbsByDevice(fs, ibdev_files_);
       for (const HostRdmaDevice& d : devices) {
         auto it = uverbs.find(d.name);
         if (it == uverbs.end()) {
@@ -235,7 +244,7 @@ class PlumbingCollector : public Collector {
     std::map<std::uint32_t, std::optional<std::string>> governors;
     for (const HostRdmaDevice& d : devices) {
       CpuGovernorFacts g;
-      ReadGovernors(fs, d, governors, g);
+      ReadGovernors(fs, d, governors, governor_files_, g);
       f.governors.push_back(std::move(g));
     }
 
@@ -293,6 +302,14 @@ class PlumbingCollector : public Collector {
   HostDeviceAccessPolicy access_policy_;
   std::chrono::steady_clock::time_point access_at_{};
   std::optional<IommuFacts> iommu_;
+  HeldFiles governor_files_;
+  HeldFiles ibdev_files_;
+  struct DriverLookup {
+    std::uint64_t generation = 0;
+    std::optional<std::string> module;
+    std::string note;
+  };
+  std::map<std::string, DriverLookup> drivers_;  // by device
   std::string iommu_path_;
 };
 
