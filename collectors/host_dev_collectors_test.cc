@@ -320,10 +320,15 @@ TEST(LinkFlapsTest, DownLongerThanTheDropWindowIsADropUntilRecoveryAfterComingBa
   EXPECT_FALSE(tl.At(1000, true).link_dropped);
 }
 
-TEST(LinkFlapsTest, PortNeverActiveIsNoDrop) {
+TEST(LinkFlapsTest, PortNeverActiveIsNoDropAndComingUpIsNoFlap) {
   Timeline tl;
   tl.At(0, false);
   EXPECT_FALSE(tl.At(3600, false).link_dropped);
+  Timeline starting;
+  starting.At(0, false);  // the daemon starts while the link trains
+  LinkFlapPortFacts f = starting.At(10, true);
+  EXPECT_FALSE(f.flapping);
+  EXPECT_EQ(f.flaps_in_window, 0u);
 }
 
 TEST(LinkFlapsTest, CounterGrowthBetweenActiveSamplesCountsUnseenFlaps) {

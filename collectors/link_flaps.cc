@@ -35,7 +35,8 @@ void LinkFlapCollector::Observe(PortHistory& h, const Observation& o, TimePoint 
       if (!h.down_since) h.down_since = now;
     } else {
       if (h.down_since) {
-        if (now - *h.down_since <= drop_window) {
+        // A port coming up for the first time since the daemon started neither flapped nor dropped.
+        if (h.ever_active && now - *h.down_since <= drop_window) {
           flap(1);
         } else if (h.ever_active) {
           h.drop_ended = now;
