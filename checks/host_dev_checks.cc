@@ -266,8 +266,8 @@ class DeviceAccessCheck : public Check {
       }
       std::string fix;
       if (!configured) {
-        fix = "chmod 0666 " + c.path + " and make it last with a udev rule (rdma-core's is MODE=\"0666\"), or set "
-              "host.device_access.user/group to the account RDMA jobs run as";
+        fix = "chmod 0666 " + c.path + " (the mode the kernel creates it with) and find the udev rule that "
+              "changed it, or set host.device_access.user/group to the account RDMA jobs run as";
       } else if (!who.group.empty()) {
         fix = "chgrp " + who.group + " " + c.path + " && chmod g+rw " + c.path +
               "; make it last with a udev rule in /etc/udev/rules.d (GROUP=\"" + who.group + "\", MODE=\"0660\")";

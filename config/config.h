@@ -82,8 +82,8 @@ struct RocePolicy {
 // degraded link always fails; the ToS is judged against roce.dscp and roce.priority).
 
 // Who must be able to open /dev/infiniband/uverbsN and rdma_cm (the account RDMA jobs run as).
-// A name or a numeric id. Unset: the devices must be open to everyone (mode 0666, rdma-core's
-// udev default).
+// A name or a numeric id. Unset: the devices must be open to everyone (mode 0666, what the kernel
+// creates them with).
 struct HostDeviceAccessPolicy {
   std::optional<std::string> user;
   std::optional<std::string> group;
