@@ -75,6 +75,39 @@ struct RocePolicy {
   std::vector<std::string> extra_ethtool_stats;
 };
 
+// The peer-probe responder: answers other nodes' probes (issue #11). Off unless configured.
+struct PeerResponderPolicy {
+  bool enabled = false;
+  std::string listen_address;           // local IP; empty = every address
+  std::uint16_t port = 18600;           // rdma_cm port (perftest's 18515 stays free for it)
+  std::vector<std::string> allow;       // peers allowed to connect: IPs or CIDRs; empty = nobody
+  std::uint32_t max_sessions = 8;
+  std::uint32_t max_message_size = 1u << 20;         // bytes, per probe
+  std::uint64_t max_registered_bytes = 64ull << 20;  // all sessions' memory regions together
+};
+
+// Peer probes: whom to probe (static list, DNS names, a file re-read on change), how, and what is
+// healthy. The probe kind is "peers" (probes: peers: false turns it off).
+struct PeersPolicy {
+  std::vector<std::string> targets;     // IPs or DNS names
+  std::string file;                     // file_sd-like list of targets (and labels); empty = none
+  std::uint16_t port = 18600;           // the peers' responder port
+  std::string source_address;           // local IP probes leave from; empty = rdma_cm chooses
+  std::optional<std::uint8_t> tos;      // IP ToS of probe traffic (DSCP << 2); unset = kernel default
+  std::chrono::milliseconds interval{10000};       // between latency rounds to one peer
+  std::chrono::milliseconds step_timeout{1000};    // every connect step and the handshake
+  std::uint32_t latency_message_size = 2;
+  std::uint32_t latency_iterations = 1000;
+  bool bandwidth = false;                          // RDMA WRITE streams (one at a time per node)
+  std::chrono::milliseconds bandwidth_interval{600000};
+  std::chrono::milliseconds bandwidth_duration{1000};
+  std::uint32_t bandwidth_message_size = 65536;
+  std::uint32_t bandwidth_queue_depth = 128;
+  std::optional<double> max_latency_p99_us;        // check policy; unset = not judged
+  std::optional<double> min_bandwidth_gbps;        // check policy; unset = not judged
+  PeerResponderPolicy responder;
+};
+
 struct Config {
   // Where this config came from: a file path, or "<built-in defaults>".
   std::string source = "<built-in defaults>";
@@ -95,6 +128,7 @@ struct Config {
   DeviceLimitsPolicy limits;
   std::vector<FirmwareRule> firmware;
   RocePolicy roce;
+  PeersPolicy peers;
 
   bool CollectorEnabled(const std::string& name) const;
   bool CheckEnabled(const std::string& name) const;
