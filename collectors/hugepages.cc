@@ -69,8 +69,10 @@ HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, std::vector<
 
   // /proc/meminfo (procfs: whole-file read each time).
   const std::string meminfo_path = fs.Proc("meminfo");
+  std::optional<MeminfoHugepages> meminfo;
   if (auto text = fs.ReadFile(meminfo_path)) {
     if (auto m = ParseMeminfoHugepages(*text)) {
+      meminfo = *m;
       facts.default_hugepage_size_bytes = m->page_size_bytes;
       facts.hugetlb_bytes = m->hugetlb_bytes;
       if (!m->page_size_bytes) facts.meminfo_note = meminfo_path + " has no Hugepagesize (kernel without hugetlbfs)";
@@ -96,6 +98,12 @@ HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, std::vector<
   } else {
     facts.hugepages_note = entries.error().message;
     if (!IsMissing(entries.error())) errors.push_back(entries.error().message);
+  }
+  // Without the pool folder (captures that kept only /proc), meminfo's HugePages_* are the
+  // default size's system-wide pool.
+  if (meminfo && meminfo->page_size_bytes && meminfo->total && !facts.FindSize(*meminfo->page_size_bytes)) {
+    HugepagePool& pool = SizeEntry(facts, *meminfo->page_size_bytes).system;
+    pool = HugepagePool{meminfo->total, meminfo->free, meminfo->reserved, meminfo->surplus};
   }
 
   // Per-node pools.

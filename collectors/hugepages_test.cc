@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <map>
+#include <sstream>
+
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -73,14 +76,51 @@ TEST(HugepagesCollectorTest, RealCapturesWithoutPoolFolders) {
   ASSERT_EQ(ne.hugepage_sizes.size(), 1u);
   EXPECT_EQ(ne.hugepage_sizes[0].nodes.size(), 3u);
   for (const auto& [node, pool] : ne.hugepage_sizes[0].nodes) EXPECT_EQ(pool.total, 0u) << node;
-  EXPECT_FALSE(ne.hugepage_sizes[0].system.total);  // unknown, not 0: the pool folder is missing
+  // The pool folder is missing: the system-wide pool comes from meminfo's HugePages_*.
+  EXPECT_EQ(ne.hugepage_sizes[0].system.total, 0u);
+  EXPECT_EQ(ne.hugepage_sizes[0].system.reserved, 0u);
   EXPECT_FALSE(ne.hugepages_note.empty());
   EXPECT_FALSE(ne.thp_mode);
 
   const HostMemoryFacts pf = Collect(NodeFs(RealFixture("sysfs/procfs-fixtures/sys"), RealFixture("sysfs/procfs-fixtures/proc")));
   EXPECT_EQ(pf.default_hugepage_size_bytes, k2M);
-  EXPECT_TRUE(pf.hugepage_sizes.empty());
+  ASSERT_EQ(pf.hugepage_sizes.size(), 1u);
+  EXPECT_EQ(pf.hugepage_sizes[0].system.free, 0u);
+  EXPECT_TRUE(pf.hugepage_sizes[0].nodes.empty());  // node1/2 have only vmstat
   EXPECT_FALSE(pf.numa_balancing);
+}
+
+// Every hugepage value node_exporter's golden output has for its own fixture tree agrees with ours:
+// node_memory_HugePages_{Total,Free,Rsvd,Surp} -> rdma_host_hugepages{state}, Hugepagesize, and
+// node_memory_numa_HugePages_{Total,Free,Surp}{node} -> rdma_host_node_hugepages{node,state}.
+TEST(HugepagesCollectorTest, AgreesWithNodeExporterOnItsFixtureTree) {
+  auto expected = ReadRegularFile(RealFixture("expected/node_exporter_e2e_selected.prom"), 1 << 20);
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  const std::string ours = Render(NodeFs(RealFixture("sysfs/node-exporter-fixtures/sys"),
+                                         RealFixture("sysfs/node-exporter-fixtures/proc")));
+  const std::map<std::string, std::string> state = {{"Total", "total"}, {"Free", "free"}, {"Rsvd", "reserved"}, {"Surp", "surplus"}};
+  std::istringstream in(*expected);
+  std::string line;
+  int compared = 0;
+  while (std::getline(in, line)) {
+    std::string want;
+    if (line.rfind("node_memory_Hugepagesize_bytes ", 0) == 0) {
+      want = "rdma_host_hugepage_default_size_bytes 2097152\n";
+    } else if (line.rfind("node_memory_HugePages_", 0) == 0) {
+      const std::string s = line.substr(22, line.find(' ') - 22);
+      want = "rdma_host_hugepages{size_bytes=\"2097152\",state=\"" + state.at(s) + "\"} " + line.substr(line.find(' ') + 1) + "\n";
+    } else if (line.rfind("node_memory_numa_HugePages_", 0) == 0) {
+      const std::string s = line.substr(27, line.find('{') - 27);
+      const std::string node = line.substr(line.find("node=\"") + 6, 1);
+      want = "rdma_host_node_hugepages{node=\"" + node + "\",size_bytes=\"2097152\",state=\"" + state.at(s) + "\"} " +
+             line.substr(line.find(' ') + 1) + "\n";
+    } else {
+      continue;
+    }
+    EXPECT_NE(ours.find(want), std::string::npos) << line << " -> " << want << "in:\n" << ours;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 14);
 }
 
 TEST(HugepagesCollectorTest, BadFilesCostOneValue) {
