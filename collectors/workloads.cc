@@ -160,7 +160,8 @@ bool ReadProcess(const NodeFs& fs, int pid, std::uint64_t page_bytes, WorkloadPr
 
   auto maps = fs.ReadFile(fs.Proc(dir + "numa_maps"), WorkloadsCollector::kMaxNumaMapsBytes);
   if (!maps) {
-    if (IsGone(maps.error())) return false;
+    // A kernel without CONFIG_NUMA has no numa_maps: gone only when the process is.
+    if (IsGone(maps.error()) && !fs.Exists(fs.Proc(std::to_string(pid)))) return false;
     p.memory_note = maps.error().message;  // EACCES: another user's process, no CAP_SYS_PTRACE
     errors.push_back(maps.error().message);
   } else if (auto bytes = ParseNumaMapsBytesByNode(*maps, page_bytes)) {
@@ -281,6 +282,14 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     for (int pid : pids) {
       WorkloadProcessFacts p;
       if (ReadProcess(fs, pid, page_bytes, p, outcome.errors)) w.processes.push_back(std::move(p));
+    }
+    // A unit's or pid file's pids that none can be read of: they exited just now, or /proc is
+    // mounted with hidepid and hides them from the daemon. Either way not "not running".
+    if (!pids.empty() && w.processes.empty()) {
+      w.looked_up = false;
+      w.note = std::to_string(pids.size()) + " pid(s) listed by " + w.selector_value + " but none readable in " +
+               fs.Proc("") + " (exited, or hidden by the hidepid mount option)";
+      outcome.errors.push_back("workload " + spec.name + ": " + w.note);
     }
     facts.workloads.push_back(std::move(w));
   }

@@ -186,6 +186,32 @@ TEST(WorkloadsCollectorTest, VanishingUnreadableAndMalformedProcesses) {
   EXPECT_NE(c.text.find("rdma_workload_memlock_limit_bytes{workload=\"app\"} +Inf\n"), std::string::npos) << c.text;
 }
 
+// Listed pids none of which can be read (hidepid, or all exited): unknown, not "not running".
+TEST(WorkloadsCollectorTest, ListedButUnreadablePidsAreUnknown) {
+  TempDir dir;
+  dir.Write("sys/fs/cgroup/system.slice/hidden.service/cgroup.procs", "70\n71\n");
+  dir.MkDir("proc");
+  Collected c = CollectWorkloads(NodeFs(dir.path() + "/sys", dir.path() + "/proc"), {ByUnit("hidden", "hidden.service")});
+  const WorkloadFacts& w = c.facts.workloads.at(0);
+  EXPECT_FALSE(w.looked_up);
+  EXPECT_NE(w.note.find("2 pid(s) listed by hidden.service but none readable"), std::string::npos) << w.note;
+  EXPECT_EQ(c.text.find("workload=\"hidden\""), std::string::npos);
+}
+
+// A kernel without CONFIG_NUMA has no numa_maps: the process stays, its memory placement unknown.
+TEST(WorkloadsCollectorTest, NoNumaMapsIsNotAnExitedProcess) {
+  TempDir dir;
+  dir.Write("sys/fs/cgroup/system.slice/app.service/cgroup.procs", "80\n");
+  dir.Write("proc/80/status", "Name:\tapp\nState:\tS (sleeping)\nCpus_allowed_list:\t0-3\n");
+  dir.Write("proc/80/limits", "Max locked memory         unlimited            unlimited            bytes\n");
+  Collected c = CollectWorkloads(NodeFs(dir.path() + "/sys", dir.path() + "/proc"), {ByUnit("app", "app.service")});
+  const WorkloadFacts& w = c.facts.workloads.at(0);
+  ASSERT_EQ(w.processes.size(), 1u);
+  EXPECT_FALSE(w.processes[0].memory_bytes_by_node);
+  EXPECT_NE(w.processes[0].memory_note.find("numa_maps"), std::string::npos);
+  EXPECT_TRUE(w.processes[0].memlock);
+}
+
 TEST(WorkloadsCollectorTest, OwnLimitOnTheLiveProcIsInjectable) {
   const MemlockLimit injected{{false, 8u << 20}, {true, 0}};
   Collected c = CollectWorkloads(NodeFs(ProjectFixture(kFixture + "/sys"), "/proc"), {},
