@@ -39,23 +39,28 @@ std::string NodeOf(const DevicePlacement& d) {
 
 CheckResult JudgePool(const std::string& device, const HugepagePool& pool, std::uint64_t min_free,
                       const std::string& where, const std::string& nr_path, const std::string& prefix) {
-  const std::string size_note = " (total " + Count(pool.total) + ", surplus " + Count(pool.surplus) + ")";
   if (!pool.free) {
     return Judged(device, Verdict::kUnknown, prefix + "free hugepages " + where + " unknown: no free_hugepages value");
   }
-  if (*pool.free >= min_free) {
-    return Judged(device, Verdict::kOk,
-                  prefix + std::to_string(*pool.free) + " free " + where + size_note + " >= " + std::to_string(min_free));
+  // Free pages include those reserved by mappings not yet faulted in; the kernel counts
+  // reservations system-wide only, so per node all free pages count.
+  const std::uint64_t reserved = std::min(pool.reserved.value_or(0), *pool.free);
+  const std::uint64_t available = *pool.free - reserved;
+  std::string counts = std::to_string(*pool.free) + " free";
+  if (reserved > 0) counts += " (" + std::to_string(reserved) + " of them reserved)";
+  const std::string size_note = " (total " + Count(pool.total) + ", surplus " + Count(pool.surplus) + ")";
+  if (available >= min_free) {
+    return Judged(device, Verdict::kOk, prefix + counts + " " + where + size_note + " >= " + std::to_string(min_free));
   }
   std::string fix;
   if (pool.total) {
-    fix = "echo " + std::to_string(*pool.total + (min_free - *pool.free)) + " > " + nr_path;
+    fix = "echo " + std::to_string(*pool.total + (min_free - available)) + " > " + nr_path;
   } else {
-    fix = "raise " + nr_path + " by " + std::to_string(min_free - *pool.free);
+    fix = "raise " + nr_path + " by " + std::to_string(min_free - available);
   }
   return Judged(device, Verdict::kFailed,
-                prefix + "only " + std::to_string(*pool.free) + " free " + where + size_note + ", need " +
-                    std::to_string(min_free) + ": hugepage allocations of the RDMA workload fail or land on another node",
+                prefix + "only " + counts + " " + where + size_note + ", need " + std::to_string(min_free) +
+                    ": hugepage allocations of the RDMA workload fail or land on another node",
                 fix);
 }
 

@@ -45,6 +45,13 @@ TEST(HugepagesFreeJudgeTest, UnknownNodeIsJudgedSystemWideAndSaysSo) {
   EXPECT_THAT(r[0].reason, HasSubstr("NUMA node of rxe0 unknown (numa_node -1), judged system-wide: only 600 free"));
   EXPECT_EQ(r[0].fix, "echo 1424 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
   EXPECT_THAT(r[1].reason, HasSubstr("numa_node unreadable"));
+  // Reserved pages are promised to mappings already: not available system-wide.
+  HostMemoryFacts reserved = f;
+  reserved.hugepage_sizes[0].system.reserved = 100;
+  auto rs = JudgeHugepagesFree(&reserved, {{"rxe0", -1}}, Need(600));
+  EXPECT_EQ(rs[0].verdict, Verdict::kFailed);
+  EXPECT_THAT(rs[0].reason, HasSubstr("only 600 free (100 of them reserved) 2 MiB hugepages system-wide"));
+  EXPECT_EQ(rs[0].fix, "echo 1124 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
   auto ok = JudgeHugepagesFree(&f, {{"rxe0", -1}}, Need(600));
   EXPECT_EQ(ok[0].verdict, Verdict::kOk);
   EXPECT_THAT(ok[0].reason, HasSubstr("judged system-wide: 600 free"));
