@@ -406,8 +406,11 @@ std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPol
       out.push_back(Judged(spec.name, Verdict::kUnknown, "locked-memory limit unknown: " + unknown));
     } else {
       out.push_back(Judged(spec.name, Verdict::kOk,
-                           "locked-memory limit " + Describe(*lowest) + " (lowest) for " +
-                               std::to_string(w->processes.size()) + " process(es) (pids " + Pids(*w) + "), need " + Wanted(p) +
+                           "locked-memory limit " + Describe(*lowest) +
+                               (w->processes.size() == 1 ? " for pid " + Pids(*w)
+                                                         : " (lowest) for " + std::to_string(w->processes.size()) +
+                                                               " processes (pids " + Pids(*w) + ")") +
+                               ", need " + Wanted(p) +
                                (lifted.empty() ? "" : "; CAP_IPC_LOCK lifts it for pids " + lifted)));
     }
   }
