@@ -37,7 +37,9 @@ class WorkloadNumaCheck : public Check {
 class MemlockCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    Append(JudgeMemlock(snapshot.Get<WorkloadsFacts>(), config.host), out);
+    const bool daemon_registers_memory =
+        !config.peers.targets.empty() || !config.peers.file.empty() || config.peers.responder.enabled;
+    Append(JudgeMemlock(snapshot.Get<WorkloadsFacts>(), config.host, daemon_registers_memory), out);
   }
 };
 

@@ -60,7 +60,11 @@ TEST(HostMemoryChecksTest, WorkloadNumaAndMemlockOnTheFixture) {
   EXPECT_EQ(numa["trainer"].verdict, Verdict::kFailed);
   EXPECT_EQ(numa["nvmet"].verdict, Verdict::kOk);
   EXPECT_EQ(numa["stopped"].verdict, Verdict::kUnknown);
-  auto memlock = BySubject(RunRegisteredCheck("memlock", snapshot, config));
+  // The daemon registers no memory of its own under this config: it is not a subject.
+  EXPECT_FALSE(BySubject(RunRegisteredCheck("memlock", snapshot, config)).contains("rdma-healthd"));
+  Config responding = config;
+  responding.peers.responder.enabled = true;
+  auto memlock = BySubject(RunRegisteredCheck("memlock", snapshot, responding));
   EXPECT_EQ(memlock["rdma-healthd"].verdict, Verdict::kFailed);
   EXPECT_EQ(memlock["trainer"].verdict, Verdict::kOk);
   EXPECT_EQ(memlock["nvmet"].verdict, Verdict::kFailed);

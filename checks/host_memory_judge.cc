@@ -342,11 +342,14 @@ std::vector<CheckResult> JudgeWorkloadNuma(const WorkloadsFacts* facts, const st
   return out;
 }
 
-std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPolicy& policy) {
+std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPolicy& policy,
+                                      bool daemon_registers_memory) {
   std::vector<CheckResult> out;
   const MemlockPolicy& p = policy.memlock;
   // The daemon itself.
-  if (facts == nullptr) {
+  if (!daemon_registers_memory) {
+    // nothing of its own to judge
+  } else if (facts == nullptr) {
     out.push_back(Judged("rdma-healthd", Verdict::kUnknown, "workload facts missing: the workloads collector is disabled or failed"));
   } else if (!facts->daemon_memlock) {
     out.push_back(Judged("rdma-healthd", Verdict::kUnknown, "locked-memory limit unknown: " + facts->daemon_memlock_note));

@@ -35,6 +35,10 @@ std::vector<CheckResult> JudgeWorkloadNuma(const WorkloadsFacts* facts, const st
 
 // One result for the daemon (subject "rdma-healthd") and one per configured workload: soft
 // RLIMIT_MEMLOCK unlimited or >= policy.
-std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPolicy& policy);
+// `daemon_registers_memory`: the daemon itself pins memory (peer probes or the probe responder
+// are configured); only then is its own limit judged (subject "rdma-healthd"). Otherwise its limit
+// matters to nothing and a shell's 8 MiB would be a false failure of `rdma-healthd check`.
+std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPolicy& policy,
+                                      bool daemon_registers_memory = true);
 
 }  // namespace rdmahd

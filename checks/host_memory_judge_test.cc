@@ -253,6 +253,20 @@ TEST(MemlockJudgeTest, DaemonAndWorkloads) {
   EXPECT_EQ(unit[1].fix, "systemctl edit trainer.service ([Service] LimitMEMLOCK=infinity), then systemctl restart trainer.service");
 }
 
+// Without peer probes or a responder the daemon pins nothing: a shell's 8 MiB under `rdma-healthd
+// check` is no failure, and the daemon is not a subject at all.
+TEST(MemlockJudgeTest, DaemonIsJudgedOnlyWhenItRegistersMemory) {
+  const MemlockLimit k8M{{false, 8u << 20}, {false, 8u << 20}};
+  auto f = WithLimits(k8M, {kUnlimited});
+  auto with = JudgeMemlock(&f, OneWorkload(), /*daemon_registers_memory=*/true);
+  ASSERT_EQ(with.size(), 2u);
+  EXPECT_EQ(with[0].verdict, Verdict::kFailed);
+  auto without = JudgeMemlock(&f, OneWorkload(), /*daemon_registers_memory=*/false);
+  ASSERT_EQ(without.size(), 1u);
+  EXPECT_EQ(without[0].subject, "trainer");
+  EXPECT_EQ(without[0].verdict, Verdict::kOk);
+}
+
 TEST(MemlockJudgeTest, NearMaxNumberPassesUnlessUnlimitedIsRequired) {
   auto f = WithLimits(kNearMax, {kNearMax});
   auto r = JudgeMemlock(&f, OneWorkload());
