@@ -61,7 +61,8 @@ expect_eq "$(verdict "$dir/check.json" memlock nocap)" failed "memlock of the wo
 [[ "$(reason "$dir/check.json" memlock nocap)" == *"pid $nocap"*"soft 64 KiB, hard 64 KiB"* ]] ||
   fail "memlock reason: $(reason "$dir/check.json" memlock nocap)"
 expect_eq "$(verdict "$dir/check.json" memlock root)" ok "memlock of the root workload (CAP_IPC_LOCK)"
-expect_eq "$(verdict "$dir/check.json" memlock rdma-healthd)" ok "memlock of the daemon (root)"
+expect_eq "$(verdict "$dir/check.json" memlock rdma-healthd)" "<none>" \
+  "memlock of the daemon (not judged: no peer probes or responder configured)"
 expect_eq "$(verdict "$dir/check.json" hugepages_free rxe0)" ok "hugepages_free of rxe0"
 [[ "$(reason "$dir/check.json" hugepages_free rxe0)" == *"judged system-wide"* ]] ||
   fail "hugepages_free reason does not say it was judged system-wide: $(reason "$dir/check.json" hugepages_free rxe0)"
