@@ -313,12 +313,12 @@ class CpuGovernorCheck : public Check {
       }
       const std::string head = "local CPUs " + g.local_cpulist + ": " + seen +
                                (g.unreadable_cpus ? ", " + std::to_string(g.unreadable_cpus) + " unreadable" : "");
-      if (!config.host_dev.cpu_governor) {
+      if (!config.host.cpu_governor) {
         out.push_back(Result(g.device, Verdict::kUnknown, head + "; not configured (host.cpu_governor)",
                              "set host.cpu_governor (e.g. performance) in the config file"));
         continue;
       }
-      const std::string& want = *config.host_dev.cpu_governor;
+      const std::string& want = *config.host.cpu_governor;
       const auto it = g.cpus_by_governor.find(want);
       const std::uint32_t good = it == g.cpus_by_governor.end() ? 0 : it->second;
       std::uint32_t total = g.unreadable_cpus;

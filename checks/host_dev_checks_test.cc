@@ -283,7 +283,7 @@ TEST(CpuGovernorCheckTest, PolicyJudgesEveryLocalCpu) {
   f.governors = {g};
   EXPECT_EQ(Evaluate("cpu_governor", WithPlumbing(f)).at(0).verdict, Verdict::kUnknown);  // not configured
   Config c;
-  c.host_dev.cpu_governor = "performance";
+  c.host.cpu_governor = "performance";
   EXPECT_EQ(Evaluate("cpu_governor", WithPlumbing(f), c).at(0).verdict, Verdict::kOk);
   f.governors[0].cpus_by_governor = {{"performance", 2}, {"schedutil", 2}};
   auto out = Evaluate("cpu_governor", WithPlumbing(f), c);

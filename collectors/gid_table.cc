@@ -10,13 +10,6 @@
 namespace rdmahd {
 namespace {
 
-std::optional<std::uint32_t> ParseIndex(std::string_view s) {
-  std::uint32_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 void AppendIndex(std::string& buf, const std::string& dir, std::uint32_t index) {
   buf.assign(dir);
   char digits[16];
@@ -39,7 +32,7 @@ GidTable GidTable::Discover(const NodeFs& fs, const std::string& port_dir, std::
   }
   std::uint32_t size = 0;
   for (const std::string& n : *gids) {
-    if (auto i = ParseIndex(n)) size = std::max(size, *i + 1);
+    if (auto i = ParseSysfsIndex(n)) size = std::max(size, *i + 1);
   }
   t.has_table_ = size > 0;
   t.gids_dir_ = port_dir + "/gids/";

@@ -108,29 +108,6 @@ Result<std::optional<std::uint32_t>> ParseTrafficClass(std::string_view text) {
   return std::optional<std::uint32_t>{static_cast<std::uint32_t>(*v)};
 }
 
-Result<std::vector<std::uint32_t>> ParseCpuList(std::string_view text, std::uint32_t max_cpus) {
-  std::vector<std::uint32_t> out;
-  std::string_view t = Trim(text);
-  while (!t.empty()) {
-    const std::size_t comma = t.find(',');
-    std::string_view item = t.substr(0, comma);
-    t = comma == std::string_view::npos ? std::string_view{} : t.substr(comma + 1);
-    const std::size_t dash = item.find('-');
-    std::optional<std::uint64_t> lo = ParseU64(item.substr(0, dash));
-    std::optional<std::uint64_t> hi = dash == std::string_view::npos ? lo : ParseU64(item.substr(dash + 1));
-    if (!lo || !hi || *hi < *lo || item.find_first_of(" \t\n") != std::string_view::npos) {
-      return Error{"not a CPU list: " + Shown(text) + " (bad item \"" + std::string(item) + "\")", EINVAL};
-    }
-    if (*hi - *lo + 1 > max_cpus - std::min<std::uint64_t>(out.size(), max_cpus)) {
-      return Error{"CPU list " + Shown(text) + " names more than " + std::to_string(max_cpus) + " CPUs", E2BIG};
-    }
-    for (std::uint64_t c = *lo; c <= *hi; ++c) out.push_back(static_cast<std::uint32_t>(c));
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 IommuCmdline ParseIommuCmdline(std::string_view cmdline) {
   IommuCmdline out;
   bool off = false, pt = false, translated = false;

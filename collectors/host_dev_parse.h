@@ -1,5 +1,5 @@
 // Pure parsers for the device side of host readiness (issue #10 items 4-6): PCIe link attributes,
-// the PCIe capability in a PCI config space dump, RoCE ToS files, CPU lists and the IOMMU options
+// the PCIe capability in a PCI config space dump, RoCE ToS files and the IOMMU options
 // of the kernel command line. Text in, values or an Error naming what was wrong out; nothing here
 // reads a file.
 #pragma once
@@ -38,10 +38,6 @@ Result<std::uint32_t> ParseRoceTos(std::string_view text);
 // mlx5's tc/N/traffic_class: "Global tclass=106" (as the driver prints it), or a bare number.
 // A negative value ("Global tclass=-1") means no override: returns nullopt. Junk is an error.
 Result<std::optional<std::uint32_t>> ParseTrafficClass(std::string_view text);
-
-// A kernel CPU list ("0-15,32-47", "3", "" for a CPU-less node) -> sorted CPU numbers. At most
-// `max_cpus` numbers (a bound against "0-4294967295"); ranges must go up.
-Result<std::vector<std::uint32_t>> ParseCpuList(std::string_view text, std::uint32_t max_cpus = 65536);
 
 // The IOMMU options of /proc/cmdline and what they make of the IOMMU:
 // intel_iommu=, amd_iommu=, iommu=, iommu.passthrough=, iommu.strict=.

@@ -124,24 +124,6 @@ TEST(HostDevParseTest, TrafficClass) {
   }
 }
 
-TEST(HostDevParseTest, CpuListsIncludingTheRealCaptures) {
-  ASSERT_TRUE(testing::RealFixturesAvailable());
-  auto cpus = ParseCpuList(ReadReal(std::string(kDegraded) + "local_cpulist"));
-  ASSERT_TRUE(cpus.ok());
-  EXPECT_EQ(cpus->size(), 16u);
-  auto e810 = ParseCpuList(ReadReal("sysfs/node-exporter-fixtures/sys/devices/pci0000:40/0000:40:01.3/0000:45:00.0/local_cpulist"));
-  ASSERT_TRUE(e810.ok());
-  EXPECT_EQ(e810->size(), 128u);  // 0-63,128-191
-  EXPECT_EQ(e810->back(), 191u);
-  auto empty = ParseCpuList(ReadReal("sysfs/node-exporter-fixtures/sys/devices/system/node/node2/cpulist"));
-  ASSERT_TRUE(empty.ok());  // a CPU-less node
-  EXPECT_TRUE(empty->empty());
-  for (const char* bad : {"0-", "-3", "3-1", "1,,2", "a", "0-4294967295", " 1 - 2"}) {
-    EXPECT_FALSE(ParseCpuList(bad).ok()) << bad;
-  }
-  EXPECT_EQ(ParseCpuList("0-4294967295").error().errno_value, E2BIG);
-}
-
 TEST(HostDevParseTest, IommuModes) {
   EXPECT_EQ(ParseIommuCmdline("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n").mode, "default");
   auto pt = ParseIommuCmdline("BOOT_IMAGE=/vmlinuz intel_iommu=on iommu=pt quiet");

@@ -65,4 +65,11 @@ bool IsZeroGid(std::string_view text) {
 
 bool IsNotAvailableValue(std::string_view text) { return Trim(text).substr(0, 3) == "N/A"; }
 
+std::optional<std::uint32_t> ParseSysfsIndex(std::string_view name) {
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), v);
+  if (name.empty() || ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
+  return v;
+}
+
 }  // namespace rdmahd

@@ -24,6 +24,10 @@ enum class GidType { kIbRoceV1, kRoceV2, kOther };
 GidType ParseGidType(std::string_view text);
 inline constexpr std::string_view kGidTypeRoceV2 = "RoCE v2";
 
+// A directory entry that numbers a port or a GID table slot ("1", "254"): whole-string decimal,
+// no sign, no spaces. nullopt otherwise.
+std::optional<std::uint32_t> ParseSysfsIndex(std::string_view name);
+
 // A GID as ports/P/gids/N prints it ("fe80:0000:...:0001"); an unused table slot is all zeros.
 bool IsZeroGid(std::string_view text);
 

@@ -56,5 +56,15 @@ TEST(NotAvailableTest, NoPmaIsNotAValue) {
   EXPECT_FALSE(IsNotAvailableValue("0\n"));
 }
 
+TEST(IbSysfsParseTest, SysfsIndexIsAWholeDecimal) {
+  EXPECT_EQ(ParseSysfsIndex("1"), 1u);
+  EXPECT_EQ(ParseSysfsIndex("254"), 254u);
+  EXPECT_FALSE(ParseSysfsIndex(""));
+  EXPECT_FALSE(ParseSysfsIndex("-1"));
+  EXPECT_FALSE(ParseSysfsIndex("1a"));
+  EXPECT_FALSE(ParseSysfsIndex(" 1"));
+  EXPECT_FALSE(ParseSysfsIndex("99999999999"));  // out of range
+}
+
 }  // namespace
 }  // namespace rdmahd

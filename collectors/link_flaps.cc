@@ -82,7 +82,7 @@ void LinkFlapCollector::Observe(PortHistory& h, const Observation& o, TimePoint 
 
 Status LinkFlapCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   const NodeFs& fs = ctx.fs;
-  const HostLinkFlapPolicy& policy = ctx.config.host_dev.link_flaps;
+  const HostLinkFlapPolicy& policy = ctx.config.host.link_flaps;
   const TimePoint now = now_();
   LinkFlapFacts facts;
   facts.drop_window_seconds = Seconds(policy.drop_window);

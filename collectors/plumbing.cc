@@ -15,6 +15,7 @@
 #include "core/collector.h"
 #include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
+#include "common/cpulist.h"
 #include "common/parse.h"
 #include "facts/plumbing_facts.h"
 
@@ -158,7 +159,11 @@ void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint
     g.note = KernelPaths(fs, *d.device_dir + "/local_cpulist: " + cpus.error().message);
     return;
   }
-  for (std::uint32_t cpu : *cpus) {
+  std::vector<std::uint32_t> ids;
+  for (const CpuRange& r : cpus->ranges()) {
+    for (std::uint32_t c = r.first; c <= r.last; ++c) ids.push_back(c);
+  }
+  for (std::uint32_t cpu : ids) {
     auto it = cache.find(cpu);
     if (it == cache.end()) {
       std::optional<std::string> gov;
@@ -231,7 +236,7 @@ class PlumbingCollector : public Collector {
       }
       f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/rdma_cm"), ""));
     }
-    const HostDeviceAccessPolicy& want = ctx.config.host_dev.device_access;
+    const HostDeviceAccessPolicy& want = ctx.config.host.device_access;
     const auto now = std::chrono::steady_clock::now();
     if (!access_ || access_policy_.user != want.user || access_policy_.group != want.group ||
         now - access_at_ >= kAccessResolveInterval) {

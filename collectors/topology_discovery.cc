@@ -8,18 +8,12 @@
 
 #include "collectors/device_reader.h"
 #include "collectors/gid_table.h"
+#include "collectors/ib_sysfs_parse.h"
 #include "common/parse.h"
 #include "config/config.h"
 
 namespace rdmahd {
 namespace {
-
-std::optional<std::uint32_t> ParsePortNumber(std::string_view s) {
-  std::uint32_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
@@ -91,7 +85,7 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
     return d;
   }
   for (const std::string& n : *ports) {
-    auto num = ParsePortNumber(n);
+    auto num = ParseSysfsIndex(n);
     if (!num) continue;
     PortLayout& p = d->ports.emplace_back();
     p.port = *num;

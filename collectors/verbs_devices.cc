@@ -51,7 +51,6 @@ VerbsDevicesCollector::VerbsDevicesCollector(ProviderFactory factory) : factory_
 
 VerbsDevicesCollector::~VerbsDevicesCollector() = default;
 
-bool VerbsDevicesCollector::IsLiveSysfsRoot(const std::string& root) { return NodeFs::IsLiveSysfsRoot(root); }
 
 Result<VerbsDevicesCollector::OpenDevice*> VerbsDevicesCollector::OpenAndQuery(const VerbsDeviceId& id) {
   open_.erase(id.name);  // closes a stale context first
@@ -68,7 +67,7 @@ Result<VerbsDevicesCollector::OpenDevice*> VerbsDevicesCollector::OpenAndQuery(c
 
 Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   VerbsFacts facts;
-  if (!IsLiveSysfsRoot(ctx.fs.sysfs_root())) {
+  if (!NodeFs::IsLiveSysfsRoot(ctx.fs.sysfs_root())) {
     open_.clear();
     facts.not_queried_reason = "verbs not queried: --path.sysfs is not /sys (libibverbs reads the running kernel)";
     snapshot.Put(std::move(facts));

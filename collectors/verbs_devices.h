@@ -45,8 +45,6 @@ class VerbsDevicesCollector : public Collector {
   // Devices currently held open (for tests).
   std::size_t open_devices() const { return open_.size(); }
 
-  // True for the sysfs roots that mean "this machine's own kernel" ("/sys", "/sys/").
-  static bool IsLiveSysfsRoot(const std::string& root);
 
  private:
   struct OpenDevice {

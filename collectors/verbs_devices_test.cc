@@ -182,9 +182,9 @@ TEST(VerbsDevicesTest, NotTheLiveSysfsRootQueriesNothingAndRendersNothing) {
   EXPECT_THAT(r.facts()->not_queried_reason, HasSubstr("--path.sysfs is not /sys"));
   EXPECT_EQ(r.text, "");
   EXPECT_EQ(f.node->list_calls, 0);  // the provider was never even created
-  EXPECT_TRUE(VerbsDevicesCollector::IsLiveSysfsRoot("/sys/"));
-  EXPECT_FALSE(VerbsDevicesCollector::IsLiveSysfsRoot("/sysfs"));
-  EXPECT_FALSE(VerbsDevicesCollector::IsLiveSysfsRoot("/host/sys"));
+  EXPECT_TRUE(NodeFs::IsLiveSysfsRoot("/sys/"));
+  EXPECT_FALSE(NodeFs::IsLiveSysfsRoot("/sysfs"));
+  EXPECT_FALSE(NodeFs::IsLiveSysfsRoot("/host/sys"));
 }
 
 TEST(VerbsDevicesTest, SwitchingToAFixtureRootClosesCachedDevices) {

@@ -77,6 +77,39 @@ struct RocePolicy {
   std::vector<std::string> extra_ethtool_stats;
 };
 
+// The peer-probe responder: answers other nodes' probes (issue #11). Off unless configured.
+struct PeerResponderPolicy {
+  bool enabled = false;
+  std::string listen_address;           // local IP; empty = every address
+  std::uint16_t port = 18600;           // rdma_cm port (perftest's 18515 stays free for it)
+  std::vector<std::string> allow;       // peers allowed to connect: IPs or CIDRs; empty = nobody
+  std::uint32_t max_sessions = 8;
+  std::uint32_t max_message_size = 1u << 20;         // bytes, per probe
+  std::uint64_t max_registered_bytes = 64ull << 20;  // all sessions' memory regions together
+};
+
+// Peer probes: whom to probe (static list, DNS names, a file re-read on change), how, and what is
+// healthy. The probe kind is "peers" (probes: peers: false turns it off).
+struct PeersPolicy {
+  std::vector<std::string> targets;     // IPs or DNS names
+  std::string file;                     // file_sd-like list of targets (and labels); empty = none
+  std::uint16_t port = 18600;           // the peers' responder port
+  std::string source_address;           // local IP probes leave from; empty = rdma_cm chooses
+  std::optional<std::uint8_t> tos;      // IP ToS of probe traffic (DSCP << 2); unset = kernel default
+  std::chrono::milliseconds interval{10000};       // between latency rounds to one peer
+  std::chrono::milliseconds step_timeout{1000};    // every connect step and the handshake
+  std::uint32_t latency_message_size = 2;
+  std::uint32_t latency_iterations = 1000;
+  bool bandwidth = false;                          // RDMA WRITE streams (one at a time per node)
+  std::chrono::milliseconds bandwidth_interval{600000};
+  std::chrono::milliseconds bandwidth_duration{1000};
+  std::uint32_t bandwidth_message_size = 65536;
+  std::uint32_t bandwidth_queue_depth = 128;
+  std::optional<double> max_latency_p99_us;        // check policy; unset = not judged
+  std::optional<double> min_bandwidth_gbps;        // check policy; unset = not judged
+  PeerResponderPolicy responder;
+};
+
 // ---- host: device side (issue #10 items 4-7; the "pcie", "roce_tos", "plumbing" and
 // "link_flaps" collectors and their checks). The PCIe and ToS checks need no keys of their own (a
 // degraded link always fails; the ToS is judged against roce.dscp and roce.priority).
@@ -99,10 +132,45 @@ struct HostLinkFlapPolicy {
   std::chrono::milliseconds recovery{900'000};
 };
 
-struct HostDevicePolicy {
+// ---- host: memory readiness (hugepages, locked memory, workload NUMA placement) -------------
+// Free hugepages the workloads need on each RDMA device's NUMA node. Unset min_free: the
+// hugepages_free check reports "not configured".
+struct HugepagesPolicy {
+  std::optional<std::uint64_t> page_size_bytes;  // unset: the kernel's default size (Hugepagesize)
+  std::optional<std::uint64_t> min_free;         // pages of that size
+};
+
+// Locked-memory limit (RLIMIT_MEMLOCK, soft) of the daemon and of every configured workload:
+// RDMA memory registration pins pages against it.
+struct MemlockPolicy {
+  bool require_unlimited = false;                   // only "unlimited" passes
+  std::uint64_t min_bytes = std::uint64_t{64} << 20;  // else unlimited or at least this
+};
+
+// A process (or group) doing RDMA on this node, found by exactly one of: its process name (the
+// kernel's comm, at most 15 bytes), a pid file, or a systemd unit (the pids of its cgroup).
+struct WorkloadSpec {
+  std::string name;          // label value: [A-Za-z0-9_.-], unique
+  std::string process;
+  std::string pid_file;      // absolute path
+  std::string systemd_unit;  // e.g. trainer.service
+  std::optional<std::string> device;  // the RDMA device it uses; unset: every RDMA device's node
+};
+
+struct WorkloadNumaPolicy {
+  // Share of a workload's resident memory that must be on the NIC's node for "ok"; below it (but
+  // above 0) is a warning, none is a failure.
+  double min_local_memory_share = 0.9;
+};
+
+struct HostPolicy {
+  HugepagesPolicy hugepages;
+  MemlockPolicy memlock;
+  WorkloadNumaPolicy workload_numa;
+  std::vector<WorkloadSpec> workloads;
+  // Device side (ParseHostDevice): who must open the device nodes, the governor of NIC-local CPUs
+  // (unset: the cpu_governor check reports "not configured"), link-flap windows.
   HostDeviceAccessPolicy device_access;
-  // Required scaling_governor of the CPUs local to each RDMA device (e.g. "performance"). Unset:
-  // the cpu_governor check reports "not configured" (the governors are still exported).
   std::optional<std::string> cpu_governor;
   HostLinkFlapPolicy link_flaps;
 };
@@ -127,8 +195,8 @@ struct Config {
   DeviceLimitsPolicy limits;
   std::vector<FirmwareRule> firmware;
   RocePolicy roce;
-  // `host:` keys of the device side (ParseHostDevice); the memory side adds its own sub-struct.
-  HostDevicePolicy host_dev;
+  PeersPolicy peers;
+  HostPolicy host;
 
   bool CollectorEnabled(const std::string& name) const;
   bool CheckEnabled(const std::string& name) const;

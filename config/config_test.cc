@@ -57,13 +57,13 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.roce.require_ecn, d.roce.require_ecn);
   EXPECT_EQ(c.roce.min_mtu, d.roce.min_mtu);
   EXPECT_EQ(c.roce.extra_ethtool_stats, d.roce.extra_ethtool_stats);
-  EXPECT_EQ(c.host_dev.device_access.user, d.host_dev.device_access.user);
-  EXPECT_EQ(c.host_dev.device_access.group, d.host_dev.device_access.group);
-  EXPECT_EQ(c.host_dev.cpu_governor, d.host_dev.cpu_governor);
-  EXPECT_EQ(c.host_dev.link_flaps.drop_window, d.host_dev.link_flaps.drop_window);
-  EXPECT_EQ(c.host_dev.link_flaps.window, d.host_dev.link_flaps.window);
-  EXPECT_EQ(c.host_dev.link_flaps.threshold, d.host_dev.link_flaps.threshold);
-  EXPECT_EQ(c.host_dev.link_flaps.recovery, d.host_dev.link_flaps.recovery);
+  EXPECT_EQ(c.host.device_access.user, d.host.device_access.user);
+  EXPECT_EQ(c.host.device_access.group, d.host.device_access.group);
+  EXPECT_EQ(c.host.cpu_governor, d.host.cpu_governor);
+  EXPECT_EQ(c.host.link_flaps.drop_window, d.host.link_flaps.drop_window);
+  EXPECT_EQ(c.host.link_flaps.window, d.host.link_flaps.window);
+  EXPECT_EQ(c.host.link_flaps.threshold, d.host.link_flaps.threshold);
+  EXPECT_EQ(c.host.link_flaps.recovery, d.host.link_flaps.recovery);
 }
 
 TEST(ConfigParseTest, EmptyTextAndCommentsOnlyGiveDefaults) {
@@ -694,13 +694,13 @@ TEST(ConfigParseTest, HostDeviceKeys) {
       "  link_flaps: {drop_window: 10s, window: 3600s, threshold: 3, recovery: 0}\n"
       "limits: {min_max_cq: 16384, min_max_mr: 1048576}\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->host_dev.device_access.user, "trainer");
-  EXPECT_EQ(r->host_dev.device_access.group, "rdma");
-  EXPECT_EQ(r->host_dev.cpu_governor, "performance");
-  EXPECT_EQ(r->host_dev.link_flaps.drop_window, milliseconds(10000));
-  EXPECT_EQ(r->host_dev.link_flaps.window, milliseconds(3600000));
-  EXPECT_EQ(r->host_dev.link_flaps.threshold, 3u);
-  EXPECT_EQ(r->host_dev.link_flaps.recovery, milliseconds(0));
+  EXPECT_EQ(r->host.device_access.user, "trainer");
+  EXPECT_EQ(r->host.device_access.group, "rdma");
+  EXPECT_EQ(r->host.cpu_governor, "performance");
+  EXPECT_EQ(r->host.link_flaps.drop_window, milliseconds(10000));
+  EXPECT_EQ(r->host.link_flaps.window, milliseconds(3600000));
+  EXPECT_EQ(r->host.link_flaps.threshold, 3u);
+  EXPECT_EQ(r->host.link_flaps.recovery, milliseconds(0));
   EXPECT_EQ(r->limits.min_max_cq, 16384u);
   EXPECT_EQ(r->limits.min_max_mr, 1048576u);
 }

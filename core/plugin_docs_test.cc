@@ -2,6 +2,8 @@
 // the CMake lists and the headers it names must exist and say the same.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <regex>
 #include <string>
 
 #include "common/node_fs.h"
@@ -43,6 +45,34 @@ TEST(PluginDocsTest, ReadmeHeadersAndCMakeAgreeOnHowToAddAPlugin) {
     EXPECT_NE(cmake.find("${" + std::string(k.cmake_list) + "}"), std::string::npos)
         << k.cmake_list << " is not built into the core";
   }
+}
+
+// The dependency rule of the layout (README.md, "Layout"), over the non-test sources: core/ and
+// facts/ include neither collectors/ nor checks/; checks/ include no collector; collectors/ include
+// no check.
+TEST(PluginDocsTest, CollectorsAndChecksMeetOnlyInCoreAndFacts) {
+  const std::regex include(R"re(#include "([a-z_]+)/[^"]+")re");
+  struct Rule {
+    const char* dir;
+    std::vector<std::string> forbidden;
+  };
+  int files = 0;
+  for (const Rule& rule : {Rule{"core", {"collectors", "checks", "daemon"}}, Rule{"facts", {"collectors", "checks", "daemon"}},
+                           Rule{"checks", {"collectors", "daemon"}}, Rule{"collectors", {"checks", "daemon"}}}) {
+    for (const auto& entry : std::filesystem::directory_iterator(testing::SourceDir() + "/" + rule.dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name.ends_with("_test.cc") || !(name.ends_with(".cc") || name.ends_with(".h"))) continue;
+      ++files;
+      const std::string text = Source(std::string(rule.dir) + "/" + name);
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
+        const std::string dir = (*it)[1];
+        for (const std::string& bad : rule.forbidden) {
+          EXPECT_NE(dir, bad) << rule.dir << "/" << name << " includes " << (*it)[0];
+        }
+      }
+    }
+  }
+  EXPECT_GT(files, 30);
 }
 
 }  // namespace
