@@ -241,6 +241,12 @@ class DeviceAccessCheck : public Check {
     for (const CharDeviceFacts& c : f->char_devices) {
       const std::string subject = c.path.empty() ? c.device : c.path;
       const std::string module = c.device.empty() ? "rdma_ucm" : "ib_uverbs";
+      if ((c.path.empty() || !c.present) && c.settling) {
+        out.push_back(Result(subject, Verdict::kUnknown,
+                             (c.path.empty() ? c.note : c.path + " missing (" + c.note + ")") + ", but " + c.device +
+                                 " appeared moments ago: its verbs node follows, judged at the next collection"));
+        continue;
+      }
       if (c.path.empty() || !c.present) {
         out.push_back(Result(subject, Verdict::kFailed,
                              (c.path.empty() ? c.note : c.path + " missing (" + c.note + ")") +

@@ -185,6 +185,9 @@ void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint
 // User and group lookups go through NSS (possibly LDAP or sssd): resolved again at most this often,
 // not on every scrape. The kernel command line never changes while the system runs: read once.
 constexpr std::chrono::seconds kAccessResolveInterval{300};
+// How long a newly seen device may lack its uverbsN entry or node (they follow its registration by
+// milliseconds; the margin covers a busy udev).
+constexpr std::chrono::seconds kCharDeviceSettle{10};
 
 class PlumbingCollector : public Collector {
  public:
@@ -204,6 +207,7 @@ class PlumbingCollector : public Collector {
       if (cached == drivers_.end() || cached->second.generation != d.topology->generation) {
         DriverLookup lookup;
         lookup.generation = d.topology->generation;
+        lookup.seen_at = std::chrono::steady_clock::now();
         lookup.module = DriverModule(fs, d, lookup.note);
         cached = drivers_.insert_or_assign(d.name, std::move(lookup)).first;
       }
@@ -221,7 +225,13 @@ class PlumbingCollector : public Collector {
     f.dev_root_present = fs.IsDir(f.dev_root);
     if (f.dev_root_present) {
       const auto uverbs = UverbsByDevice(fs, ibdev_files_);
+      const auto now = std::chrono::steady_clock::now();
       for (const HostRdmaDevice& d : devices) {
+        // ib_uverbs registers its uverbsN after the device, and the node appears after that: a
+        // device seen for the first time moments ago is given kCharDeviceSettle to get there.
+        auto lookup = drivers_.find(d.name);
+        const auto age = lookup == drivers_.end() ? kCharDeviceSettle : now - lookup->second.seen_at;
+        const bool young = age < kCharDeviceSettle;
         auto it = uverbs.find(d.name);
         if (it == uverbs.end()) {
           CharDeviceFacts c;
@@ -229,10 +239,13 @@ class PlumbingCollector : public Collector {
           // path stays empty: which uverbsN it would be is not known
           c.note = "no uverbs device in /sys/class/infiniband_verbs names " + d.name +
                    " (ib_uverbs not loaded, or the driver has no verbs)";
+          c.settling = young;
           f.char_devices.push_back(std::move(c));
           continue;
         }
-        f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/" + it->second), d.name));
+        CharDeviceFacts c = Stat(fs, fs.Dev("infiniband/" + it->second), d.name);
+        c.settling = young && !c.present;
+        f.char_devices.push_back(std::move(c));
       }
       f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/rdma_cm"), ""));
     }
@@ -311,6 +324,7 @@ class PlumbingCollector : public Collector {
   HeldFiles ibdev_files_;
   struct DriverLookup {
     std::uint64_t generation = 0;
+    std::chrono::steady_clock::time_point seen_at{};  // when this generation of the device was first seen
     std::optional<std::string> module;
     std::string note;
   };
