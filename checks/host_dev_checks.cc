@@ -243,8 +243,8 @@ class DeviceAccessCheck : public Check {
       const std::string module = c.device.empty() ? "rdma_ucm" : "ib_uverbs";
       if ((c.path.empty() || !c.present) && c.settling) {
         out.push_back(Result(subject, Verdict::kUnknown,
-                             (c.path.empty() ? c.note : c.path + " missing (" + c.note + ")") + ", but " + c.device +
-                                 " appeared moments ago: its verbs node follows, judged at the next collection"));
+                             (c.path.empty() ? c.note : c.path + " missing (" + c.note + ")") + " for under 10 s; " + c.device +
+                                 " is being registered or removed: its verbs node follows, judged at the next collection"));
         continue;
       }
       if (c.path.empty() || !c.present) {

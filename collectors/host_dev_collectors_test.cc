@@ -14,6 +14,7 @@
 #include "facts/pcie_facts.h"
 #include "facts/plumbing_facts.h"
 #include "facts/roce_tos_facts.h"
+#include "core/check.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/topology.h"
 
@@ -220,6 +221,36 @@ TEST(PlumbingTest, HostFixture) {
   EXPECT_THAT(r.text, HasSubstr("rdma_kernel_module_loaded{module=\"rdma_ucm\"} 0\n"));
   EXPECT_THAT(r.text, HasSubstr("rdma_cpu_governor_cpus{device=\"mlx5_1\",governor=\"powersave\"} 2\n"));
   EXPECT_THAT(r.text, HasSubstr("rdma_host_iommu_info{mode=\"passthrough\",options=\"intel_iommu=on iommu=pt\"} 1\n"));
+}
+
+// A uverbs entry that goes missing while the daemon runs (a device being registered or removed) is
+// settling for 10 s, not failed at once; one missing at the first collection is judged at once.
+TEST(PlumbingTest, UverbsMissingWhileRunningSettlesButMissingAtStartIsJudged) {
+  testing::TempDir t;
+  const std::string host = Host("");
+  std::filesystem::copy(host, t.path(), std::filesystem::copy_options::recursive |
+                                             std::filesystem::copy_options::copy_symlinks);
+  NodeFs fs(t.path() + "/sys", t.path() + "/proc", "", t.path() + "/dev");
+  auto settling_of = [](const CollectRun& r, const std::string& device) -> std::optional<bool> {
+    for (const CharDeviceFacts& c : r.snapshot.Get<PlumbingFacts>()->char_devices) {
+      if (c.device == device) return c.path.empty() ? std::optional<bool>(c.settling) : std::nullopt;
+    }
+    return std::nullopt;
+  };
+  auto running = Make("plumbing");
+  CollectRun first = CollectWith(*running, fs);
+  EXPECT_EQ(settling_of(first, "mlx5_1"), std::nullopt);  // uverbs1 names it: present
+  std::filesystem::remove_all(t.path() + "/sys/class/infiniband_verbs/uverbs1");
+  CollectRun going = CollectWith(*running, fs);
+  EXPECT_EQ(settling_of(going, "mlx5_1"), true);
+  auto verdicts = RunRegisteredCheck("device_access", going.snapshot, Config{});
+  bool unknown = false;
+  for (const auto& v : verdicts) unknown |= v.subject == "mlx5_1" && v.verdict == Verdict::kUnknown;
+  EXPECT_TRUE(unknown);
+
+  auto fresh = Make("plumbing");  // a daemon starting (or `check`) on the same tree
+  EXPECT_EQ(settling_of(CollectWith(*fresh, fs), "mlx5_1"), false);
+  EXPECT_EQ(settling_of(CollectWith(*fresh, fs), "mlx5_1"), false);  // and stays judged
 }
 
 TEST(PlumbingTest, UncapturedPartsAreAbsentNotMissing) {

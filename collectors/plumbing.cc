@@ -185,8 +185,8 @@ void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint
 // User and group lookups go through NSS (possibly LDAP or sssd): resolved again at most this often,
 // not on every scrape. The kernel command line never changes while the system runs: read once.
 constexpr std::chrono::seconds kAccessResolveInterval{300};
-// How long a newly seen device may lack its uverbsN entry or node (they follow its registration by
-// milliseconds; the margin covers a busy udev).
+// How long a device may be listed without its uverbsN entry or node before that is a failure (they
+// follow its registration and precede its removal by milliseconds; the margin covers a busy udev).
 constexpr std::chrono::seconds kCharDeviceSettle{10};
 
 class PlumbingCollector : public Collector {
@@ -207,7 +207,6 @@ class PlumbingCollector : public Collector {
       if (cached == drivers_.end() || cached->second.generation != d.topology->generation) {
         DriverLookup lookup;
         lookup.generation = d.topology->generation;
-        lookup.seen_at = std::chrono::steady_clock::now();
         lookup.module = DriverModule(fs, d, lookup.note);
         cached = drivers_.insert_or_assign(d.name, std::move(lookup)).first;
       }
@@ -226,12 +225,21 @@ class PlumbingCollector : public Collector {
     if (f.dev_root_present) {
       const auto uverbs = UverbsByDevice(fs, ibdev_files_);
       const auto now = std::chrono::steady_clock::now();
+      std::map<std::string, std::chrono::steady_clock::time_point> still_missing;
       for (const HostRdmaDevice& d : devices) {
-        // ib_uverbs registers its uverbsN after the device, and the node appears after that: a
-        // device seen for the first time moments ago is given kCharDeviceSettle to get there.
-        auto lookup = drivers_.find(d.name);
-        const auto age = lookup == drivers_.end() ? kCharDeviceSettle : now - lookup->second.seen_at;
-        const bool young = age < kCharDeviceSettle;
+        // ib_uverbs adds a device's uverbsN just after the device registers (and the node follows),
+        // and removes it just before the device goes: either way, for a moment the device is
+        // listed without it. A node missing for less than kCharDeviceSettle is not judged yet.
+        // At the first collection nothing came or went under the daemon's eyes: what is missing
+        // then is missing (and `rdma-healthd check`, one collection, judges it at once).
+        auto first_missing = [&] {
+          auto seen = uverbs_missing_since_.find(d.name);
+          const auto since = seen != uverbs_missing_since_.end() ? seen->second
+                             : collected_before_                  ? now
+                                                                  : now - kCharDeviceSettle;
+          still_missing[d.name] = since;
+          return now - since < kCharDeviceSettle;
+        };
         auto it = uverbs.find(d.name);
         if (it == uverbs.end()) {
           CharDeviceFacts c;
@@ -239,14 +247,16 @@ class PlumbingCollector : public Collector {
           // path stays empty: which uverbsN it would be is not known
           c.note = "no uverbs device in /sys/class/infiniband_verbs names " + d.name +
                    " (ib_uverbs not loaded, or the driver has no verbs)";
-          c.settling = young;
+          c.settling = first_missing();
           f.char_devices.push_back(std::move(c));
           continue;
         }
         CharDeviceFacts c = Stat(fs, fs.Dev("infiniband/" + it->second), d.name);
-        c.settling = young && !c.present;
+        if (!c.present) c.settling = first_missing();
         f.char_devices.push_back(std::move(c));
       }
+      uverbs_missing_since_ = std::move(still_missing);
+      collected_before_ = true;
       f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/rdma_cm"), ""));
     }
     const HostDeviceAccessPolicy& want = ctx.config.host.device_access;
@@ -324,11 +334,13 @@ class PlumbingCollector : public Collector {
   HeldFiles ibdev_files_;
   struct DriverLookup {
     std::uint64_t generation = 0;
-    std::chrono::steady_clock::time_point seen_at{};  // when this generation of the device was first seen
     std::optional<std::string> module;
     std::string note;
   };
   std::map<std::string, DriverLookup> drivers_;  // by device
+  // Devices whose uverbs entry or node was missing at the last collection, and since when.
+  std::map<std::string, std::chrono::steady_clock::time_point> uverbs_missing_since_;
+  bool collected_before_ = false;
   std::string iommu_path_;
 };
 

@@ -27,8 +27,8 @@ struct CharDeviceFacts {
   std::optional<std::uint32_t> mode;  // permission bits (st_mode & 07777)
   std::optional<std::uint32_t> uid, gid;
   std::string note;          // stat error, when not present
-  // The device was registered moments ago (within kCharDeviceSettle): its uverbs entry and node
-  // follow the device's own registration, so a missing one is not judged yet.
+  // Missing for less than kCharDeviceSettle (10 s): ib_uverbs adds the entry and node just after
+  // the device registers and removes them just before it goes, so this is not judged yet.
   bool settling = false;
 };
 
