@@ -12,8 +12,8 @@
 
 namespace rdmahd {
 
-// perftest's latency report figures (see the lead's note in probe_command.cc: a local copy until
-// probes/latency_stats.h is on main).
+// perftest's latency report figures: a local copy of probes/latency_stats.h's arithmetic (issue #11's
+// statistics, not on main when this was written) plus t_stdev; to be replaced by it.
 struct ProbeLatencyFigures {
   double min_us = 0, max_us = 0, typical_us = 0, average_us = 0, stdev_us = 0, p99_us = 0, p99_9_us = 0;
 };

@@ -89,11 +89,8 @@ Result<AddressAllowList> AddressAllowList::Parse(const std::vector<std::string>&
       if (!ok || len > max) return Error{"responder.allow: \"" + raw + "\": prefix length must be 0.." + std::to_string(max)};
       e.prefix = v4 ? len + 96 : len;
     }
-    // Host bits set under the prefix would make the entry mean something else than it says.
-    for (unsigned bit = e.prefix; bit < 128; ++bit) {
-      if ((e.addr[bit / 8] >> (7 - bit % 8)) & 1)
-        return Error{"responder.allow: \"" + raw + "\" has host bits set (did you mean the network address?)"};
-    }
+    // "192.0.2.7/24" means its network, as in ip(8) and Go's ParseCIDR (the config accepts it).
+    for (unsigned bit = e.prefix; bit < 128; ++bit) e.addr[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
     list.entries_.push_back(e);
   }
   return list;
