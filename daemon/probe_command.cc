@@ -100,6 +100,10 @@ int RunProbeCommand(const Options& options, PeerProber& prober, std::ostream& ou
     LatencyRequest request;
     request.message_size = options.probe_size.value_or(2);
     request.iterations = options.probe_iterations;
+    // Interactive: as long as the run needs even on a slow path (100 ms per round trip: Soft-RoCE
+    // between two 1-vCPU VMs under TCG takes ~45 ms), while a dead peer still ends it within
+    // seconds (its work completions fail: retries exceeded).
+    request.timeout = std::chrono::milliseconds(10000 + std::uint64_t{request.iterations} * 100);
     out << rule << "\n RC SEND/RECV latency to " << peer.name << " (" << peer.address << ") port " << peer.port
         << (options.probe_tos ? ", tos " + std::to_string(*options.probe_tos) : std::string()) << "\n" << rule << "\n";
     ProbeOutcome<LatencySamples> got = prober.Latency(peer, source, request, stop);

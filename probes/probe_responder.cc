@@ -27,7 +27,7 @@ constexpr auto kEstablishTimeout = std::chrono::seconds(3);
 constexpr auto kIdleTimeout = std::chrono::seconds(2);
 constexpr auto kMaxLatencySession = std::chrono::seconds(60);
 constexpr auto kBandwidthSlack = std::chrono::seconds(5);
-constexpr auto kSpinAfterProgress = std::chrono::milliseconds(10);
+constexpr auto kSpinAfterProgress = std::chrono::microseconds(200);  // as the prober; see there
 constexpr std::uint64_t kPage = 4096;
 
 std::uint64_t PageRound(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
@@ -381,6 +381,8 @@ void ProbeResponder::Impl::OnConnectRequest(CmEvent& e) {
     return;
   }
   ++accepted;
+  log::Debug("probe responder: session", {{"peer", peer_text}, {"kind", ProbeKindName(hello.kind)},
+                                          {"size", std::to_string(hello.message_size)}});
   Session& ref = *session;
   sessions.push_back(std::move(session));
   ref.thread = std::thread([&ref, this] { RunSession(ref, stop); });
@@ -455,5 +457,6 @@ Status ProbeResponder::Apply(const PeerResponderPolicy& next) {
 
 std::uint64_t ProbeResponder::sessions_accepted() const { return impl_->accepted.load(); }
 std::uint64_t ProbeResponder::sessions_rejected() const { return impl_->rejected.load(); }
+std::uint32_t ProbeResponder::active_sessions() const { return impl_->budget.sessions(); }
 
 }  // namespace rdmahd

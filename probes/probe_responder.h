@@ -110,6 +110,7 @@ class ProbeResponder {
   Status Apply(const PeerResponderPolicy& next);
 
   std::uint64_t sessions_accepted() const;
+  std::uint32_t active_sessions() const;  // holding a lease (set up, running or tearing down)
   std::uint64_t sessions_rejected() const;
 
   struct Impl;

@@ -10,8 +10,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "probes/probe_responder.h"
+#include "probes/rdma_cm_connection.h"
 #include "probes/rdma_cm_prober.h"
 
 namespace rdmahd {
@@ -122,6 +124,55 @@ TEST(ProbeOnDevice, ResponderRefusalsComeBackAsRejectedWithTheCode) {
   ProbeOutcome<LatencySamples> got = prober->Latency(peer, Source(), LatencyRequest{}, stop);
   ASSERT_TRUE(std::holds_alternative<ProbeFailure>(got));
   EXPECT_EQ(std::get<ProbeFailure>(got).reason, "unreachable") << std::get<ProbeFailure>(got).message;
+}
+
+// A client that connects with a valid hello and then says nothing holds its session slot for the
+// idle bound only; one that leaves at once frees it at once. Meanwhile the cap refuses others.
+TEST(ProbeOnDevice, SilentAndVanishingClientsHoldASessionForBoundedTime) {
+  NEED_DEVICE();
+  PeerResponderPolicy policy = Policy(18704, {std::string(DeviceAddr())});
+  policy.max_sessions = 1;
+  auto responder = ProbeResponder::Start(policy);
+  ASSERT_TRUE(responder.ok()) << responder.error().message;
+  const std::atomic<bool> stop{false};
+  const PeerEndpoint peer{"self", DeviceAddr(), 18704};
+  auto prober = MakeRdmaCmProber();
+  LatencyRequest lat;
+  lat.iterations = 20;
+  {
+    VerbsSession silent;
+    ConnectPlan plan;
+    plan.hello = ProbeHello{ProbeKind::kLatency, 2, 1000, 0, 0};
+    plan.buffer_bytes = 4096;
+    ProbeOutcome<ProbeAccept> got = ConnectToResponder(silent, peer, Source(), plan, stop);
+    ASSERT_TRUE(std::holds_alternative<ProbeAccept>(got)) << std::get<ProbeFailure>(got).message;
+    EXPECT_EQ((*responder)->active_sessions(), 1u);
+    ProbeOutcome<LatencySamples> busy = prober->Latency(peer, Source(), lat, stop);
+    ASSERT_TRUE(std::holds_alternative<ProbeFailure>(busy));
+    EXPECT_NE(std::get<ProbeFailure>(busy).message.find("busy"), std::string::npos);
+    const auto start = std::chrono::steady_clock::now();
+    while ((*responder)->active_sessions() != 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ((*responder)->active_sessions(), 0u) << "the silent session was not ended";
+    EXPECT_GT(held, 1.0);  // the idle bound is 2 s
+    std::printf("silent client's session ended after %.2f s\n", held);
+  }
+  ProbeOutcome<LatencySamples> after = prober->Latency(peer, Source(), lat, stop);
+  EXPECT_TRUE(std::holds_alternative<LatencySamples>(after));
+  {
+    VerbsSession vanishing;
+    ConnectPlan plan;
+    plan.hello = ProbeHello{ProbeKind::kBandwidth, 65536, 0, 60000, 16};
+    plan.buffer_bytes = 4096;
+    ASSERT_TRUE(std::holds_alternative<ProbeAccept>(ConnectToResponder(vanishing, peer, Source(), plan, stop)));
+    rdma_disconnect(vanishing.id.get());
+  }  // torn down: the responder sees the disconnect long before the 60 s it was asked for
+  const auto start = std::chrono::steady_clock::now();
+  while ((*responder)->active_sessions() != 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ((*responder)->active_sessions(), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
 // A misbehaving peer costs one probe: 1000 failed probes (nobody listens on the port) and 50

@@ -152,11 +152,11 @@ Result<int> WaitCompletions(VerbsSession& s, ibv_wc* wc, int max_wc, std::chrono
   unsigned spins = 0;
   for (;;) {
     // Spin phase: a ping-pong in progress answers within microseconds; sleeping would measure the
-    // scheduler. The clock is read every 256 polls only.
+    // scheduler. The clock is read every 32 polls only.
     for (;;) {
       const int n = ibv_poll_cq(cq, max_wc, wc);
       if (n != 0) return n < 0 ? Result<int>(Error{"ibv_poll_cq failed"}) : Result<int>(n);
-      if ((++spins & 255) != 0) continue;
+      if ((++spins & 31) != 0) continue;
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return 0;
       if (now >= spin_until) break;

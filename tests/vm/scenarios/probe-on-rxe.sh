@@ -5,7 +5,8 @@
 # hello; UDP junk at RoCE v2's port 4791) is refused and the next probe is answered. A reload
 # that drops us from responder.allow makes the probe fail as rejected (not_allowed), and one that
 # restores it makes it pass, on the same listener. The verbs objects on rxe0 are back at their
-# baseline afterwards. Then, in one process (the unit test binary next to the daemon, tests
+# baseline afterwards. The daemon killed (SIGKILL) during a long probe makes that probe fail with a
+# work-completion or timeout reason, and a restarted daemon answers again. Then, in one process (the unit test binary next to the daemon, tests
 # ProbeOnDevice.*): latency and bandwidth against an in-process responder, each refusal code, and
 # 1000 failed probes leaving the process's QP/CQ/MR/PD/cm_id counts where they were.
 # shellcheck source=tests/vm/guest-lib.sh
@@ -43,7 +44,7 @@ reload() {
 
 step "daemon with the probe responder on port 18600"
 write_config 192.0.2.0/24
-start_daemon --config.file="$config"
+start_daemon --config.file="$config" --log.level=debug
 wait_until 15 "responder listening" grep -q 'probe responder listening' "$dir/daemon.log"
 baseline="$(resources)"
 ok "rxe0 baseline: $baseline"
@@ -75,8 +76,9 @@ perftest_status=$?
 expect_num "$perftest_status" "!=" 0 "ib_send_lat -R against the responder fails"
 for i in $(seq 1 200); do printf 'junk %d' "$i" >/dev/udp/"$addr"/4791; done
 daemon_alive || fail "the daemon died of garbage"
-grep -q 'bad magic\|bad_handshake\|rejected' "$dir/daemon.log" ||
-  echo "(the responder logs refusals at debug level only)"
+grep -q 'probe responder: rejected.*bad_handshake' "$dir/daemon.log" ||
+  fail "the responder did not log ib_send_lat's connect request as a bad handshake"
+ok "ib_send_lat's request refused as bad_handshake"
 status="$(run_probe lat2 "$addr" --iterations 200)"
 cat "$dir/lat2.out" "$dir/lat2.err"
 expect_eq "$status" 0 "exit status of the probe after garbage"
@@ -94,6 +96,25 @@ reload
 status="$(run_probe lat4 "$addr" --iterations 50)"
 expect_eq "$status" 0 "exit status after allowing us again"
 grep -c 'probe responder listening' "$dir/daemon.log" | { read -r n; expect_eq "$n" 1 "listeners started (reload applied in place)"; }
+
+step "the responder killed mid-probe: a failure with a reason, then recovery"
+timeout 120 "$RDMAHD_BIN" probe "$addr" --iterations 200000 >"$dir/killed.out" 2>"$dir/killed.err" &
+probe_pid=$!
+wait_until 30 "a session for the long probe" grep -q 'probe responder: session' "$dir/daemon.log"
+sleep 1
+kill -KILL "$RDMAHD_DAEMON_PID"
+wait "$RDMAHD_DAEMON_PID" 2>/dev/null
+RDMAHD_DAEMON_PID=
+wait "$probe_pid"
+status=$?
+cat "$dir/killed.err"
+expect_eq "$status" 1 "exit status of the probe whose responder was killed"
+grep -Eq 'failed \((wc_[a-z_]+|timeout)\)' "$dir/killed.err" || fail "no wc_* or timeout reason"
+ok "reason: $(grep -Eo 'failed \([a-z_]+\)' "$dir/killed.err")"
+start_daemon --config.file="$config" --log.level=debug
+wait_until 15 "responder listening again" test "$(grep -c 'probe responder listening' "$dir/daemon.log")" -ge 2
+status="$(run_probe lat5 "$addr" --iterations 50)"
+expect_eq "$status" 0 "exit status of a probe after the responder came back"
 
 step "rxe0 verbs objects back at baseline"
 wait_until 10 "rxe0 resources back at '$baseline' (now '$(resources)')" test "$(resources)" == "$baseline"
