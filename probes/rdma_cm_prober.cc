@@ -16,8 +16,7 @@ using Clock = std::chrono::steady_clock;
 // Spin on the CQ for this long after the last completion, then sleep on the completion channel. A
 // NIC's round trip (a few us) is measured without a wake-up, as perftest's busy poll would; a
 // slower answer (a software device on few CPUs, where spinning would starve the very kernel
-// thread that delivers it) and a silent peer cost no CPU. 10 ms of spinning made Soft-RoCE on a
-// 1-vCPU VM take ~20 ms per round trip; 200 us does not.
+// thread that delivers it) and a silent peer cost no CPU.
 constexpr auto kSpinAfterProgress = std::chrono::microseconds(200);
 constexpr std::uint32_t kLatencyRecvDepth = 64;
 constexpr std::uint32_t kLatencySendDepth = 16;
