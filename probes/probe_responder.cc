@@ -28,6 +28,7 @@ constexpr auto kIdleTimeout = std::chrono::seconds(2);
 constexpr auto kMaxLatencySession = std::chrono::seconds(60);
 constexpr auto kBandwidthSlack = std::chrono::seconds(5);
 constexpr auto kSpinAfterProgress = std::chrono::microseconds(200);  // as the prober; see there
+constexpr auto kLingerForPeer = std::chrono::seconds(1);
 constexpr std::uint64_t kPage = 4096;
 
 std::uint64_t PageRound(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
@@ -307,8 +308,13 @@ void RunSession(Session& session, const std::atomic<bool>& stop) {
     Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now() + kEstablishTimeout, &stop);
     if (ev.ok() && ev->has_value() && (*ev)->type == RDMA_CM_EVENT_ESTABLISHED) {
       Status served = latency ? ServeLatency(s, hello, stop) : ServeBandwidth(s, hello, stop);
-      if (!served.ok())
+      if (!served.ok()) {
         log::Debug("probe responder: session ended early", {{"peer", session.peer}, {"why", served.error().message}});
+      } else if (latency) {
+        // The prober disconnects once it has the last answer. Disconnecting first could overtake
+        // that answer (the CM's messages travel on another QP) and flush it.
+        (void)WaitCmEvent(s.channel.get(), Clock::now() + kLingerForPeer, &stop);
+      }
     } else {
       log::Debug("probe responder: peer did not complete the connection", {{"peer", session.peer}});
     }

@@ -12,6 +12,7 @@ namespace rdmahd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr std::uint8_t kAckTimeoutExponent = 14;
 
 ProbeFailure Fail(std::string reason, const PeerEndpoint& peer, const std::string& what) {
   return ProbeFailure{std::move(reason), "peer " + peer.name + " (" + peer.address + "): " + what};
@@ -131,6 +132,13 @@ ProbeOutcome<ProbeAccept> ConnectToResponder(VerbsSession& s, const PeerEndpoint
               "route_resolution");
   if (auto* f = std::get_if<ProbeFailure>(&ev)) return *f;
 
+  // A peer that vanishes without a disconnect (powered off, its QP gone) must fail the probe as
+  // retries exceeded within a second, whatever default the device would use (Soft-RoCE's may
+  // never retransmit): 4.096 us * 2^14 = 67 ms per try.
+  std::uint8_t ack_timeout = kAckTimeoutExponent;
+  if (rdma_set_option(s.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout, sizeof(ack_timeout)) != 0)
+    return Fail("local_resources", peer, Error::FromErrno("rdma_set_option ACK_TIMEOUT", errno).message);
+
   // Step 3: PD, MR, CQ, QP (INIT) on the device the address resolved to.
   if (Status st = CreateQueueResources(s, plan.buffer_bytes, plan.access, plan.queues); !st.ok())
     return Fail("local_resources", peer, st.error().message);
@@ -179,6 +187,17 @@ ProbeOutcome<ProbeAccept> ConnectToResponder(VerbsSession& s, const PeerEndpoint
       return Fail("unreachable", peer, std::string("connect: ") + rdma_event_str(e.type) + " (status " +
                                            std::to_string(e.status) + ")");
   }
+}
+
+bool ConnectionLost(VerbsSession& s, std::string* why) {
+  Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now(), nullptr);
+  if (!ev.ok()) {
+    *why = ev.error().message;
+    return true;
+  }
+  if (!ev->has_value()) return false;
+  *why = std::string(rdma_event_str((*ev)->type));
+  return true;
 }
 
 }  // namespace rdmahd

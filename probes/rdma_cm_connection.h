@@ -56,4 +56,8 @@ struct ConnectPlan {
 ProbeOutcome<ProbeAccept> ConnectToResponder(VerbsSession& s, const PeerEndpoint& peer, const ProbeSource& source,
                                              const ConnectPlan& plan, const std::atomic<bool>& stop);
 
+// During an exchange: true (and `why` set) when the peer disconnected or the connection broke,
+// read from the session's event channel without waiting.
+bool ConnectionLost(VerbsSession& s, std::string* why);
+
 }  // namespace rdmahd

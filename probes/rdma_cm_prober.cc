@@ -18,6 +18,9 @@ using Clock = std::chrono::steady_clock;
 // slower answer (a software device on few CPUs, where spinning would starve the very kernel
 // thread that delivers it) and a silent peer cost no CPU.
 constexpr auto kSpinAfterProgress = std::chrono::microseconds(200);
+// No completion for this long in an exchange fails it as "timeout", whatever the whole exchange
+// was allowed: a peer that stops answering without a disconnect or a work-completion error.
+constexpr auto kMaxSilence = std::chrono::seconds(5);
 constexpr std::uint32_t kLatencyRecvDepth = 64;
 constexpr std::uint32_t kLatencySendDepth = 16;
 constexpr int kMaxWc = 16;
@@ -103,12 +106,19 @@ ProbeOutcome<LatencySamples> RdmaCmProber::Latency(const PeerEndpoint& peer, con
         Disconnect(s);
         return Fail("stopped", peer, "latency: stopped");
       }
-      Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress, deadline);
+      const auto wait_until = std::min(deadline, last_progress + kMaxSilence);
+      Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress, wait_until,
+                                      s.channel.get()->fd);
       if (!n.ok()) {
         Disconnect(s);
         return Fail("local_resources", peer, n.error().message);
       }
       if (*n == 0) {
+        // The peer's CM told us it left (librdmacm moves our QP to error as it reads that).
+        if (std::string why; ConnectionLost(s, &why))
+          return Fail("unreachable", peer, "latency: connection lost during the exchange (" + why + ") at message " +
+                                               std::to_string(i + 1) + " of " + std::to_string(request.iterations));
+        if (Clock::now() < wait_until) continue;
         Disconnect(s);
         return Fail("timeout", peer, "latency: no reply to message " + std::to_string(i + 1) + " of " +
                                          std::to_string(request.iterations) + " within the timeout");
@@ -196,12 +206,16 @@ ProbeOutcome<BandwidthResult> RdmaCmProber::Bandwidth(const PeerEndpoint& peer, 
       outstanding += batch;
     }
     if (outstanding == 0) break;
-    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress, deadline);
+    const auto wait_until = std::min(deadline, last_progress + kMaxSilence);
+    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress, wait_until, s.channel.get()->fd);
     if (!n.ok()) {
       Disconnect(s);
       return Fail("local_resources", peer, n.error().message);
     }
     if (*n == 0) {
+      if (std::string why; ConnectionLost(s, &why))
+        return Fail("unreachable", peer, "bandwidth: connection lost during the stream (" + why + ")");
+      if (Clock::now() < wait_until) continue;
       Disconnect(s);
       return Fail("timeout", peer, "bandwidth: writes not completed within the timeout");
     }

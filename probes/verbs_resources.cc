@@ -170,7 +170,12 @@ Result<int> WaitCompletions(VerbsSession& s, ibv_wc* wc, int max_wc, std::chrono
     pollfd fds[2] = {{s.comp_channel.get()->fd, POLLIN, 0}, {extra_fd, POLLIN, 0}};
     const int ready = poll(fds, extra_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count() + 1, 1000)));
     if (ready < 0 && errno != EINTR) return Error::FromErrno("poll completion channel", errno);
-    if (extra_fd >= 0 && (fds[1].revents & POLLIN) != 0) return 0;
+    if (extra_fd >= 0 && (fds[1].revents & POLLIN) != 0) {
+      // Completions that landed with the event come first: a peer's last answer and its
+      // disconnect often arrive together.
+      const int n = ibv_poll_cq(cq, max_wc, wc);
+      return n < 0 ? Result<int>(Error{"ibv_poll_cq failed"}) : Result<int>(n);
+    }
     if ((fds[0].revents & POLLIN) != 0) {
       ibv_cq* ev_cq = nullptr;
       void* ev_ctx = nullptr;
