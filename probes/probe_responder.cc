@@ -320,7 +320,10 @@ void RunSession(Session& session, const std::atomic<bool>& stop) {
     }
     rdma_disconnect(s.id.get());
   }
-  session.verbs.reset();  // reverse teardown now, before the lease gives the memory back
+  s.Teardown();  // reverse order now, before the lease gives the memory back
+  for (const std::string& e : s.log.errors)
+    log::Warn("probe responder: session teardown failed", {{"peer", session.peer}, {"error", e}});
+  session.verbs.reset();
   session.lease = ResponderBudget::Lease();
   session.done = true;
 }

@@ -52,20 +52,48 @@ void Disconnect(VerbsSession& s) {
   if (s.id) rdma_disconnect(s.id.get());
 }
 
+// Tears the session down before the outcome leaves: a destroy that failed (a leak in the making)
+// is reported, as local_resources, rather than lost.
+template <class T>
+ProbeOutcome<T> Finish(VerbsSession& s, ProbeOutcome<T> outcome, const PeerEndpoint& peer) {
+  s.Teardown();
+  if (s.log.errors.empty()) return outcome;
+  std::string errors;
+  for (const std::string& e : s.log.errors) errors += (errors.empty() ? "" : "; ") + e;
+  if (auto* f = std::get_if<ProbeFailure>(&outcome)) {
+    f->message += " (teardown: " + errors + ")";
+    return outcome;
+  }
+  return Fail("local_resources", peer, "teardown: " + errors);
+}
+
 class RdmaCmProber final : public PeerProber {
  public:
   ProbeOutcome<LatencySamples> Latency(const PeerEndpoint& peer, const ProbeSource& source,
-                                       const LatencyRequest& request, const std::atomic<bool>& stop) override;
+                                       const LatencyRequest& request, const std::atomic<bool>& stop) override {
+    VerbsSession s;
+    return Finish(s, RunLatency(s, peer, source, request, stop), peer);
+  }
   ProbeOutcome<BandwidthResult> Bandwidth(const PeerEndpoint& peer, const ProbeSource& source,
-                                          const BandwidthRequest& request, const std::atomic<bool>& stop) override;
+                                          const BandwidthRequest& request, const std::atomic<bool>& stop) override {
+    VerbsSession s;
+    return Finish(s, RunBandwidth(s, peer, source, request, stop), peer);
+  }
+
+ private:
+  static ProbeOutcome<LatencySamples> RunLatency(VerbsSession& s, const PeerEndpoint& peer, const ProbeSource& source,
+                                                 const LatencyRequest& request, const std::atomic<bool>& stop);
+  static ProbeOutcome<BandwidthResult> RunBandwidth(VerbsSession& s, const PeerEndpoint& peer,
+                                                    const ProbeSource& source, const BandwidthRequest& request,
+                                                    const std::atomic<bool>& stop);
 };
 
-ProbeOutcome<LatencySamples> RdmaCmProber::Latency(const PeerEndpoint& peer, const ProbeSource& source,
-                                                   const LatencyRequest& request, const std::atomic<bool>& stop) {
+ProbeOutcome<LatencySamples> RdmaCmProber::RunLatency(VerbsSession& s, const PeerEndpoint& peer,
+                                                      const ProbeSource& source, const LatencyRequest& request,
+                                                      const std::atomic<bool>& stop) {
   if (request.iterations < 2 || request.iterations > kMaxLatencyIterations || request.message_size == 0)
     return Fail("local_resources", peer, "latency request out of range");
   const std::uint32_t size = request.message_size;
-  VerbsSession s;
   ConnectPlan plan;
   plan.hello = ProbeHello{ProbeKind::kLatency, size, request.iterations, 0, 0};
   plan.buffer_bytes = std::size_t{size} * 2;  // [0, size) sent, [size, 2 size) received into
@@ -152,14 +180,14 @@ ProbeOutcome<LatencySamples> RdmaCmProber::Latency(const PeerEndpoint& peer, con
   return out;
 }
 
-ProbeOutcome<BandwidthResult> RdmaCmProber::Bandwidth(const PeerEndpoint& peer, const ProbeSource& source,
-                                                      const BandwidthRequest& request, const std::atomic<bool>& stop) {
+ProbeOutcome<BandwidthResult> RdmaCmProber::RunBandwidth(VerbsSession& s, const PeerEndpoint& peer,
+                                                         const ProbeSource& source, const BandwidthRequest& request,
+                                                         const std::atomic<bool>& stop) {
   if (request.queue_depth == 0 || request.queue_depth > kMaxBandwidthQueueDepth || request.message_size == 0 ||
       request.duration.count() <= 0 || request.duration.count() > kMaxBandwidthDurationMs)
     return Fail("local_resources", peer, "bandwidth request out of range");
   const std::uint32_t size = request.message_size;
   const std::uint32_t depth = request.queue_depth;
-  VerbsSession s;
   ConnectPlan plan;
   plan.hello = ProbeHello{ProbeKind::kBandwidth, size, 0, static_cast<std::uint32_t>(request.duration.count()), depth};
   plan.buffer_bytes = size;

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "daemon/logging.h"
 
 namespace rdmahd {
 namespace {
@@ -32,9 +31,18 @@ Status SetNonBlocking(int fd, const char* what) {
 
 void RecordVerbsTeardownError(const char* what, int rc, TeardownLog* log) {
   const int err = rc == -1 ? errno : (rc < 0 ? -rc : rc);
-  std::string message = std::string(what) + ": " + std::strerror(err);
-  log::Warn("probe teardown: destroy failed", {{"object", what}, {"error", message}});
-  if (log != nullptr) log->errors.push_back(std::move(message));
+  if (log != nullptr) log->errors.push_back(std::string(what) + ": " + std::strerror(err));
+}
+
+void VerbsSession::Teardown() {
+  qp.Reset();
+  cq.Reset();
+  comp_channel.Reset();
+  mr.Reset();
+  buffer = AlignedBuffer();
+  pd.Reset();
+  id.Reset();
+  channel.Reset();
 }
 
 CqOwner::CqOwner(ibv_cq* cq, TeardownLog* log) : cq_(cq), log_(log) {}

@@ -1,8 +1,9 @@
 // RAII owners for the verbs and rdma_cm objects a probe session creates: one owner per object,
 // each destroying exactly one thing. A session declares them in creation order (event channel,
 // cm id, PD, MR, completion channel, CQ, QP), so C++ destroys them in exact reverse order; a
-// failing destroy is logged and recorded in the session's TeardownLog and the teardown goes on
-// (a leaked QP is bad, a leaked QP plus everything after it is worse). Nothing throws.
+// failing destroy is recorded in the session's TeardownLog and the teardown goes on (a leaked QP
+// is bad, a leaked QP plus everything after it is worse). Nothing throws, nothing here logs (core
+// code): the prober turns teardown errors into a local_resources failure, the responder logs them.
 //
 // The QP belongs to the cm id (rdma_create_qp/rdma_destroy_qp): rdma_cm drives it through INIT
 // (create), RTR and RTS (connect/accept), which is why there is no ibv_modify_qp here.
@@ -28,7 +29,7 @@ struct TeardownLog {
   std::vector<std::string> errors;
 };
 
-// Logs (warn) and records one failed destroy. rc: the call's return value (a positive errno, or
+// Records one failed destroy. rc: the call's return value (a positive errno, or
 // -1 with errno set).
 void RecordVerbsTeardownError(const char* what, int rc, TeardownLog* log);
 
@@ -147,6 +148,9 @@ struct VerbsSession {
   std::uint32_t max_inline = 0;  // what the QP accepted
 
   VerbsSession() = default;
+  // Destroys everything now, in the same reverse order as the destructor, so the caller can read
+  // `log` afterwards.
+  void Teardown();
   VerbsSession(const VerbsSession&) = delete;
   VerbsSession& operator=(const VerbsSession&) = delete;
 };
