@@ -70,6 +70,7 @@ TEST(ProbeOnDevice, LatencyAndBandwidthAgainstAResponder) {
 
   LatencyRequest lat;
   lat.iterations = 1000;
+  lat.timeout = std::chrono::seconds(30);  // TCG, and TSan on top, make round trips milliseconds
   ProbeOutcome<LatencySamples> got = prober->Latency(peer, Source(), lat, stop);
   ASSERT_TRUE(std::holds_alternative<LatencySamples>(got)) << std::get<ProbeFailure>(got).reason << ": "
                                                            << std::get<ProbeFailure>(got).message;
