@@ -27,7 +27,7 @@ constexpr auto kEstablishTimeout = std::chrono::seconds(3);
 constexpr auto kIdleTimeout = std::chrono::seconds(2);
 constexpr auto kMaxLatencySession = std::chrono::seconds(60);
 constexpr auto kBandwidthSlack = std::chrono::seconds(5);
-constexpr auto kSpinAfterProgress = std::chrono::microseconds(200);  // as the prober; see there
+constexpr auto kSpinAfterProgress = std::chrono::milliseconds(2);  // as the prober; see there
 constexpr auto kLingerForPeer = std::chrono::seconds(1);
 constexpr std::uint64_t kPage = 4096;
 

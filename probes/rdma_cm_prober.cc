@@ -14,10 +14,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 // Spin on the CQ for this long after the last completion, then sleep on the completion channel. A
-// NIC's round trip (a few us) is measured without a wake-up, as perftest's busy poll would; a
-// slower answer (a software device on few CPUs, where spinning would starve the very kernel
-// thread that delivers it) and a silent peer cost no CPU.
-constexpr auto kSpinAfterProgress = std::chrono::microseconds(200);
+// round trip (a few us on a NIC, ~16 us on Soft-RoCE under TCG) is measured without a wake-up, as
+// perftest's busy poll would; a much slower answer (a software device on one CPU, where spinning
+// would starve the very kernel thread that delivers it) and a silent peer cost no more CPU. With
+// 200 us, TCG's slow phases locked whole rounds into sleep-and-wake (~400 us typical in 2 of 5
+// runs of bench/probe_vs_perftest.sh); the spin also yields now and then (WaitCompletions).
+constexpr auto kSpinAfterProgress = std::chrono::milliseconds(2);
 // No completion for this long in an exchange fails it as "timeout", whatever the whole exchange
 // was allowed: a peer that stops answering without a disconnect or a work-completion error.
 constexpr auto kMaxSilence = std::chrono::seconds(5);

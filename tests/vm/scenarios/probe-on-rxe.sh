@@ -94,8 +94,8 @@ grep -q 'failed (rejected).*not_allowed' "$dir/lat3.err" || fail "no 'rejected .
 ok "refused as rejected/not_allowed"
 write_config "$addr/32"
 reload
-status="$(run_probe lat4 "$addr" --iterations 50)"
-expect_eq "$status" 0 "exit status after allowing us again"
+status="$(run_probe lat4 "$addr" --iterations 50 --tos 104 --source "$addr")"
+expect_eq "$status" 0 "exit status after allowing us again (with --tos 104 --source $addr)"
 grep -c 'probe responder listening' "$dir/daemon.log" | { read -r n; expect_eq "$n" 1 "listeners started (reload applied in place)"; }
 
 step "the responder killed mid-probe: a failure with a reason, then recovery"
