@@ -204,10 +204,35 @@ void Daemon::Reload() {
   std::string error;
   if (config_.Apply(LoadEffectiveConfig(options_), &error)) {
     engine_->RunProbes(config_.Get());
+    ReconcileResponder(*config_.Get());
     log::Info("configuration reloaded", {{"source", config_.Get()->source}});
   } else {
     log::Error("configuration reload failed; keeping the running configuration", {{"error", error}});
   }
+}
+
+void Daemon::ReconcileResponder(const Config& config) {
+  const PeerResponderPolicy& policy = config.peers.responder;
+  if (!policy.enabled) {
+    if (responder_) {
+      responder_.reset();
+      log::Info("probe responder stopped");
+    }
+    return;
+  }
+  // Same address and port: new allow list and caps apply to the next sessions; running ones go on.
+  if (responder_ && responder_->CanApplyInPlace(policy)) {
+    if (Status st = responder_->Apply(policy); !st.ok())
+      log::Error("probe responder: new settings refused; keeping the old ones", {{"error", st.error().message}});
+    return;
+  }
+  responder_.reset();  // a new address or port: the old listener goes first (it may hold the port)
+  Result<std::unique_ptr<ProbeResponder>> started = ProbeResponder::Start(policy);
+  if (!started.ok()) {
+    log::Error("cannot start the probe responder", {{"error", started.error().message}});
+    return;
+  }
+  responder_ = std::move(*started);
 }
 
 void Daemon::Observe(const std::shared_ptr<const Report>& report) {
@@ -360,10 +385,12 @@ int Daemon::Run() {
   // It runs on the evaluator thread; signals are read meanwhile.
   evaluator_ = std::jthread([this](std::stop_token stop) { EvaluatePeriodically(std::move(stop)); });
   engine_->RunProbes(config_.Get());
+  ReconcileResponder(*config_.Get());
   int exit_code = 0;
   bool running = true;
   while (running && !first_evaluation_done_) running = HandleSignal(sfd, 10, exit_code);
   if (!running) {
+    responder_.reset();
     StopEvaluation();  // before the server stops: scrapes waiting for a collection return now
     server->reset();
     close(sfd);
@@ -384,6 +411,7 @@ int Daemon::Run() {
   }
   sd_notify(0, "STOPPING=1");
   ready_ = false;
+  responder_.reset();  // ends its sessions (each within ~100 ms) and joins its threads
   StopEvaluation();  // before the server stops: scrapes waiting for a collection return now
   server->reset();
   close(sfd);

@@ -18,6 +18,7 @@
 #include "daemon/options.h"
 #include "daemon/text_buffer_pool.h"
 #include "daemon/verdict_tracker.h"
+#include "probes/probe_responder.h"
 
 namespace rdmahd {
 
@@ -84,6 +85,9 @@ class Daemon {
   void EvaluateInBackground(const std::stop_token& stop);
   // Ends background evaluation; from then on no scrape waits for a collection. Idempotent.
   void StopEvaluation();
+  // Starts, reconfigures or stops the probe responder to match peers.responder. A responder that
+  // cannot start (no RDMA device, port in use) is logged; the daemon goes on without it.
+  void ReconcileResponder(const Config& config);
   // Verdict changes and RDMA device appearance/disappearance go to the log.
   void Observe(const std::shared_ptr<const Report>& report);
 
@@ -107,6 +111,9 @@ class Daemon {
   std::shared_ptr<const std::string> exposition_;          // guarded by exposition_mu_
   std::shared_ptr<TextBufferPool> text_pool_ = TextBufferPool::Create();
   MetricSink exposition_sink_;                             // guarded by exposition_mu_
+
+  // Main-loop thread only (start, reload, shutdown).
+  std::unique_ptr<ProbeResponder> responder_;
 
   // Last: it uses the members above, so it must stop before they are destroyed.
   std::jthread evaluator_;

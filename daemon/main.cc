@@ -1,5 +1,5 @@
 // rdma-healthd entry point: parse flags, set up logging, then run the daemon, `check` or
-// `check-config`.
+// `check-config`, or `probe`.
 #include <malloc.h>
 
 #include <cstdio>
@@ -12,6 +12,8 @@
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
 #include "daemon/options.h"
+#include "daemon/probe_command.h"
+#include "probes/rdma_cm_prober.h"
 
 namespace {
 
@@ -71,6 +73,10 @@ int main(int argc, char** argv) {
       std::cout.flush();
       LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);
       return code;
+    }
+    case Mode::kProbe: {
+      std::unique_ptr<PeerProber> prober = MakeRdmaCmProber();
+      return RunProbeCommand(options, *prober, std::cout, std::cerr);
     }
     default:
       break;

@@ -59,6 +59,32 @@ Options ParseOptions(int argc, const char* const* argv, const std::vector<std::s
   check_config->fallthrough();
   app.add_option("--check-config", check_config_file, "validate a configuration file and exit");
 
+  CLI::App* probe = app.add_subcommand(
+      "probe", "measure latency (or bandwidth) to PEER's probe responder once and print perftest-style "
+               "lines; exit 0 measured, 1 the probe failed, 2 could not run");
+  probe->add_option("peer", o.probe_peer, "the peer: IP address or DNS name")->required();
+  probe->add_option("--port", o.probe_port, "the responder's rdma_cm port")->capture_default_str();
+  probe->add_option("--size", o.probe_size, "message size in bytes (default 2, or 65536 with --bandwidth)")
+      ->check(CLI::Range(1u, 1u << 30));
+  probe->add_option("--iterations", o.probe_iterations, "latency ping-pongs")
+      ->check(CLI::Range(5u, 1'000'000u))
+      ->capture_default_str();
+  probe->add_flag("--bandwidth", o.probe_bandwidth, "an RDMA WRITE stream instead of the latency ping-pong");
+  probe->add_option("--duration", o.probe_duration_s, "bandwidth: seconds of writes")
+      ->check(CLI::Range(0.01, 60.0))
+      ->capture_default_str();
+  probe->add_option("--queue-depth", o.probe_queue_depth, "bandwidth: writes in flight")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  probe->add_option("--source", o.probe_source, "local IP address to leave from (its netdev's RoCE v2 GID)");
+  unsigned tos = 0;
+  CLI::Option* tos_option =
+      probe->add_option("--tos", tos, "IP ToS of the probe traffic (DSCP << 2), 0-255")->check(CLI::Range(0u, 255u));
+  probe->add_option("--timeout", o.probe_timeout_s, "seconds for each connect step")
+      ->check(CLI::Range(0.01, 60.0))
+      ->capture_default_str();
+  probe->fallthrough();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -72,6 +98,9 @@ Options ParseOptions(int argc, const char* const* argv, const std::vector<std::s
 
   if (check->parsed()) {
     o.mode = Mode::kCheck;
+  } else if (probe->parsed()) {
+    o.mode = Mode::kProbe;
+    if (tos_option->count() > 0) o.probe_tos = static_cast<std::uint8_t>(tos);
   } else if (check_config->parsed() || !check_config_file.empty()) {
     o.mode = Mode::kCheckConfig;
     o.config_file = check_config_file;

@@ -3,6 +3,7 @@
 // Flags follow Prometheus exporter conventions (--web.listen-address, --path.sysfs, ...).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,7 +16,7 @@ namespace rdmahd {
 
 inline constexpr const char* kDefaultListenAddress = ":9872";
 
-enum class Mode { kDaemon, kCheck, kCheckConfig, kExit };
+enum class Mode { kDaemon, kCheck, kCheckConfig, kProbe, kExit };
 
 struct Options {
   Mode mode = Mode::kDaemon;
@@ -35,6 +36,18 @@ struct Options {
 
   std::string output = "table";  // check: table | json
   bool fail_on_warning = false;  // check: exit 1 on warnings too
+
+  // probe: one interactive measurement against PEER's responder.
+  std::string probe_peer;                 // IP or DNS name
+  std::uint16_t probe_port = 18600;       // the responder's rdma_cm port (peers.responder.port)
+  std::optional<std::uint32_t> probe_size;  // bytes; unset: 2 (latency), 65536 (bandwidth)
+  std::uint32_t probe_iterations = 1000;  // latency ping-pongs
+  bool probe_bandwidth = false;           // RDMA WRITE stream instead of the ping-pong
+  double probe_duration_s = 1.0;          // bandwidth stream length
+  std::uint32_t probe_queue_depth = 128;  // bandwidth: writes in flight
+  std::string probe_source;               // local IP to leave from; empty: rdma_cm chooses
+  std::optional<std::uint8_t> probe_tos;  // IP ToS (DSCP << 2)
+  double probe_timeout_s = 1.0;           // every connect step
 };
 
 // Parses argv. Never exits the process: help, version and usage errors come back as Mode::kExit

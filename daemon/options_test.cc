@@ -83,5 +83,43 @@ TEST(OptionsTest, HelpAndVersionExitZero) {
   EXPECT_NE(v.exit_message.find(RDMAHD_VERSION), std::string::npos);
 }
 
+TEST(OptionsTest, ProbeTakesAPeerAndPerftestLikeFlags) {
+  Options o = Parse({"probe", "192.0.2.2"});
+  EXPECT_EQ(o.mode, Mode::kProbe);
+  EXPECT_EQ(o.probe_peer, "192.0.2.2");
+  EXPECT_EQ(o.probe_port, 18600);
+  EXPECT_FALSE(o.probe_size.has_value());  // the kind's default: 2 or 65536
+  EXPECT_EQ(o.probe_iterations, 1000u);
+  EXPECT_FALSE(o.probe_bandwidth);
+  EXPECT_FALSE(o.probe_tos.has_value());
+
+  o = Parse({"probe", "node-b", "--port=18700", "--size", "64", "--iterations=5000", "--bandwidth",
+             "--source=192.0.2.1", "--tos=106", "--duration=2.5", "--queue-depth=16", "--timeout=0.5"});
+  EXPECT_EQ(o.mode, Mode::kProbe);
+  EXPECT_EQ(o.probe_port, 18700);
+  EXPECT_EQ(o.probe_size, std::optional<std::uint32_t>(64));
+  EXPECT_EQ(o.probe_iterations, 5000u);
+  EXPECT_TRUE(o.probe_bandwidth);
+  EXPECT_EQ(o.probe_source, "192.0.2.1");
+  EXPECT_EQ(o.probe_tos, std::optional<std::uint8_t>(106));
+  EXPECT_DOUBLE_EQ(o.probe_duration_s, 2.5);
+  EXPECT_EQ(o.probe_queue_depth, 16u);
+  EXPECT_DOUBLE_EQ(o.probe_timeout_s, 0.5);
+  EXPECT_EQ(Parse({"probe", "x", "--tos=0"}).probe_tos, std::optional<std::uint8_t>(0));  // 0 is set, not unset
+}
+
+TEST(OptionsTest, ProbeUsageErrorsExitTwo) {
+  for (std::vector<const char*> bad : {std::vector<const char*>{"probe"},
+                                       {"probe", "x", "--tos=256"},
+                                       {"probe", "x", "--iterations=4"},  // perftest's minimum is 5
+                                       {"probe", "x", "--size=0"},
+                                       {"probe", "x", "--port=70000"},
+                                       {"probe", "x", "--queue-depth=0"}}) {
+    Options o = Parse(bad);
+    EXPECT_EQ(o.mode, Mode::kExit) << bad.back();
+    EXPECT_EQ(o.exit_code, 2) << bad.back();
+  }
+}
+
 }  // namespace
 }  // namespace rdmahd

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 declare -A PKGS=(
-  [build]="build-essential cmake ninja-build pkg-config libibverbs-dev
+  [build]="build-essential cmake ninja-build pkg-config libibverbs-dev librdmacm-dev
            libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev libyaml-cpp-dev
            libspdlog-dev libfmt-dev libsystemd-dev libmnl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
            libgmock-dev libre2-dev"

@@ -1,0 +1,471 @@
+#include "probes/probe_responder.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "common/parse.h"
+#include "daemon/logging.h"
+#include "probes/rdma_cm_connection.h"
+#include "probes/verbs_resources.h"
+
+namespace rdmahd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::uint32_t kRecvDepth = 64;
+constexpr std::uint32_t kSendDepth = 16;
+constexpr int kMaxWc = 16;
+// A peer has this long to finish connecting once accepted, and to send the next message of a
+// latency round; a whole latency session at most kMaxLatencySession; a bandwidth session its
+// duration plus kBandwidthSlack. Past that the session ends: a silent peer costs one session slot
+// for seconds, never more.
+constexpr auto kEstablishTimeout = std::chrono::seconds(3);
+constexpr auto kIdleTimeout = std::chrono::seconds(2);
+constexpr auto kMaxLatencySession = std::chrono::seconds(60);
+constexpr auto kBandwidthSlack = std::chrono::seconds(5);
+constexpr auto kSpinAfterProgress = std::chrono::milliseconds(2);  // as the prober; see there
+constexpr auto kLingerForPeer = std::chrono::seconds(1);
+constexpr std::uint64_t kPage = 4096;
+
+std::uint64_t PageRound(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+std::optional<std::array<std::uint8_t, 16>> ToMapped(const sockaddr* sa) {
+  std::array<std::uint8_t, 16> out{};
+  if (sa == nullptr) return std::nullopt;
+  if (sa->sa_family == AF_INET) {
+    out[10] = out[11] = 0xff;
+    std::memcpy(&out[12], &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
+    return out;
+  }
+  if (sa->sa_family == AF_INET6) {
+    std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::array<std::uint8_t, 16>> ParseIp(const std::string& text, bool* v4) {
+  std::array<std::uint8_t, 16> out{};
+  in_addr a4{};
+  if (inet_pton(AF_INET, text.c_str(), &a4) == 1) {
+    out[10] = out[11] = 0xff;
+    std::memcpy(&out[12], &a4, 4);
+    if (v4) *v4 = true;
+    return out;
+  }
+  in6_addr a6{};
+  if (inet_pton(AF_INET6, text.c_str(), &a6) == 1) {
+    std::memcpy(out.data(), &a6, 16);
+    if (v4) *v4 = false;
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+Result<AddressAllowList> AddressAllowList::Parse(const std::vector<std::string>& entries) {
+  AddressAllowList list;
+  for (const std::string& raw : entries) {
+    const std::size_t slash = raw.find('/');
+    const std::string ip = raw.substr(0, slash);
+    bool v4 = false;
+    std::optional<std::array<std::uint8_t, 16>> addr = ParseIp(ip, &v4);
+    if (!addr) return Error{"responder.allow: \"" + raw + "\" is not an IP address or CIDR"};
+    Entry e;
+    e.addr = *addr;
+    e.prefix = 128;
+    if (slash != std::string::npos) {
+      const std::string len_text = raw.substr(slash + 1);
+      const unsigned max = v4 ? 32 : 128;
+      unsigned len = 0;
+      bool ok = !len_text.empty() && len_text.size() <= 3 &&
+                std::all_of(len_text.begin(), len_text.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (ok) len = static_cast<unsigned>(std::stoul(len_text));
+      if (!ok || len > max) return Error{"responder.allow: \"" + raw + "\": prefix length must be 0.." + std::to_string(max)};
+      e.prefix = v4 ? len + 96 : len;
+    }
+    // "192.0.2.7/24" means its network, as in ip(8) and Go's ParseCIDR (the config accepts it).
+    for (unsigned bit = e.prefix; bit < 128; ++bit) e.addr[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
+    list.entries_.push_back(e);
+  }
+  return list;
+}
+
+bool AddressAllowList::Allows(const std::array<std::uint8_t, 16>& addr) const {
+  for (const Entry& e : entries_) {
+    unsigned bit = 0;
+    for (; bit + 8 <= e.prefix; bit += 8) {
+      if (addr[bit / 8] != e.addr[bit / 8]) break;
+    }
+    if (bit + 8 <= e.prefix) continue;
+    if (bit < e.prefix) {
+      const auto mask = static_cast<std::uint8_t>(0xff << (8 - (e.prefix - bit)));
+      if ((addr[bit / 8] & mask) != (e.addr[bit / 8] & mask)) continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+bool AddressAllowList::Allows(const sockaddr* peer) const {
+  std::optional<std::array<std::uint8_t, 16>> a = ToMapped(peer);
+  return a && Allows(*a);
+}
+
+bool AddressAllowList::Allows(const std::string& ip) const {
+  std::optional<std::array<std::uint8_t, 16>> a = ParseIp(ip, nullptr);
+  return a && Allows(*a);
+}
+
+// ---------------------------------------------------------------------------------------------
+ResponderBudget::ResponderBudget(std::uint32_t max_sessions, std::uint64_t max_registered_bytes)
+    : max_sessions_(max_sessions), max_bytes_(max_registered_bytes) {}
+
+ResponderBudget::Lease::Lease(Lease&& o) noexcept
+    : budget_(std::exchange(o.budget_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+ResponderBudget::Lease& ResponderBudget::Lease::operator=(Lease&& o) noexcept {
+  if (this != &o) {
+    Release();
+    budget_ = std::exchange(o.budget_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+ResponderBudget::Lease::~Lease() { Release(); }
+void ResponderBudget::Lease::Release() {
+  if (ResponderBudget* b = std::exchange(budget_, nullptr)) b->Give(std::exchange(bytes_, 0));
+}
+
+std::variant<ResponderBudget::Lease, ProbeReject> ResponderBudget::Admit(std::uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  if (sessions_ >= max_sessions_)
+    return ProbeReject{RejectCode::kBusy, "sessions at the cap (" + std::to_string(max_sessions_) + ")"};
+  if (bytes > max_bytes_ || bytes_ + bytes > max_bytes_)
+    return ProbeReject{RejectCode::kNoMemory, "registered memory cap (" + std::to_string(max_bytes_) + " bytes) reached"};
+  ++sessions_;
+  bytes_ += bytes;
+  return Lease(this, bytes);
+}
+
+void ResponderBudget::Give(std::uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  --sessions_;
+  bytes_ -= bytes;
+}
+
+void ResponderBudget::SetCaps(std::uint32_t max_sessions, std::uint64_t max_registered_bytes) {
+  std::lock_guard lock(mu_);
+  max_sessions_ = max_sessions;
+  max_bytes_ = max_registered_bytes;
+}
+std::uint32_t ResponderBudget::sessions() const {
+  std::lock_guard lock(mu_);
+  return sessions_;
+}
+std::uint64_t ResponderBudget::registered_bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+std::uint64_t ResponderBytesFor(const ProbeHello& hello) {
+  // Latency: a send and a receive half; bandwidth: the buffer the peer writes into.
+  const std::uint64_t size = hello.message_size;
+  return PageRound(hello.kind == ProbeKind::kLatency ? 2 * size : size);
+}
+
+std::variant<ResponderBudget::Lease, ProbeReject> AdmitProbe(const AddressAllowList& allow, const sockaddr* peer,
+                                                             std::span<const std::uint8_t> private_data,
+                                                             std::uint32_t max_message_size, ResponderBudget& budget,
+                                                             ProbeHello* hello) {
+  if (!allow.Allows(peer)) return ProbeReject{RejectCode::kNotAllowed, SockAddrText(peer) + " is not in responder.allow"};
+  Result<ProbeHello> decoded = DecodeHello(private_data);
+  if (!decoded.ok()) return ProbeReject{RejectCode::kBadHandshake, decoded.error().message};
+  if (decoded->message_size > max_message_size)
+    return ProbeReject{RejectCode::kTooLarge, "message size " + std::to_string(decoded->message_size) + " over " +
+                                                  std::to_string(max_message_size)};
+  *hello = *decoded;
+  return budget.Admit(ResponderBytesFor(*decoded));
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+struct Session {
+  std::unique_ptr<VerbsSession> verbs;
+  ProbeHello hello;
+  ResponderBudget::Lease lease;
+  std::string peer;
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
+Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length) {
+  ibv_sge sge{reinterpret_cast<std::uintptr_t>(addr), length, s.mr.get()->lkey};
+  ibv_recv_wr wr{};
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (const int rc = ibv_post_recv(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_recv", rc);
+  return Status::Ok();
+}
+
+// A cm event pending on the session's channel ends the session (a disconnect, or an error).
+bool PeerLeft(VerbsSession& s) {
+  Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now(), nullptr);
+  return !ev.ok() || ev->has_value();
+}
+
+// Answers each message with one of the same size. Ends after `iterations` answers, when the peer
+// disconnects or stays silent for kIdleTimeout, at kMaxLatencySession, or on stop.
+Status ServeLatency(VerbsSession& s, const ProbeHello& hello, const std::atomic<bool>& stop) {
+  const std::uint32_t size = hello.message_size;
+  ibv_sge sge{reinterpret_cast<std::uintptr_t>(s.buffer.data()), size, s.mr.get()->lkey};
+  ibv_send_wr wr{};
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED | (size <= s.max_inline ? IBV_SEND_INLINE : 0);
+  const auto session_end = Clock::now() + kMaxLatencySession;
+  auto last_progress = Clock::now();
+  std::uint32_t answered = 0, sends_outstanding = 0;
+  ibv_wc wc[kMaxWc];
+  while (answered < hello.iterations) {
+    if (stop.load(std::memory_order_relaxed)) return Error{"stopped"};
+    const auto deadline = std::min(session_end, last_progress + kIdleTimeout);
+    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress,
+                                    std::min(deadline, Clock::now() + std::chrono::milliseconds(100)), s.channel.get()->fd);
+    if (!n.ok()) return n.error();
+    if (*n == 0) {
+      if (Clock::now() >= deadline) return Error{"peer silent"};
+      if (PeerLeft(s)) return Error{"peer left"};
+      continue;
+    }
+    last_progress = Clock::now();
+    for (int k = 0; k < *n; ++k) {
+      if (wc[k].status != IBV_WC_SUCCESS) return Error{std::string("work completion ") + ibv_wc_status_str(wc[k].status)};
+      if (wc[k].opcode == IBV_WC_SEND) {
+        --sends_outstanding;
+        continue;
+      }
+      if (Status st = PostRecv(s, s.buffer.data() + size, size); !st.ok()) return st;
+      if (sends_outstanding >= kSendDepth) return Error{"send queue full"};  // the peer does not wait for answers
+      ibv_send_wr* bad = nullptr;
+      if (const int rc = ibv_post_send(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_send", rc);
+      ++sends_outstanding;
+      ++answered;
+    }
+  }
+  return Status::Ok();
+}
+
+// The peer writes into our buffer; there is nothing to do but wait for it to disconnect.
+Status ServeBandwidth(VerbsSession& s, const ProbeHello& hello, const std::atomic<bool>& stop) {
+  const auto end = Clock::now() + std::chrono::milliseconds(hello.duration_ms) + kBandwidthSlack;
+  Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), end, &stop);
+  if (!ev.ok()) return ev.error();
+  if (!ev->has_value()) return Error{stop.load() ? "stopped" : "session time cap reached"};
+  return Status::Ok();
+}
+
+void Reject(rdma_cm_id* id, const ProbeReject& why) {
+  const std::vector<std::uint8_t> data = EncodeReject(why);
+  rdma_reject(id, data.data(), static_cast<std::uint8_t>(data.size()));
+}
+
+void RunSession(Session& session, const std::atomic<bool>& stop) {
+  VerbsSession& s = *session.verbs;
+  const ProbeHello& hello = session.hello;
+  const bool latency = hello.kind == ProbeKind::kLatency;
+  const std::uint32_t size = hello.message_size;
+  QueueSizes queues = latency ? QueueSizes{kSendDepth, kRecvDepth, size <= 64 ? 64u : 0u} : QueueSizes{1, 1, 0};
+  const int access = latency ? IBV_ACCESS_LOCAL_WRITE : (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  Status st = CreateQueueResources(s, latency ? std::size_t{size} * 2 : size, access, queues);
+  for (std::uint32_t i = 0; st.ok() && latency && i < kRecvDepth; ++i) st = PostRecv(s, s.buffer.data() + size, size);
+  if (!st.ok()) {
+    log::Warn("probe responder: cannot set up a session", {{"peer", session.peer}, {"error", st.error().message}});
+    Reject(s.id.get(), ProbeReject{RejectCode::kInternal, "responder could not set up the session"});
+    session.done = true;
+    return;
+  }
+  ProbeAccept accept{hello.kind, size, latency ? 0 : s.mr.get()->rkey,
+                     latency ? 0 : reinterpret_cast<std::uintptr_t>(s.buffer.data())};
+  const std::vector<std::uint8_t> data = EncodeAccept(accept);
+  rdma_conn_param param{};
+  param.private_data = data.data();
+  param.private_data_len = static_cast<std::uint8_t>(data.size());
+  param.responder_resources = 0;
+  param.initiator_depth = 0;
+  param.rnr_retry_count = 7;
+  if (rdma_accept(s.id.get(), &param) != 0) {
+    log::Debug("probe responder: rdma_accept failed", {{"peer", session.peer}});
+  } else {
+    Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now() + kEstablishTimeout, &stop);
+    if (ev.ok() && ev->has_value() && (*ev)->type == RDMA_CM_EVENT_ESTABLISHED) {
+      Status served = latency ? ServeLatency(s, hello, stop) : ServeBandwidth(s, hello, stop);
+      if (!served.ok()) {
+        log::Debug("probe responder: session ended early", {{"peer", session.peer}, {"why", served.error().message}});
+      } else if (latency) {
+        // The prober disconnects once it has the last answer. Disconnecting first could overtake
+        // that answer (the CM's messages travel on another QP) and flush it.
+        (void)WaitCmEvent(s.channel.get(), Clock::now() + kLingerForPeer, &stop);
+      }
+    } else {
+      log::Debug("probe responder: peer did not complete the connection", {{"peer", session.peer}});
+    }
+    rdma_disconnect(s.id.get());
+  }
+  s.Teardown();  // reverse order now, before the lease gives the memory back
+  for (const std::string& e : s.log.errors)
+    log::Warn("probe responder: session teardown failed", {{"peer", session.peer}, {"error", e}});
+  session.verbs.reset();
+  session.lease = ResponderBudget::Lease();
+  session.done = true;
+}
+
+}  // namespace
+
+struct ProbeResponder::Impl {
+  PeerResponderPolicy policy;
+  std::mutex mu;                     // guards allow and max_message_size (Apply vs the listener)
+  AddressAllowList allow;
+  ResponderBudget budget{0, 0};
+  VerbsSession listener;             // channel + listening id only
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> accepted{0}, rejected{0};
+  std::list<std::unique_ptr<Session>> sessions;  // listener thread only
+  std::thread thread;
+
+  void Run();
+  void Reap(bool all);
+  void OnConnectRequest(CmEvent& e);
+};
+
+void ProbeResponder::Impl::Reap(bool all) {
+  for (auto it = sessions.begin(); it != sessions.end();) {
+    if (all || (*it)->done.load()) {
+      if ((*it)->thread.joinable()) (*it)->thread.join();
+      it = sessions.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void ProbeResponder::Impl::OnConnectRequest(CmEvent& e) {
+  rdma_cm_id* id = e.id;
+  const sockaddr* peer = rdma_get_peer_addr(id);
+  const std::string peer_text = SockAddrText(peer);
+  ProbeHello hello;
+  std::variant<ResponderBudget::Lease, ProbeReject> admitted = [&] {
+    std::lock_guard lock(mu);
+    return AdmitProbe(allow, peer, e.private_data, policy.max_message_size, budget, &hello);
+  }();
+  if (auto* why = std::get_if<ProbeReject>(&admitted)) {
+    ++rejected;
+    log::Debug("probe responder: rejected", {{"peer", peer_text}, {"reason", RejectCodeName(why->code)}, {"detail", why->text}});
+    Reject(id, *why);
+    rdma_destroy_id(id);
+    return;
+  }
+  auto session = std::make_unique<Session>();
+  session->verbs = std::make_unique<VerbsSession>();
+  session->hello = hello;
+  session->lease = std::move(std::get<ResponderBudget::Lease>(admitted));
+  session->peer = peer_text;
+  // The new id moves to a channel of its own here, in the listener thread, so no event of it is
+  // ever read from the listener's channel.
+  Status st = CreateEventChannel(*session->verbs);
+  if (st.ok()) st = AdoptCmId(*session->verbs, id);  // from here the session owns the id
+  if (!st.ok()) {
+    ++rejected;
+    log::Warn("probe responder: cannot take a session", {{"peer", peer_text}, {"error", st.error().message}});
+    Reject(id, ProbeReject{RejectCode::kInternal, "responder could not set up the session"});
+    if (!session->verbs->id) rdma_destroy_id(id);
+    return;
+  }
+  ++accepted;
+  log::Debug("probe responder: session", {{"peer", peer_text}, {"kind", ProbeKindName(hello.kind)},
+                                          {"size", std::to_string(hello.message_size)}});
+  Session& ref = *session;
+  sessions.push_back(std::move(session));
+  ref.thread = std::thread([&ref, this] { RunSession(ref, stop); });
+}
+
+void ProbeResponder::Impl::Run() {
+  while (!stop.load()) {
+    Result<std::optional<CmEvent>> ev =
+        WaitCmEvent(listener.channel.get(), Clock::now() + std::chrono::milliseconds(200), &stop);
+    Reap(false);
+    if (!ev.ok()) {
+      log::Error("probe responder: event channel failed; responder stops", {{"error", ev.error().message}});
+      break;
+    }
+    if (!ev->has_value()) continue;
+    CmEvent& e = **ev;
+    if (e.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+      OnConnectRequest(e);
+    } else if (e.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+      log::Warn("probe responder: RDMA device removed under the listener; responder stops");
+      break;
+    }
+  }
+  stop = true;
+  Reap(true);
+}
+
+Result<std::unique_ptr<ProbeResponder>> ProbeResponder::Start(const PeerResponderPolicy& policy) {
+  auto impl = std::make_unique<Impl>();
+  impl->policy = policy;
+  Result<AddressAllowList> allow = AddressAllowList::Parse(policy.allow);
+  if (!allow.ok()) return allow.error();
+  impl->allow = std::move(*allow);
+  impl->budget.SetCaps(policy.max_sessions, policy.max_registered_bytes);
+  Result<sockaddr_storage> addr = ParseSockAddr(policy.listen_address.empty() ? "::" : policy.listen_address, policy.port);
+  if (!addr.ok()) return Error{"probe responder: listen address: " + addr.error().message};
+  VerbsSession& l = impl->listener;
+  if (Status st = CreateEventChannel(l); !st.ok()) return Error{"probe responder: " + st.error().message, st.error().errno_value};
+  if (Status st = CreateCmId(l); !st.ok()) return Error{"probe responder: " + st.error().message, st.error().errno_value};
+  const std::string where = (policy.listen_address.empty() ? std::string("*") : policy.listen_address) + ":" +
+                            std::to_string(policy.port);
+  if (rdma_bind_addr(l.id.get(), reinterpret_cast<sockaddr*>(&*addr)) != 0)
+    return Error::FromErrno("probe responder: bind " + where, errno);
+  if (rdma_listen(l.id.get(), static_cast<int>(std::min<std::uint32_t>(policy.max_sessions * 2 + 4, 128))) != 0)
+    return Error::FromErrno("probe responder: listen " + where, errno);
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->Run(); });
+  log::Info("probe responder listening", {{"address", where}, {"allow", std::to_string(raw->allow.size()) + " entries"}});
+  return std::unique_ptr<ProbeResponder>(new ProbeResponder(std::move(impl)));
+}
+
+ProbeResponder::ProbeResponder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ProbeResponder::~ProbeResponder() {
+  impl_->stop = true;
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+bool ProbeResponder::CanApplyInPlace(const PeerResponderPolicy& next) const {
+  return next.enabled && next.listen_address == impl_->policy.listen_address && next.port == impl_->policy.port;
+}
+
+Status ProbeResponder::Apply(const PeerResponderPolicy& next) {
+  Result<AddressAllowList> allow = AddressAllowList::Parse(next.allow);
+  if (!allow.ok()) return allow.error();
+  std::lock_guard lock(impl_->mu);
+  impl_->allow = std::move(*allow);
+  impl_->policy = next;
+  impl_->budget.SetCaps(next.max_sessions, next.max_registered_bytes);
+  return Status::Ok();
+}
+
+std::uint64_t ProbeResponder::sessions_accepted() const { return impl_->accepted.load(); }
+std::uint64_t ProbeResponder::sessions_rejected() const { return impl_->rejected.load(); }
+std::uint32_t ProbeResponder::active_sessions() const { return impl_->budget.sessions(); }
+
+}  // namespace rdmahd
