@@ -19,8 +19,12 @@ double Percentile(const std::vector<double>& sorted, std::size_t m, double fract
 }  // namespace
 
 std::optional<LatencyStats> ComputeLatencyStats(std::vector<double> samples) {
-  if (samples.size() <= kTail) return std::nullopt;
+  return ComputeLatencyStatsInPlace(samples);
+}
+
+std::optional<LatencyStats> ComputeLatencyStatsInPlace(std::vector<double>& samples) {
   std::sort(samples.begin(), samples.end());
+  if (samples.size() <= kTail) return std::nullopt;
   LatencyStats s;
   s.samples = samples.size();
   const std::size_t m = samples.size() - kTail;

@@ -37,5 +37,7 @@ struct LatencyStats {
 // refuses fewer than 5 iterations; config validation keeps latency_iterations >= 5.) The input
 // need not be sorted; it is taken by value because it is sorted in place.
 std::optional<LatencyStats> ComputeLatencyStats(std::vector<double> half_round_trip_us);
+// The same, sorting the caller's samples in place (ascending), for a caller that uses them sorted.
+std::optional<LatencyStats> ComputeLatencyStatsInPlace(std::vector<double>& half_round_trip_us);
 
 }  // namespace rdmahd

@@ -72,6 +72,27 @@ const std::vector<double>& PeerLatencyBuckets() {
   return kBuckets;
 }
 
+// Adds a round's samples (microseconds, sorted ascending) to `histogram` as Observe() would one by
+// one (a sample goes to the first bucket whose bound is >= its value in seconds), with one
+// ObserveMultiple: Observe takes a mutex and two atomic updates per sample, ~23 us for 999
+// samples, which at 10 rounds/s to each of 32 peers alone was 0.75% of a core. The samples are
+// sorted already, so each bucket's count is one binary search.
+void ObserveSortedSamples(const std::vector<double>& sorted_us, prometheus::Histogram& histogram) {
+  const std::vector<double>& bounds = PeerLatencyBuckets();
+  std::vector<double> increments(bounds.size() + 1, 0);
+  double sum = 0;
+  for (double us : sorted_us) sum += us * 1e-6;
+  auto below = sorted_us.begin();
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    auto end = std::upper_bound(below, sorted_us.end(), bounds[i], [](double bound, double us) { return bound < us * 1e-6; });
+    increments[i] = static_cast<double>(end - below);
+    below = end;
+  }
+  increments.back() = static_cast<double>(sorted_us.end() - below);
+  histogram.ObserveMultiple(increments, sum);
+}
+
+
 struct PeerProbe::Peer {
   PeerTarget target;
   std::string address;  // resolved; empty until then (and after a failed probe of a DNS name)
@@ -246,9 +267,10 @@ void PeerProbe::RunLatency(Peer& peer, const Config& config, const std::atomic<b
     return;
   }
   LatencySamples& samples = std::get<LatencySamples>(outcome);
-  const std::size_t n = samples.half_round_trip_us.size();
-  for (double us : samples.half_round_trip_us) peer.histogram.Observe(us * 1e-6);
-  std::optional<LatencyStats> stats = ComputeLatencyStats(std::move(samples.half_round_trip_us));
+  std::vector<double>& us = samples.half_round_trip_us;
+  const std::size_t n = us.size();
+  std::optional<LatencyStats> stats = ComputeLatencyStatsInPlace(us);  // sorts `us`
+  ObserveSortedSamples(us, peer.histogram);
   if (!stats) {
     const ProbeFailure failure{"local_resources", peer.target.name + ": the prober returned " + std::to_string(n) +
                                                       " samples; the statistics need at least 3"};

@@ -32,6 +32,10 @@
 #include "probes/peer_prober.h"
 #include "probes/peer_targets.h"
 
+namespace prometheus {
+class Histogram;
+}
+
 namespace rdmahd {
 
 using PeerProberFactory = std::function<std::unique_ptr<PeerProber>()>;
@@ -43,6 +47,9 @@ std::unique_ptr<PeerProber> MakeUnavailableProber();
 
 // The latency histogram's bucket bounds, in seconds: 1 us .. 100 ms in 1-2-5 steps.
 const std::vector<double>& PeerLatencyBuckets();
+// Adds one round's samples (microseconds, sorted ascending) to a histogram with PeerLatencyBuckets,
+// counting exactly as prometheus::Histogram::Observe would sample by sample, in one update.
+void ObserveSortedSamples(const std::vector<double>& sorted_us, prometheus::Histogram& histogram);
 
 class PeerProbe : public Probe {
  public:
