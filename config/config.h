@@ -108,6 +108,44 @@ struct PeersPolicy {
   PeerResponderPolicy responder;
 };
 
+// ---- host: memory readiness (hugepages, locked memory, workload NUMA placement) -------------
+// Free hugepages the workloads need on each RDMA device's NUMA node. Unset min_free: the
+// hugepages_free check reports "not configured".
+struct HugepagesPolicy {
+  std::optional<std::uint64_t> page_size_bytes;  // unset: the kernel's default size (Hugepagesize)
+  std::optional<std::uint64_t> min_free;         // pages of that size
+};
+
+// Locked-memory limit (RLIMIT_MEMLOCK, soft) of the daemon and of every configured workload:
+// RDMA memory registration pins pages against it.
+struct MemlockPolicy {
+  bool require_unlimited = false;                   // only "unlimited" passes
+  std::uint64_t min_bytes = std::uint64_t{64} << 20;  // else unlimited or at least this
+};
+
+// A process (or group) doing RDMA on this node, found by exactly one of: its process name (the
+// kernel's comm, at most 15 bytes), a pid file, or a systemd unit (the pids of its cgroup).
+struct WorkloadSpec {
+  std::string name;          // label value: [A-Za-z0-9_.-], unique
+  std::string process;
+  std::string pid_file;      // absolute path
+  std::string systemd_unit;  // e.g. trainer.service
+  std::optional<std::string> device;  // the RDMA device it uses; unset: every RDMA device's node
+};
+
+struct WorkloadNumaPolicy {
+  // Share of a workload's resident memory that must be on the NIC's node for "ok"; below it (but
+  // above 0) is a warning, none is a failure.
+  double min_local_memory_share = 0.9;
+};
+
+struct HostPolicy {
+  HugepagesPolicy hugepages;
+  MemlockPolicy memlock;
+  WorkloadNumaPolicy workload_numa;
+  std::vector<WorkloadSpec> workloads;
+};
+
 struct Config {
   // Where this config came from: a file path, or "<built-in defaults>".
   std::string source = "<built-in defaults>";
@@ -129,6 +167,7 @@ struct Config {
   std::vector<FirmwareRule> firmware;
   RocePolicy roce;
   PeersPolicy peers;
+  HostPolicy host;
 
   bool CollectorEnabled(const std::string& name) const;
   bool CheckEnabled(const std::string& name) const;

@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -178,7 +180,7 @@ class ConfigParser {
     Located top{root, "", root.Mark()};
     if (!root.IsMap()) {
       return Fail(top.mark, "the top level must be a map of sections (collectors, checks, probes, devices, scrape, "
-                            "ports, limits, firmware, roce, peers), got " + Describe(root));
+                            "ports, limits, firmware, roce, host, peers), got " + Describe(root));
     }
     return VisitMap(top, {
         {"collectors", [&](const Located& v) { return ParseSwitches(v, known_.collectors, "collector", config.collectors); }},
@@ -190,6 +192,7 @@ class ConfigParser {
         {"limits", [&](const Located& v) { return ParseLimits(v, config.limits); }},
         {"firmware", [&](const Located& v) { return ParseFirmware(v, config.firmware); }},
         {"roce", [&](const Located& v) { return ParseRoce(v, config.roce); }},
+        {"host", [&](const Located& v) { return ParseHost(v, config.host); }},
         {"peers", [&](const Located& v) { return ParsePeers(v, config.peers); }},
     });
   }
@@ -361,6 +364,161 @@ class ConfigParser {
                            ") is below max_message_size (" + std::to_string(out.max_message_size) +
                            "): not even one probe of the largest size would fit");
     }
+    return Status::Ok();
+  }
+
+  // host: one list of keys; each helper area adds its own fields (ParseHostMemoryFields).
+  Status ParseHost(const Located& v, HostPolicy& out) const {
+    std::vector<Field> fields;
+    AppendHostMemoryFields(fields, out);
+    return VisitMap(v, fields);
+  }
+
+  void AppendHostMemoryFields(std::vector<Field>& fields, HostPolicy& out) const {
+    fields.push_back({"hugepages", [&](const Located& f) { return ParseHostHugepages(f, out.hugepages); }});
+    fields.push_back({"memlock", [&](const Located& f) { return ParseHostMemlock(f, out.memlock); }});
+    fields.push_back({"workload_numa", [&](const Located& f) { return ParseHostWorkloadNuma(f, out.workload_numa); }});
+    fields.push_back({"workloads", [&](const Located& f) { return ParseHostWorkloads(f, out.workloads); }});
+  }
+
+  Status ParseHostHugepages(const Located& v, HugepagesPolicy& out) const {
+    return VisitMap(v, {
+        {"page_size", [&](const Located& f) { return ReadHugepageSize(f, out.page_size_bytes); }},
+        {"min_free", [&](const Located& f) { return ReadCount(f, out.min_free); }},
+    });
+  }
+
+  Status ParseHostMemlock(const Located& v, MemlockPolicy& out) const {
+    return VisitMap(v, {
+        {"min_bytes",
+         [&](const Located& f) {
+           if (f.node.IsScalar() && f.node.Scalar() == "unlimited") {
+             out.require_unlimited = true;
+             return Status::Ok();
+           }
+           std::optional<std::uint64_t> bytes;
+           Status st = ReadBytes(f, bytes, " or \"unlimited\"");
+           if (st.ok() && bytes) {
+             out.min_bytes = *bytes;
+             out.require_unlimited = false;
+           }
+           return st;
+         }},
+    });
+  }
+
+  Status ParseHostWorkloadNuma(const Located& v, WorkloadNumaPolicy& out) const {
+    return VisitMap(v, {
+        {"min_local_memory_share",
+         [&](const Located& f) {
+           if (f.node.IsNull()) return Status::Ok();
+           std::optional<double> share = f.node.IsScalar() ? ParseDouble(f.node.Scalar()) : std::nullopt;
+           if (!share || !std::isfinite(*share) || *share <= 0 || *share > 1) {
+             return FailAt(f, "must be a share greater than 0 and at most 1 (0.9 = 90%), got " + Describe(f.node));
+           }
+           out.min_local_memory_share = *share;
+           return Status::Ok();
+         }},
+    });
+  }
+
+  // Workload names become label values, so they are short and plain, and their number is bounded.
+  static constexpr std::size_t kMaxWorkloads = 32;
+  // The kernel keeps 15 bytes of a process name (TASK_COMM_LEN - 1).
+  static constexpr std::size_t kMaxCommBytes = 15;
+
+  Status ParseHostWorkloads(const Located& v, std::vector<WorkloadSpec>& out) const {
+    std::vector<WorkloadSpec> workloads;
+    Status st = VisitList(v, "a list of workloads (- name: ..., process: ...)", [&](const Located& item) {
+      if (!item.node.IsMap()) {
+        return FailAt(item, "must be a workload (name, and one of process, pid_file, systemd_unit), got " +
+                                Describe(item.node));
+      }
+      if (workloads.size() == kMaxWorkloads) {
+        return FailAt(item, "at most " + std::to_string(kMaxWorkloads) + " workloads (they are metric labels)");
+      }
+      WorkloadSpec w;
+      std::string device;
+      Status inner = VisitMap(item, {
+          {"name", [&](const Located& f) { return ReadString(f, w.name); }},
+          {"process", [&](const Located& f) { return ReadString(f, w.process); }},
+          {"pid_file", [&](const Located& f) { return ReadString(f, w.pid_file); }},
+          {"systemd_unit", [&](const Located& f) { return ReadString(f, w.systemd_unit); }},
+          {"device", [&](const Located& f) { return ReadString(f, device); }},
+      });
+      if (!inner.ok()) return inner;
+      if (!device.empty()) w.device = device;
+      if (w.name.empty()) return FailAt(item, "a workload needs a name");
+      if (w.name.size() > 64 || w.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                         "0123456789_.-") != std::string::npos) {
+        return FailAt(item, "name " + Quote(w.name) + " must be 1 to 64 of A-Z a-z 0-9 _ . - (it is a label value)");
+      }
+      for (const auto& earlier : workloads) {
+        if (earlier.name == w.name) return FailAt(item, "duplicate workload name " + Quote(w.name));
+      }
+      const int selectors = !w.process.empty() + !w.pid_file.empty() + !w.systemd_unit.empty();
+      if (selectors != 1) {
+        return FailAt(item, "workload " + Quote(w.name) + " needs exactly one of process, pid_file, systemd_unit");
+      }
+      if (w.process.find('/') != std::string::npos) {
+        return FailAt(item, "process " + Quote(w.process) + " is a path; give the process name (comm), e.g. " +
+                                Quote(w.process.substr(w.process.rfind('/') + 1).substr(0, kMaxCommBytes)));
+      }
+      if (w.process.size() > kMaxCommBytes) {
+        return FailAt(item, "process " + Quote(w.process) + " is longer than the 15 bytes the kernel keeps of a "
+                            "process name: it would never match (use " + Quote(w.process.substr(0, kMaxCommBytes)) + ")");
+      }
+      if (!w.pid_file.empty() && w.pid_file[0] != '/') {
+        return FailAt(item, "pid_file " + Quote(w.pid_file) + " must be an absolute path");
+      }
+      if (!w.systemd_unit.empty()) {
+        const std::string& u = w.systemd_unit;
+        const std::size_t dot = u.rfind('.');
+        if (u.find('/') != std::string::npos || u[0] == '.' || dot == std::string::npos || dot == 0 ||
+            dot + 1 == u.size()) {
+          return FailAt(item, "systemd_unit " + Quote(u) + " must be a unit name with its type, e.g. trainer.service");
+        }
+      }
+      workloads.push_back(std::move(w));
+      return Status::Ok();
+    });
+    if (st.ok() && !v.node.IsNull()) out = std::move(workloads);
+    return st;
+  }
+
+  // A byte size: an integer number of bytes, or a number with kB/KiB, MiB, GiB or TiB (all
+  // binary, as the kernel's "kB" is).
+  Status ReadBytes(const Located& v, std::optional<std::uint64_t>& out, std::string_view also = "") const {
+    if (v.node.IsNull()) return Status::Ok();
+    const std::string message = "must be a size in bytes (67108864, or with kB, KiB, MiB, GiB, TiB: 64MiB)" +
+                                std::string(also) + ", got " + Describe(v.node);
+    if (!v.node.IsScalar()) return FailAt(v, message);
+    std::string_view text = Trim(v.node.Scalar());
+    std::uint64_t unit = 1;
+    for (const auto& [suffix, factor] : std::initializer_list<std::pair<std::string_view, std::uint64_t>>{
+             {"kB", 1ull << 10}, {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"TiB", 1ull << 40}}) {
+      if (text.ends_with(suffix)) {
+        unit = factor;
+        text = Trim(text.substr(0, text.size() - suffix.size()));
+        break;
+      }
+    }
+    std::optional<std::uint64_t> n = ParseU64(text);
+    if (!n || *n == 0 || *n > UINT64_MAX / unit) return FailAt(v, message);
+    out = *n * unit;
+    return Status::Ok();
+  }
+
+  // A hugepage size the kernel can have: a power of two from 64 KiB (arm64's smallest) to 16 GiB.
+  Status ReadHugepageSize(const Located& v, std::optional<std::uint64_t>& out) const {
+    std::optional<std::uint64_t> bytes;
+    Status st = ReadBytes(v, bytes);
+    if (!st.ok() || !bytes) return st;
+    if ((*bytes & (*bytes - 1)) != 0 || *bytes < (1ull << 16) || *bytes > (1ull << 34)) {
+      return FailAt(v, "must be a hugepage size (a power of two from 64KiB to 16GiB: 2MiB, 1GiB), got " +
+                           Describe(v.node));
+    }
+    out = bytes;
     return Status::Ok();
   }
 

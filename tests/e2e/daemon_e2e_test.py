@@ -35,6 +35,8 @@ def fixture_trees():
         trees.append(("project-rxe", os.path.join(SOURCE_DIR, "tests", "fixtures", "rxe")))
     for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "roce", "*", ""))):
         trees.append(("project-roce-" + os.path.basename(d.rstrip("/")), d.rstrip("/")))
+    for d in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "*", ""))):
+        trees.append(("project-host-" + os.path.basename(d.rstrip("/")), d.rstrip("/")))
     for d in sorted(glob.glob(os.path.join(REAL_FIXTURES, "sysfs", "*", ""))):
         trees.append(("real-" + os.path.basename(d.rstrip("/")), d.rstrip("/")))
     out = []
@@ -171,6 +173,34 @@ class CheckCommandTest(unittest.TestCase):
             p = run("check", f"--path.sysfs={f_}/sys", f"--config.file={bad_cfg}")
             self.assertEqual(p.returncode, 2)
             self.assertIn(bad_cfg + ":1:", p.stderr)
+
+
+class HostCheckCommandTest(unittest.TestCase):
+    """`rdma-healthd check` on a captured two-node host: hugepages short on the NIC's node, a
+    workload on the wrong node, 64 KiB memlock limits."""
+
+    FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "numa-misplaced")
+
+    def test_table_golden_and_exit_code(self):
+        f = self.FIXTURE
+        p = run("check", f"--path.sysfs={f}/sys", f"--path.procfs={f}/proc",
+                "--path.dcb=" + os.path.join(SOURCE_DIR, "tests", "fixtures", "empty-dcb"),
+                f"--config.file={f}/config.yaml")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", "host-numa-misplaced.txt")
+        if UPDATE:
+            with open(golden, "w") as out:
+                out.write(p.stdout)
+            return
+        with open(golden) as g:
+            want = g.read()
+        self.assertEqual(p.stdout, want, "".join(difflib.unified_diff(
+            want.splitlines(True), p.stdout.splitlines(True), "golden", "check")))
+        self.assertRegex(p.stdout, r"hugepages_free +mlx5_1 +failed +only 88 free 2 MiB hugepages on node 1")
+        self.assertIn("fix: echo 680 > /sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages",
+                      p.stdout)
+        self.assertRegex(p.stdout, r"workload_numa +trainer +failed +0 of 16 allowed CPUs")
+        self.assertRegex(p.stdout, r"memlock +nvmet +failed")
 
 
 class VanishingInputTest(unittest.TestCase):
