@@ -303,6 +303,8 @@ void PeerProbe::RunBandwidth(Peer& peer, const Config& config, const std::atomic
 }
 
 void PeerProbe::RunRound(const ProbeContext& ctx, ProbeBoard& board) {
+  // The registered probe's prober. MERGE: with the verbs prober linked (probes/rdma_cm_prober.h,
+  // branch probeverbs) this becomes MakeRdmaCmProber().
   if (!prober_) prober_ = options_.prober ? options_.prober() : MakeUnavailableProber();
   if (!resolver_) resolver_ = options_.resolver ? options_.resolver() : MakeSystemResolver();
   const Clock::time_point start = Clock::now();

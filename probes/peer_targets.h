@@ -76,7 +76,9 @@ class AddressResolver {
 
 // The system resolver (getaddrinfo_a, so that a stuck DNS server costs `timeout`, never the probe
 // thread). Lookups that outlive their timeout are cancelled, or kept until they end and freed then;
-// while kMaxAbandonedLookups are pending, new lookups fail at once instead of piling up.
+// while kMaxAbandonedLookups are pending, new lookups fail at once instead of piling up. The
+// lookups run on glibc's resolver helper threads (created on demand, gone a second after the last
+// lookup): one at a time from the probe thread, plus at most kMaxAbandonedLookups stuck ones.
 inline constexpr std::size_t kMaxAbandonedLookups = 8;
 std::unique_ptr<AddressResolver> MakeSystemResolver();
 
