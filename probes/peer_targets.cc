@@ -7,11 +7,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "common/net_address.h"
 #include "common/node_fs.h"
@@ -168,83 +174,85 @@ bool TargetsFile::Refresh(const std::string& path) {
 
 namespace {
 
-// One getaddrinfo_a request; its memory must live until glibc is done with it.
-struct Lookup {
-  std::string name;
+// getaddrinfo's first IPv4 or IPv6 address of `name`, as text.
+Result<std::string> LookUp(const std::string& name) {
   addrinfo hints{};
-  gaicb cb{};
-  ~Lookup() {
-    if (cb.ar_result != nullptr) freeaddrinfo(cb.ar_result);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  if (int rc = getaddrinfo(name.c_str(), nullptr, &hints, &result); rc != 0) {
+    return Error{name + ": " + (rc == EAI_SYSTEM ? std::string(std::strerror(errno)) : gai_strerror(rc))};
   }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(result, &freeaddrinfo);
+  for (const addrinfo* ai = result; ai != nullptr; ai = ai->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* addr = nullptr;
+    if (ai->ai_family == AF_INET) {
+      addr = &reinterpret_cast<const sockaddr_in*>(ai->ai_addr)->sin_addr;
+    } else if (ai->ai_family == AF_INET6) {
+      addr = &reinterpret_cast<const sockaddr_in6*>(ai->ai_addr)->sin6_addr;
+    }
+    if (addr != nullptr && inet_ntop(ai->ai_family, addr, text, sizeof text) != nullptr) return std::string(text);
+  }
+  return Error{name + ": no IPv4 or IPv6 address"};
+}
+
+// One lookup's outcome, shared by the waiting probe thread and the thread that looks up, so that
+// either may be gone first.
+struct Lookup {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Result<std::string>> result;  // guarded by mu
 };
 
+// getaddrinfo has no timeout (and NSS modules besides DNS have none either), so each lookup runs
+// on a thread of its own and the probe thread waits for it at most `timeout`. A lookup that
+// outlives its wait finishes on its own and frees what it used; while kMaxAbandonedLookups of
+// them still run, new lookups fail at once, so a dead DNS server costs a bounded number of threads.
 class SystemResolver : public AddressResolver {
  public:
-  ~SystemResolver() override {
-    // Lookups glibc still runs own their memory until they end: leave them to it (bounded by
-    // kMaxAbandonedLookups; this happens only at exit or when the probe is torn down).
-    for (auto& l : abandoned_) {
-      if (gai_error(&l->cb) == EAI_INPROGRESS) static_cast<void>(l.release());
-    }
-  }
+  explicit SystemResolver(HostLookup lookup) : lookup_(lookup ? std::move(lookup) : HostLookup(LookUp)) {}
 
   Result<std::string> Resolve(const std::string& target, std::chrono::milliseconds timeout) override {
     if (IsIpLiteral(target)) return target;
-    Reap();
-    if (abandoned_.size() >= kMaxAbandonedLookups) {
-      return Error{target + ": " + std::to_string(abandoned_.size()) +
+    // Only abandoned lookups run now: the caller waits for each lookup it starts.
+    if (const int stuck = running_->load(); stuck >= static_cast<int>(kMaxAbandonedLookups)) {
+      return Error{target + ": " + std::to_string(stuck) +
                    " earlier lookups are still running past their timeout (is the DNS server answering?)"};
     }
-    auto lookup = std::make_unique<Lookup>();
-    lookup->name = target;
-    lookup->hints.ai_family = AF_UNSPEC;
-    lookup->hints.ai_socktype = SOCK_STREAM;
-    lookup->cb.ar_name = lookup->name.c_str();
-    lookup->cb.ar_request = &lookup->hints;
-    gaicb* list[1] = {&lookup->cb};
-    if (int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr); rc != 0) {
-      return Error{target + ": getaddrinfo_a: " + gai_strerror(rc)};
+    auto lookup = std::make_shared<Lookup>();
+    running_->fetch_add(1);
+    try {
+      std::thread([lookup, running = running_, target, fn = lookup_] {
+        Result<std::string> r = fn(target);
+        {
+          std::lock_guard lock(lookup->mu);
+          lookup->result.emplace(std::move(r));
+        }
+        lookup->cv.notify_all();
+        running->fetch_sub(1);
+      }).detach();
+    } catch (const std::system_error& e) {
+      running_->fetch_sub(1);
+      return Error{target + ": cannot start a lookup thread: " + e.what()};
     }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (gai_error(&lookup->cb) == EAI_INPROGRESS) {
-      const auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero()) break;
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-      timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-      gai_suspend(list, 1, &ts);  // returns on completion, timeout or a signal; the loop re-checks
+    std::unique_lock lock(lookup->mu);
+    if (!lookup->cv.wait_for(lock, timeout, [&] { return lookup->result.has_value(); })) {
+      return Error{target + ": no answer within " + std::to_string(timeout.count()) + "ms"};
     }
-    int err = gai_error(&lookup->cb);
-    if (err == EAI_INPROGRESS) {
-      const int cancelled = gai_cancel(&lookup->cb);
-      if (cancelled == EAI_NOTCANCELED) abandoned_.push_back(std::move(lookup));
-      if (cancelled != EAI_ALLDONE) {
-        return Error{target + ": no answer within " + std::to_string(timeout.count()) + "ms"};
-      }
-      err = gai_error(&lookup->cb);
-    }
-    if (err != 0) return Error{target + ": " + gai_strerror(err)};
-    for (const addrinfo* ai = lookup->cb.ar_result; ai != nullptr; ai = ai->ai_next) {
-      char text[INET6_ADDRSTRLEN] = {};
-      const void* addr = nullptr;
-      if (ai->ai_family == AF_INET) {
-        addr = &reinterpret_cast<const sockaddr_in*>(ai->ai_addr)->sin_addr;
-      } else if (ai->ai_family == AF_INET6) {
-        addr = &reinterpret_cast<const sockaddr_in6*>(ai->ai_addr)->sin6_addr;
-      }
-      if (addr != nullptr && inet_ntop(ai->ai_family, addr, text, sizeof text) != nullptr) return std::string(text);
-    }
-    return Error{target + ": no IPv4 or IPv6 address"};
+    return std::move(*lookup->result);
   }
 
  private:
-  void Reap() {
-    std::erase_if(abandoned_, [](const std::unique_ptr<Lookup>& l) { return gai_error(&l->cb) != EAI_INPROGRESS; });
-  }
-  std::vector<std::unique_ptr<Lookup>> abandoned_;
+  HostLookup lookup_;
+  // Lookup threads still running; shared with them (they may outlive the resolver).
+  std::shared_ptr<std::atomic<int>> running_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace
 
-std::unique_ptr<AddressResolver> MakeSystemResolver() { return std::make_unique<SystemResolver>(); }
+std::unique_ptr<AddressResolver> MakeSystemResolver(HostLookup lookup) {
+  return std::make_unique<SystemResolver>(std::move(lookup));
+}
 
 }  // namespace rdmahd

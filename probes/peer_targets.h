@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -74,12 +75,13 @@ class AddressResolver {
   virtual Result<std::string> Resolve(const std::string& target, std::chrono::milliseconds timeout) = 0;
 };
 
-// The system resolver (getaddrinfo_a, so that a stuck DNS server costs `timeout`, never the probe
-// thread). Lookups that outlive their timeout are cancelled, or kept until they end and freed then;
-// while kMaxAbandonedLookups are pending, new lookups fail at once instead of piling up. The
-// lookups run on glibc's resolver helper threads (created on demand, gone a second after the last
-// lookup): one at a time from the probe thread, plus at most kMaxAbandonedLookups stuck ones.
+// The system resolver: getaddrinfo (so /etc/hosts and nsswitch apply), each lookup on a short-lived
+// thread of its own that the caller waits for at most `timeout`, so that a stuck DNS server costs
+// `timeout`, never the probe thread. Lookups that outlive their wait finish on their own; while
+// kMaxAbandonedLookups of them still run, new lookups fail at once instead of piling up threads.
 inline constexpr std::size_t kMaxAbandonedLookups = 8;
-std::unique_ptr<AddressResolver> MakeSystemResolver();
+// `lookup` replaces getaddrinfo (tests: a lookup that hangs).
+using HostLookup = std::function<Result<std::string>(const std::string& name)>;
+std::unique_ptr<AddressResolver> MakeSystemResolver(HostLookup lookup = nullptr);
 
 }  // namespace rdmahd

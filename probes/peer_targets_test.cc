@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/net_address.h"
@@ -97,6 +100,50 @@ TEST(SystemResolverTest, LiteralsPassThroughAndLocalhostResolvesFromHostsFile) {
   ASSERT_TRUE(local.ok()) << local.error().message;
   EXPECT_TRUE(*local == "127.0.0.1" || *local == "::1") << *local;
   EXPECT_TRUE(IsIpLiteral(*local));
+}
+
+// A DNS server that never answers: each lookup costs its timeout, at most kMaxAbandonedLookups
+// threads stay behind, and once they end lookups work again.
+TEST(SystemResolverTest, AHangingLookupCostsItsTimeoutAndABoundedNumberOfThreads) {
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+    int entered = 0;
+  };
+  auto gate = std::make_shared<Gate>();
+  auto resolver = MakeSystemResolver([gate](const std::string& name) -> Result<std::string> {
+    std::unique_lock lock(gate->mu);
+    ++gate->entered;
+    gate->cv.wait(lock, [&] { return gate->open; });
+    return name == "later.example" ? Result<std::string>(std::string("192.0.2.1")) : Error{name + ": late"};
+  });
+  for (std::size_t i = 0; i < kMaxAbandonedLookups; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = resolver->Resolve("stuck.example", std::chrono::milliseconds(20));
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, HasSubstr("no answer within 20ms"));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto refused = resolver->Resolve("one-more.example", std::chrono::milliseconds(2000));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("8 earlier lookups are still running"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));  // at once
+  {
+    std::lock_guard lock(gate->mu);
+    EXPECT_EQ(gate->entered, static_cast<int>(kMaxAbandonedLookups));  // the refused one started none
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  // The stuck lookups end and free their slots.
+  std::optional<Result<std::string>> later;
+  for (int i = 0; i < 200 && !(later && later->ok()); ++i) {
+    later.emplace(resolver->Resolve("later.example", std::chrono::milliseconds(1000)));
+    if (!later->ok()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(later && later->ok()) << later->error().message;
+  EXPECT_EQ(**later, "192.0.2.1");
 }
 
 }  // namespace
