@@ -125,7 +125,9 @@ std::chrono::milliseconds PeerProbe::Interval(const Config& config) const {
   if (p.targets.empty() && p.file.empty()) return std::chrono::seconds(60);
   std::chrono::milliseconds shortest = p.interval;
   if (p.bandwidth) shortest = std::min(shortest, p.bandwidth_interval);
-  return std::clamp(shortest / 20, std::chrono::milliseconds(5), std::chrono::milliseconds(500));
+  // A tenth of the interval: a probe starts at most that late (its rate holds: the next due time
+  // counts from the due time), and the thread wakes at most 100 times a second when idle.
+  return std::clamp(shortest / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
 }
 
 PeerProbe::Clock::time_point PeerProbe::NextDue(Clock::time_point due, std::chrono::milliseconds interval,

@@ -9,7 +9,7 @@
 // anywhere in the first interval, then interval +-10%), so that peers added together, and nodes
 // started together, do not probe in step. Probes run one at a time, earliest due first: at most
 // one bandwidth stream per node, never overlapping a latency probe it would disturb. The
-// scheduler wakes the probe every tick (interval / 20, 5 ms .. 500 ms) and a round runs what is
+// scheduler wakes the probe every tick (interval / 10, 10 ms .. 500 ms) and a round runs what is
 // due, at most for kRoundBudget, so a new config is picked up within about a second even when
 // peers time out.
 //

@@ -1,6 +1,7 @@
 #include "probes/peer_probe.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <prometheus/histogram.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -394,17 +395,20 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
     EXPECT_GE(at.size(), 2u) << peer;
     EXPECT_LE(at.size(), 4u) << peer;
     on_time += at.size() >= 3;
-    EXPECT_LT(at.front() - start, milliseconds(1300)) << peer;
+    EXPECT_LT(at.front() - start, milliseconds(1600)) << peer;
     for (std::size_t i = 1; i < at.size(); ++i) gaps.push_back(std::chrono::duration<double>(at[i] - at[i - 1]).count());
   }
   EXPECT_GE(on_time, 950u);
   std::sort(gaps.begin(), gaps.end());
-  // Jitter is +-10%; the tick (50 ms) and a busy machine add lateness to single rounds but the
-  // rate holds (the next due time counts from the previous due time, not from the late start).
-  EXPECT_GT(gaps.front(), 0.6);
+  // Jitter is +-10%; the tick (100 ms) adds up to 0.1 s of lateness to a round, and a loaded
+  // machine (2 cores shared with compilers) stalled the thread for up to ~0.5 s in runs here. A
+  // late round makes one gap longer and the next one shorter: the rate holds because the next due
+  // time counts from the previous due time, not from the late start. So: the median gap is the
+  // interval, and no gap is anywhere near 0 (a burst) or 2 intervals (a skipped round).
+  EXPECT_GT(gaps.front(), 0.3);
   EXPECT_LT(gaps[gaps.size() / 2], 1.06);
   EXPECT_GT(gaps[gaps.size() / 2], 0.94);
-  EXPECT_LT(gaps[gaps.size() * 99 / 100], 1.4);
+  EXPECT_LT(gaps[gaps.size() * 99 / 100], 1.6);
 }
 
 // docs/metrics.md's peers section lists exactly the families the probe renders (the daemon e2e
@@ -468,13 +472,46 @@ TEST(PeerProbeTest, SortedSamplesFillTheHistogramAsObserveDoes) {
   EXPECT_NEAR(a.sample_sum, b.sample_sum, 1e-12);
 }
 
+// Issue #12 budgets 16 KiB of bookkeeping per peer: schedule, counters, histogram, published facts.
+// (bench/peer_bench prints the figure; glibc's mallinfo2 says nothing under a sanitizer's allocator.)
+TEST(PeerProbeTest, BookkeepingStaysUnder16KiBPerPeer) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "mallinfo2 does not see a sanitizer's allocator";
+#else
+  std::vector<std::string> targets;
+  for (int i = 0; i < 500; ++i) targets.push_back("10.3." + std::to_string(i / 250) + "." + std::to_string(i % 250));
+  Config c = PeersConfig(targets, milliseconds(100));
+  c.peers.bandwidth = true;
+  c.peers.bandwidth_interval = milliseconds(10000);
+  { Harness warm_up; }  // one-time allocations (registries, locale) outside the measurement
+  const std::size_t before = mallinfo2().uordblks;
+  auto h = std::make_unique<Harness>();
+  ASSERT_TRUE(h->RunUntil(c, [&] {
+    std::lock_guard lock(h->script->mu);
+    return h->script->latency_calls.size() >= 1000;
+  }));
+  {
+    // The fake's own call log is not the probe's bookkeeping.
+    std::lock_guard lock(h->script->mu);
+    std::vector<std::pair<std::string, Clock::time_point>>().swap(h->script->latency_calls);
+    std::vector<PeerEndpoint>().swap(h->script->endpoints);
+    h->script->latency.clear();
+  }
+  const std::size_t after = mallinfo2().uordblks;
+  const double per_peer = static_cast<double>(after - before) / 500;
+  RecordProperty("bytes_per_peer", static_cast<int>(per_peer));
+  EXPECT_LT(per_peer, 16 * 1024);
+  EXPECT_GT(per_peer, 256);  // the measurement sees the peers at all
+#endif
+}
+
 TEST(PeerProbeTest, IntervalIsATickOfThePeerIntervalAndLongWithoutPeers) {
   PeerProbe probe;
   Config none;
   EXPECT_EQ(probe.Interval(none), std::chrono::seconds(60));
   EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(10000))), milliseconds(500));
-  EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(1000))), milliseconds(50));
-  EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(100))), milliseconds(5));
+  EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(1000))), milliseconds(100));
+  EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(100))), milliseconds(10));
 }
 
 }  // namespace
