@@ -4,9 +4,12 @@
 //   rdmahd_peer_bench memory [PEERS]          heap bytes of bookkeeping per peer (mallinfo2 before and
 //                                             after every peer had a latency round and a stream;
 //                                             issue #12 budgets 16 KiB per peer)
-//   rdmahd_peer_bench cpu [PEERS] [RATE] [S]  CPU time of the probe thread (scheduling, statistics,
+//   rdmahd_peer_bench cpu [PEERS] [RATE] [S] [fail]
+//                                             CPU time of the probe thread (scheduling, statistics,
 //                                             histogram, publishing) with PEERS peers probed RATE
-//                                             times a second each, for S seconds, as % of one core
+//                                             times a second each, for S seconds, as % of one core;
+//                                             "fail": every probe fails at once (no statistics: what
+//                                             the probe costs around the rounds' own work)
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -28,12 +31,14 @@ namespace {
 
 class InstantProber : public PeerProber {
  public:
-  ProbeOutcome<LatencySamples> Latency(const PeerEndpoint&, const ProbeSource&, const LatencyRequest& request,
+  explicit InstantProber(bool fail = false) : fail_(fail) {}
+  ProbeOutcome<LatencySamples> Latency(const PeerEndpoint& peer, const ProbeSource&, const LatencyRequest& request,
                                        const std::atomic<bool>&) override {
+    ++latency_;
+    if (fail_) return ProbeFailure{"connect_timeout", peer.name + ": no answer"};
     LatencySamples s;
     s.half_round_trip_us.reserve(request.iterations - 1);
     for (std::uint32_t i = 1; i < request.iterations; ++i) s.half_round_trip_us.push_back(2.0 + (i * 7919 % 1000) / 1000.0);
-    ++latency_;
     return s;
   }
   ProbeOutcome<BandwidthResult> Bandwidth(const PeerEndpoint&, const ProbeSource&, const BandwidthRequest&,
@@ -41,6 +46,7 @@ class InstantProber : public PeerProber {
     return BandwidthResult{12'500'000'000, 1.0};
   }
   std::uint64_t latency_ = 0;
+  bool fail_;
 };
 
 class NoResolver : public AddressResolver {
@@ -94,11 +100,11 @@ int Memory(int peers) {
   return 0;
 }
 
-int Cpu(int peers, double rate, int seconds) {
+int Cpu(int peers, double rate, int seconds, bool fail) {
   auto config = std::make_shared<Config>();
   config->peers.targets = Targets(peers);
   config->peers.interval = std::chrono::milliseconds(static_cast<int>(1000 / rate));
-  auto* prober = new InstantProber;
+  auto* prober = new InstantProber(fail);
   PeerProbe::Options options;
   options.prober = [prober] { return std::unique_ptr<PeerProber>(prober); };
   options.resolver = [] { return std::make_unique<NoResolver>(); };
@@ -114,8 +120,9 @@ int Cpu(int peers, double rate, int seconds) {
   scheduler.Stop();
   while (!scheduler.busy().empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::printf("peers %d at %.1f probes/s each for %.1f s: %llu latency rounds, CPU %.3f s = %.2f%% of one core "
-              "(fake prober: scheduling, 999-sample statistics, histogram, publishing)\n",
-              peers, rate, wall, static_cast<unsigned long long>(prober->latency_), cpu, 100 * cpu / wall);
+              "(fake prober: scheduling, %s, publishing)\n",
+              peers, rate, wall, static_cast<unsigned long long>(prober->latency_), cpu, 100 * cpu / wall,
+              fail ? "every probe failing at once: no statistics" : "999-sample statistics, histogram");
   return 0;
 }
 
@@ -127,8 +134,8 @@ int main(int argc, char** argv) {
   if (mode == "memory") return rdmahd::Memory(argc > 2 ? std::atoi(argv[2]) : 1000);
   if (mode == "cpu") {
     return rdmahd::Cpu(argc > 2 ? std::atoi(argv[2]) : 32, argc > 3 ? std::atof(argv[3]) : 10,
-                       argc > 4 ? std::atoi(argv[4]) : 10);
+                       argc > 4 ? std::atoi(argv[4]) : 10, argc > 5 && std::string(argv[5]) == "fail");
   }
-  std::fprintf(stderr, "usage: rdmahd_peer_bench memory [PEERS] | cpu [PEERS] [RATE] [SECONDS]\n");
+  std::fprintf(stderr, "usage: rdmahd_peer_bench memory [PEERS] | cpu [PEERS] [RATE] [SECONDS] [fail]\n");
   return 2;
 }
