@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -216,14 +217,35 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
   set_changed_ = true;
 }
 
+namespace {
+
+// The `reason` label must stay a small set whatever a prober returns: ProbeFailure's documented
+// reasons, "wc_" + a lower-case ibv_wc_status name, else "other" (the message keeps the original).
+std::string BoundedReason(const std::string& reason) {
+  static const std::set<std::string> kKnown = {"address_resolution", "route_resolution", "connect_timeout",
+                                               "rejected", "unreachable", "handshake", "timeout",
+                                               "local_resources", "stopped"};
+  if (kKnown.count(reason) > 0) return reason;
+  if (reason.size() > 3 && reason.size() <= 40 && reason.rfind("wc_", 0) == 0 &&
+      std::all_of(reason.begin() + 3, reason.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; })) {
+    return reason;
+  }
+  return "other";
+}
+
+}  // namespace
+
 void PeerProbe::Count(Peer& peer, const char* kind, const ProbeFailure* failure) {
   const bool latency = std::string_view(kind) == kLatency;
   PeerStatus& s = peer.status;
   (latency ? s.last_latency : s.last_bandwidth) = failure ? PeerProbeResult::kFailure : PeerProbeResult::kSuccess;
   auto& last_failure = latency ? s.latency_failure : s.bandwidth_failure;
   if (failure != nullptr) {
-    AddCount(s.counts, kind, "failure", failure->reason, 1);
-    last_failure = PeerProbeFailureFacts{kind, failure->reason, failure->message};
+    const std::string reason = BoundedReason(failure->reason);
+    AddCount(s.counts, kind, "failure", reason, 1);
+    last_failure = PeerProbeFailureFacts{kind, reason,
+                                         reason == failure->reason ? failure->message
+                                                                   : failure->message + " (reason " + failure->reason + ")"};
   } else {
     AddCount(s.counts, kind, "success", "", 1);
     last_failure.reset();

@@ -199,6 +199,7 @@ TEST(PeerProbeTest, FailuresAreCountedByReasonAndRecoveryClearsTheLastFailure) {
     q.push_back(ProbeFailure{"connect_timeout", "10.0.0.3: no answer to the connect within 1000ms"});
     q.push_back(ProbeFailure{"wc_retry_exc_err", "10.0.0.3: send completion: transport retry counter exceeded"});
     q.push_back(ProbeFailure{"stopped", "10.0.0.3: stopped"});  // the daemon stopping: not counted
+    q.push_back(ProbeFailure{"Weird Reason 42", "10.0.0.3: a prober bug"});  // kept out of the label
   }
   ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.3") >= 2; }));
   Snapshot snap;
@@ -215,9 +216,11 @@ TEST(PeerProbeTest, FailuresAreCountedByReasonAndRecoveryClearsTheLastFailure) {
   // No round succeeded: no quantiles yet.
   EXPECT_THAT(m, Not(HasSubstr("rdma_peer_latency_quantile_seconds")));
 
-  ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.3") >= 4; }));
+  ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.3") >= 5; }));
   m = h.Metrics();
   EXPECT_THAT(m, Not(HasSubstr("reason=\"stopped\"")));
+  EXPECT_THAT(m, HasSubstr("{peer=\"10.0.0.3\",kind=\"latency\",result=\"failure\",reason=\"other\"} 1\n"));
+  EXPECT_THAT(m, Not(HasSubstr("Weird")));
   EXPECT_THAT(m, HasSubstr("{peer=\"10.0.0.3\",kind=\"latency\",result=\"success\",reason=\"\"} 1\n"));
   Snapshot snap2;
   f = h.Facts(snap2);
