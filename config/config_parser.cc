@@ -32,6 +32,7 @@
 #include "common/parse.h"
 #include "common/pattern.h"
 #include "config/config.h"
+#include "config/yaml_document.h"
 #include "config/yaml_scan.h"
 
 namespace rdmahd {
@@ -998,6 +999,26 @@ std::optional<std::string> CheckOneDocument(const std::string& source, const std
 
 }  // namespace
 
+Result<YAML::Node> LoadSingleYamlDocument(const std::string& text, const std::string& source) {
+  const FlowScan scan = ScanFlows(text, kMaxFlowDepth);
+  if (scan.too_deep) {
+    return Error{OpeningPosition(source, *scan.too_deep) + ": invalid YAML: flow collections ('[', '{') "
+                 "nested more than " + std::to_string(kMaxFlowDepth) + " deep"};
+  }
+  try {
+    try {
+      if (std::optional<std::string> problem = CheckOneDocument(source, text)) return Error{*problem};
+      return YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      return Error{YamlErrorMessage(source, text, scan, e)};
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{Position(source, MarkInText(e.mark, text)) + ": " + e.msg};
+  } catch (const std::exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+}
+
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
                            const PluginNames& known) {
   const std::string source = source_name.empty() ? "<config>" : source_name;
@@ -1006,19 +1027,10 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
                      std::to_string(kMaxConfigBytes >> 20) + " MiB a config file may hold",
                  EFBIG};
   }
-  const FlowScan scan = ScanFlows(yaml_text, kMaxFlowDepth);
-  if (scan.too_deep) {
-    return Error{OpeningPosition(source, *scan.too_deep) + ": invalid YAML: flow collections ('[', '{') "
-                 "nested more than " + std::to_string(kMaxFlowDepth) + " deep"};
-  }
+  Result<YAML::Node> loaded = LoadSingleYamlDocument(yaml_text, source);
+  if (!loaded.ok()) return loaded.error();
   try {
-    YAML::Node document;
-    try {
-      if (std::optional<std::string> problem = CheckOneDocument(source, yaml_text)) return Error{*problem};
-      document = YAML::Load(yaml_text);
-    } catch (const YAML::ParserException& e) {
-      return Error{YamlErrorMessage(source, yaml_text, scan, e)};
-    }
+    const YAML::Node& document = *loaded;
     Config config;
     config.source = source;
     // Empty text or only comments: no document, or a null one. Built-in defaults.

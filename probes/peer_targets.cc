@@ -21,6 +21,7 @@
 
 #include "common/net_address.h"
 #include "common/node_fs.h"
+#include "config/yaml_document.h"
 
 namespace rdmahd {
 namespace {
@@ -117,10 +118,16 @@ Result<std::vector<PeerTarget>> ParseGroups(const YAML::Node& root, const std::s
 }  // namespace
 
 Result<std::vector<PeerTarget>> ParseTargetsFile(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxTargetsFileBytes) {
+    return Error{source + ": " + std::to_string(text.size()) + " bytes, more than the " +
+                 std::to_string(kMaxTargetsFileBytes >> 20) + " MiB a targets file may hold"};
+  }
+  // yaml-cpp alone loops forever on some malformed text (found by fuzz/targets_file_fuzz.cc):
+  // the config loader's guarded reader refuses it.
+  Result<YAML::Node> document = LoadSingleYamlDocument(text, source);
+  if (!document.ok()) return document.error();
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) return Error{source + ": holds more than one YAML document"};
-    return ParseGroups(docs.empty() ? YAML::Node() : docs.front(), source);
+    return ParseGroups(document->IsDefined() ? *document : YAML::Node(), source);
   } catch (const YAML::Exception& e) {
     return At(source, e.mark, e.msg);
   } catch (const std::exception& e) {

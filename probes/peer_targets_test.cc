@@ -58,6 +58,19 @@ TEST(TargetsFileParseTest, ErrorsNameFileLineAndColumn) {
   EXPECT_THAT(ParseTargetsFile("- labels: {a: b}\n", "p.yaml").error().message, HasSubstr("a group needs targets"));
 }
 
+// Found by fuzz/targets_file_fuzz.cc: yaml-cpp's LoadAll looped forever on this text; the guarded
+// reader the config loader uses refuses it at once.
+TEST(TargetsFileParseTest, TextYamlCppLoopsOnIsRefusedAtOnce) {
+  const std::string text = "[y\"ta%rgets\xe1\xc5\xdf\xa4\"10.(.0fd01\"], \"labels\":- ta {/";
+  const auto start = std::chrono::steady_clock::now();
+  auto r = ParseTargetsFile(text, "p.yaml");
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, StartsWith("p.yaml:"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_THAT(ParseTargetsFile("- targets: [10.0.0.2]\n---\n- targets: [10.0.0.3]\n", "p.yaml").error().message,
+              HasSubstr("a second YAML document"));
+}
+
 TEST(TargetsFileParseTest, MergeKeepsOneEntryPerNameWithTheFilesLabels) {
   auto merged = MergeTargets({"10.0.0.3", "10.0.0.1"}, {{"10.0.0.3", {{"rack", "r1"}}}, {"10.0.0.2", {}}});
   ASSERT_EQ(merged.size(), 3u);
