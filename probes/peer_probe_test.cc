@@ -350,6 +350,46 @@ TEST(PeerProbeTest, BandwidthStreamsRunOnlyWhenEnabledAndNeverAlongsideALatencyP
   EXPECT_EQ(h.script->max_in_call, 1);
 }
 
+// Slow peers (each probe 150 ms, all due at once) cost rounds their budget, not more: a round
+// returns after about a second so a new config applies, and the peers left over run next round.
+// Stopping ends a round before its next probe.
+TEST(PeerProbeTest, SlowPeersKeepRoundsWithinTheirBudgetAndStopEndsARound) {
+  Harness h;
+  std::vector<std::string> targets;
+  for (int i = 0; i < 20; ++i) targets.push_back("10.4.0." + std::to_string(i));
+  Config c = PeersConfig(targets, milliseconds(100));
+  h.Round(c);  // reconcile: every first round is due within 100 ms
+  std::this_thread::sleep_for(milliseconds(120));
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->delay = milliseconds(150);
+  }
+  auto start = Clock::now();
+  h.Round(c);
+  const auto took = Clock::now() - start;
+  EXPECT_GE(took, PeerProbe::kRoundBudget);
+  EXPECT_LT(took, PeerProbe::kRoundBudget + milliseconds(400));
+  const std::size_t first = [&] {
+    std::lock_guard lock(h.script->mu);
+    return h.script->latency_calls.size();
+  }();
+  EXPECT_GE(first, 6u);
+  EXPECT_LE(first, 9u);
+  // The next round picks up where this one stopped (earliest due first: peers not yet probed).
+  h.Round(c);
+  std::set<std::string> probed;
+  {
+    std::lock_guard lock(h.script->mu);
+    for (const auto& [peer, at] : h.script->latency_calls) probed.insert(peer);
+  }
+  EXPECT_GE(probed.size(), 2 * first - 1);
+
+  h.stopping = true;
+  start = Clock::now();
+  h.Round(c);
+  EXPECT_LT(Clock::now() - start, milliseconds(100));
+}
+
 int ThreadCount() {
   int n = 0;
   DIR* d = opendir("/proc/self/task");
