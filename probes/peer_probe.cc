@@ -177,6 +177,12 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
         peer->next_bandwidth = spread(p.bandwidth_interval);
         AddCount(peer->status.counts, kBandwidth, "success", "", 0);
         peer->dirty = true;
+      } else if (!p.bandwidth) {
+        // Streams turned off: the last stream's figure is no longer current (the counters stay).
+        peer->status.bandwidth_bytes_per_second.reset();
+        peer->status.bandwidth_failure.reset();
+        peer->status.last_bandwidth = PeerProbeResult::kNone;
+        peer->dirty = true;
       } else {
         peer->next_bandwidth = std::min(peer->next_bandwidth, spread(p.bandwidth_interval));
       }

@@ -346,8 +346,22 @@ TEST(PeerProbeTest, BandwidthStreamsRunOnlyWhenEnabledAndNeverAlongsideALatencyP
   const std::string m = h.Metrics();
   EXPECT_THAT(m, HasSubstr("rdma_peer_bandwidth_bytes_per_second{peer=\"10.0.0.2\"} 12500000000\n"));
   EXPECT_THAT(m, HasSubstr("{peer=\"10.0.0.3\",kind=\"bandwidth\",result=\"failure\",reason=\"rejected\"} 1\n"));
+  {
+    std::lock_guard lock(h.script->mu);
+    EXPECT_EQ(h.script->max_in_call, 1);
+  }
+  // Turned off: no more streams, and the last figure is no longer exported as current.
+  c.peers.bandwidth = false;
+  h.Round(c);
+  const std::size_t streams = [&] {
+    std::lock_guard lock(h.script->mu);
+    return h.script->bandwidth_calls.size();
+  }();
+  std::this_thread::sleep_for(milliseconds(450));
+  h.Round(c);
+  EXPECT_THAT(h.Metrics(), Not(HasSubstr("rdma_peer_bandwidth_bytes_per_second")));
   std::lock_guard lock(h.script->mu);
-  EXPECT_EQ(h.script->max_in_call, 1);
+  EXPECT_EQ(h.script->bandwidth_calls.size(), streams);
 }
 
 // Slow peers (each probe 150 ms, all due at once) cost rounds their budget, not more: a round
