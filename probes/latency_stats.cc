@@ -35,6 +35,9 @@ std::optional<LatencyStats> ComputeLatencyStatsInPlace(std::vector<double>& samp
   double sum = 0;
   for (std::size_t i = 0; i < m; ++i) sum += samples[i];
   s.average_us = sum / static_cast<double>(m);
+  double squares = 0;
+  for (std::size_t i = 0; i < m; ++i) squares += (samples[i] - s.average_us) * (samples[i] - s.average_us);
+  s.stdev_us = std::sqrt(squares / static_cast<double>(m));
   s.p99_us = Percentile(samples, m, 0.99);
   s.p99_9_us = Percentile(samples, m, 0.999);
   return s;

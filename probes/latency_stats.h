@@ -8,7 +8,8 @@
 //   * the samples are sorted ascending and the 2 largest are set aside: m = n - 2 samples remain;
 //   * t_typical is the median of those m: the middle one when m is odd, the mean of the two middle
 //     ones when m is even;
-//   * t_avg is the mean of those m;
+//   * t_avg is the mean of those m, t_stdev their standard deviation (dividing by m; perftest
+//     truncates each deviation to an integer number of cycles first, a quirk not copied here);
 //   * t_min is sorted[0]; t_max is sorted[m] (the larger of the two set aside is never reported:
 //     perftest's t_max is the second largest sample);
 //   * p99 is sorted[ceil(m * 0.99)] and p99.9 sorted[ceil(m * 0.999)], the product computed in
@@ -29,6 +30,7 @@ struct LatencyStats {
   double max_us = 0;
   double typical_us = 0;  // the median
   double average_us = 0;
+  double stdev_us = 0;
   double p99_us = 0;
   double p99_9_us = 0;
 };

@@ -12,6 +12,7 @@ namespace {
 TEST(LatencyStatsTest, TenUnsortedSamplesDropTheLargestTwoAndReportTheSecondLargestAsMax) {
   // s = sorted([5,3,9,1,7,2,8,4,6,100]); m = 8
   // min s[0]=1, max s[m]=9, median (s[3]+s[4])/2=4.5, avg sum(s[:8])/8=4.5,
+  // stdev sqrt(sum((x-4.5)**2 for x in s[:8])/8) = 2.29128784747792,
   // p99 s[ceil(8*0.99)=8]=9, p99.9 s[ceil(8*0.999)=8]=9
   auto s = ComputeLatencyStats({5, 3, 9, 1, 7, 2, 8, 4, 6, 100});
   ASSERT_TRUE(s);
@@ -21,6 +22,7 @@ TEST(LatencyStatsTest, TenUnsortedSamplesDropTheLargestTwoAndReportTheSecondLarg
   EXPECT_DOUBLE_EQ(s->max_us, 9);  // not 100 (set aside), not 8 (the trimmed set's max)
   EXPECT_DOUBLE_EQ(s->typical_us, 4.5);
   EXPECT_DOUBLE_EQ(s->average_us, 4.5);
+  EXPECT_NEAR(s->stdev_us, 2.29128784747792, 1e-12);
   EXPECT_DOUBLE_EQ(s->p99_us, 9);
   EXPECT_DOUBLE_EQ(s->p99_9_us, 9);
 }
@@ -29,6 +31,7 @@ TEST(LatencyStatsTest, DefaultThousandIterationsVector) {
   // xs = [2.0 + ((i*7919) % 1000)/1000.0 for i in range(997)] + [250.0, 40.0]
   // s = sorted(xs); m = 997 (odd: median s[498])
   // -> min 2.0, max s[997]=40.0, median 2.501, avg 2.5005155466399196,
+  //    stdev (over s[:997], dividing by 997) 0.2884910088644253,
   //    p99 s[ceil(997*0.99)=988]=2.991, p99.9 s[ceil(997*0.999)=997]=40.0
   std::vector<double> xs;
   for (int i = 0; i < 997; ++i) xs.push_back(2.0 + ((i * 7919) % 1000) / 1000.0);
@@ -42,6 +45,7 @@ TEST(LatencyStatsTest, DefaultThousandIterationsVector) {
   EXPECT_DOUBLE_EQ(s->max_us, 40.0);
   EXPECT_DOUBLE_EQ(s->typical_us, 2.501);
   EXPECT_NEAR(s->average_us, 2.5005155466399196, 1e-12);
+  EXPECT_NEAR(s->stdev_us, 0.2884910088644253, 1e-12);
   EXPECT_DOUBLE_EQ(s->p99_us, 2.991);
   EXPECT_DOUBLE_EQ(s->p99_9_us, 40.0);
 }
@@ -98,6 +102,7 @@ TEST(LatencyStatsTest, AllEqualSamplesGiveThatValueEverywhere) {
   for (double v : {s->min_us, s->max_us, s->typical_us, s->average_us, s->p99_us, s->p99_9_us}) {
     EXPECT_DOUBLE_EQ(v, 4.25);
   }
+  EXPECT_DOUBLE_EQ(s->stdev_us, 0);
 }
 
 }  // namespace
