@@ -133,7 +133,7 @@ void MetricSink::FamilyRef::AddRange(std::string_view suffix, const Label* begin
   if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
-  p = WriteRaw(p, suffix);
+  if (!suffix.empty()) p = WriteRaw(p, suffix);  // an empty view may hold nullptr: no memcpy from it
   if (begin != end) {
     *p++ = '{';
     for (const Label* l = begin; l != end; ++l) {
