@@ -128,7 +128,9 @@ class DeviceLimitsCheck : public Check {
       };
       const Limit limits[] = {
           {"max_qp", d.attrs.max_qp, policy.min_max_qp},
+          {"max_cq", d.attrs.max_cq, policy.min_max_cq},
           {"max_cqe", d.attrs.max_cqe, policy.min_max_cqe},
+          {"max_mr", d.attrs.max_mr, policy.min_max_mr},
           {"max_mr_size", d.attrs.max_mr_size, policy.min_max_mr_size},
       };
       std::string observed;
@@ -136,7 +138,8 @@ class DeviceLimitsCheck : public Check {
         observed += (observed.empty() ? "" : ", ") + std::string(l.name) + " " + std::to_string(l.value);
       }
       if (!policy.any()) {
-        r.reason = observed + "; not configured (limits.min_max_qp, limits.min_max_cqe, limits.min_max_mr_size)";
+        r.reason = observed +
+                   "; not configured (limits.min_max_qp, min_max_cq, min_max_cqe, min_max_mr, min_max_mr_size)";
         r.fix = "set the minimums your jobs need under limits: in the config";
         out.push_back(std::move(r));
         continue;
@@ -161,10 +164,18 @@ class DeviceLimitsCheck : public Check {
       }
       out.push_back(std::move(r));
     }
+    // Listed by libibverbs but not opened: the limits are unknown, never ok or below policy.
+    for (const VerbsUnopenedDevice& d : verbs->unopened) {
+      out.push_back(CheckResult{"", d.name, Verdict::kUnknown,
+                                "device limits unknown: " + d.reason,
+                                "make /dev/infiniband/uverbs* of " + d.name +
+                                    " accessible to rdma-healthd (see the device_access check; in a container, "
+                                    "pass the devices in) and look for driver errors in `dmesg`"});
+    }
   }
 };
 RDMAHD_REGISTER_CHECK("device_limits", DeviceLimitsCheck,
-                      "RDMA device limits (ibv_query_device max_qp, max_cqe, max_mr_size) meet the limits.* minimums");
+                      "RDMA device limits (ibv_query_device max_qp, max_cq, max_cqe, max_mr, max_mr_size) meet the limits.* minimums");
 
 }  // namespace
 }  // namespace rdmahd

@@ -184,5 +184,40 @@ TEST(DeviceLimitsCheckTest, UnsetPolicyIsUnknownNotConfigured) {
   EXPECT_THAT(out[0].reason, HasSubstr("max_cqe 4194303"));
 }
 
+TEST(DeviceLimitsCheckTest, MaxCqAndMaxMrAreJudgedToo) {
+  VerbsDeviceFacts d = Device("mlx5_0", 4096);
+  d.attrs.max_cq = 1024;
+  d.attrs.max_mr = 16777216;
+  Config c;
+  c.limits.min_max_cq = 65536;
+  c.limits.min_max_mr = 1048576;
+  auto out = Evaluate("device_limits", SnapshotWith(d), c);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kFailed);
+  EXPECT_THAT(out[0].reason, HasSubstr("max_cq 1024 < 65536"));
+  EXPECT_THAT(out[0].reason, ::testing::Not(HasSubstr("max_mr ")));  // 16777216 >= 1048576
+  d.attrs.max_cq = 65536;
+  out = Evaluate("device_limits", SnapshotWith(d), c);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kOk);
+  EXPECT_THAT(out[0].reason, HasSubstr("max_mr 16777216"));
+}
+
+TEST(DeviceLimitsCheckTest, DeviceThatCouldNotBeOpenedIsUnknownWithTheReason) {
+  Snapshot s = SnapshotWith(Device("mlx5_0", 4096));
+  VerbsFacts verbs = *s.Get<VerbsFacts>();
+  verbs.unopened.push_back({"mlx5_1", "open /dev/infiniband/uverbs1: Permission denied"});
+  s.Put(verbs);
+  Config c;
+  c.limits.min_max_qp = 1;
+  auto out = Evaluate("device_limits", s, c);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].verdict, Verdict::kOk);
+  EXPECT_EQ(out[1].subject, "mlx5_1");
+  EXPECT_EQ(out[1].verdict, Verdict::kUnknown);
+  EXPECT_THAT(out[1].reason, HasSubstr("Permission denied"));
+  EXPECT_FALSE(out[1].fix.empty());
+}
+
 }  // namespace
 }  // namespace rdmahd

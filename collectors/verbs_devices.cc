@@ -139,6 +139,7 @@ Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snaps
     for (std::string& e : port_errors) outcome.errors.push_back(std::move(e));
     if (!skipped.empty()) {
       outcome.errors.push_back("device " + id.name + " skipped: " + skipped);
+      facts.unopened.push_back({id.name, skipped});
       continue;
     }
     facts.devices.push_back(std::move(dev));

@@ -227,6 +227,11 @@ TEST(VerbsDevicesTest, OpenFailureSkipsOnlyThatDeviceNamingItAndErrno) {
   EXPECT_THAT(r.outcome.errors[1], HasSubstr("No such file or directory"));
   ASSERT_EQ(r.facts()->devices.size(), 1u);
   EXPECT_EQ(r.facts()->devices[0].name, "mlx5_0");
+  // The unopened devices stay in the facts with the reason, so their checks say "unknown".
+  ASSERT_EQ(r.facts()->unopened.size(), 2u);
+  EXPECT_EQ(r.facts()->unopened[0].name, "mlx5_1");
+  EXPECT_THAT(r.facts()->unopened[0].reason, HasSubstr("Permission denied"));
+  EXPECT_EQ(r.facts()->unopened[1].name, "mlx5_2");
   EXPECT_THAT(r.text, ::testing::Not(HasSubstr("mlx5_1")));
   // A failed open is retried by the next collection, and succeeds once the device node is accessible.
   f.node->devices["mlx5_1"].open_errno = 0;

@@ -238,8 +238,28 @@ Error ContainedError(const std::string& what, const std::string& path, const Nod
 
 }  // namespace
 
-NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir)
-    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)), dcb_(std::move(dcb_dir)) {
+std::string NodeFs::DefaultDevRoot(const std::string& sysfs_root) {
+  if (IsLiveSysfsRoot(sysfs_root)) return "/dev";
+  std::string root = StripTrailingSlashes(sysfs_root);
+  // A capture laid out like a node (capture/sys, capture/dev): its dev folder. Any other tree:
+  // inside it. Never the analysing machine's /dev (a root "/x" must not give "/dev").
+  const std::size_t slash = root.rfind('/');
+  const std::string_view last = slash == std::string::npos ? std::string_view(root) : std::string_view(root).substr(slash + 1);
+  if (last == "sys" && slash != std::string::npos && slash > 0) return root.substr(0, slash) + "/dev";
+  if (last == "sys" && slash == std::string::npos) return "dev";
+  return root + "/dev";
+}
+
+std::string NodeFs::Dev(std::string_view rel) const {
+  std::string out = dev_;
+  if (!out.empty() && out.back() != '/') out += '/';
+  out += rel;
+  return out;
+}
+
+NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir, std::string dev_root)
+    : sysfs_(std::move(sysfs_root)), procfs_(std::move(procfs_root)), dcb_(std::move(dcb_dir)),
+      dev_(dev_root.empty() ? DefaultDevRoot(sysfs_) : dev_root == "/" ? dev_root : StripTrailingSlashes(dev_root)) {
   auto add = [&](const std::string& p) {
     if (p.empty()) return;
     auto r = std::make_shared<Root>();

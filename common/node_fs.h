@@ -30,7 +30,18 @@ class NodeFs {
  public:
   // `dcb_dir`: when non-empty, DCB state is read from captured `dcb -j` JSON files in this folder
   // (--path.dcb) instead of netlink, so a captured node can be analysed elsewhere.
-  NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir = "");
+  // `dev_root`: where device nodes are looked up (--path.dev: /dev/infiniband/uverbsN, rdma_cm).
+  // Empty: DefaultDevRoot(sysfs_root).
+  NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_dir = "", std::string dev_root = "");
+
+  // "/dev" for the live /sys; for a captured tree whose sysfs folder is named "sys", the folder
+  // "dev" beside it (capture/sys -> capture/dev), else "<sysfs root>/dev": analysing a capture
+  // never looks at this machine's /dev.
+  static std::string DefaultDevRoot(const std::string& sysfs_root);
+  // Device nodes are only stat()ed (lstat: never followed), not read, so this root needs no
+  // containment.
+  const std::string& dev_root() const { return dev_; }
+  std::string Dev(std::string_view rel) const;
 
   const std::string& sysfs_root() const { return sysfs_; }
   // True when the sysfs root is the running kernel's own /sys, so that asking the kernel directly
@@ -80,6 +91,7 @@ class NodeFs {
   std::string sysfs_;
   std::string procfs_;
   std::string dcb_;
+  std::string dev_;
   // Shared so NodeFs stays cheap to copy; immutable after construction.
   std::vector<std::shared_ptr<const Root>> roots_;
 };

@@ -375,3 +375,23 @@ TEST(HeldFdBudgetTest, PastTheBudgetReadsAreTransientAndCounted) {
 
 }  // namespace
 }  // namespace rdmahd
+
+namespace rdmahd {
+namespace {
+
+// --path.dev's default never points a captured tree at the analysing machine's /dev.
+TEST(NodeFsDevRootTest, DefaultIsLiveDevOrInsideTheCapture) {
+  EXPECT_EQ(NodeFs::DefaultDevRoot("/sys"), "/dev");
+  EXPECT_EQ(NodeFs::DefaultDevRoot("/sys/"), "/dev");
+  EXPECT_EQ(NodeFs::DefaultDevRoot("/captures/node7/sys"), "/captures/node7/dev");
+  EXPECT_EQ(NodeFs::DefaultDevRoot("/captures/node7/sys/"), "/captures/node7/dev");
+  EXPECT_EQ(NodeFs::DefaultDevRoot("/nonexistent"), "/nonexistent/dev");
+  EXPECT_EQ(NodeFs::DefaultDevRoot("tree"), "tree/dev");
+  EXPECT_EQ(NodeFs::DefaultDevRoot("sys"), "dev");
+  EXPECT_EQ(NodeFs("/captures/node7/sys", "/proc").dev_root(), "/captures/node7/dev");
+  EXPECT_EQ(NodeFs("/captures/node7/sys", "/proc", "", "/srv/dev/").dev_root(), "/srv/dev");
+  EXPECT_EQ(NodeFs("/sys", "/proc").Dev("infiniband/rdma_cm"), "/dev/infiniband/rdma_cm");
+}
+
+}  // namespace
+}  // namespace rdmahd

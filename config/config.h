@@ -46,10 +46,12 @@ struct PortPolicy {
 // Minimum device limits (ibv_query_device) a job on this node needs. Unset: not judged.
 struct DeviceLimitsPolicy {
   std::optional<std::uint64_t> min_max_qp;
+  std::optional<std::uint64_t> min_max_cq;
   std::optional<std::uint64_t> min_max_cqe;
+  std::optional<std::uint64_t> min_max_mr;
   std::optional<std::uint64_t> min_max_mr_size;  // bytes
 
-  bool any() const { return min_max_qp || min_max_cqe || min_max_mr_size; }
+  bool any() const { return min_max_qp || min_max_cq || min_max_cqe || min_max_mr || min_max_mr_size; }
 };
 
 // Minimum firmware for devices matching hca_type and/or board_id (a rule with both set needs both
@@ -108,6 +110,28 @@ struct PeersPolicy {
   PeerResponderPolicy responder;
 };
 
+// ---- host: device side (issue #10 items 4-7; the "pcie", "roce_tos", "plumbing" and
+// "link_flaps" collectors and their checks). The PCIe and ToS checks need no keys of their own (a
+// degraded link always fails; the ToS is judged against roce.dscp and roce.priority).
+
+// Who must be able to open /dev/infiniband/uverbsN and rdma_cm (the account RDMA jobs run as).
+// A name or a numeric id. Unset: the devices must be open to everyone (mode 0666, what the kernel
+// creates them with).
+struct HostDeviceAccessPolicy {
+  std::optional<std::string> user;
+  std::optional<std::string> group;
+};
+
+// Link-flap windows. A port that leaves ACTIVE and is back within drop_window has flapped; one
+// down longer is a drop. `threshold` flaps within `window` make the port flapping; a flapping or
+// dropped port stays flagged until `recovery` has passed without a new flap or drop.
+struct HostLinkFlapPolicy {
+  std::chrono::milliseconds drop_window{30'000};
+  std::chrono::milliseconds window{600'000};
+  std::uint32_t threshold = 1;
+  std::chrono::milliseconds recovery{900'000};
+};
+
 // ---- host: memory readiness (hugepages, locked memory, workload NUMA placement) -------------
 // Free hugepages the workloads need on each RDMA device's NUMA node. Unset min_free: the
 // hugepages_free check reports "not configured".
@@ -144,6 +168,11 @@ struct HostPolicy {
   MemlockPolicy memlock;
   WorkloadNumaPolicy workload_numa;
   std::vector<WorkloadSpec> workloads;
+  // Device side (ParseHostDevice): who must open the device nodes, the governor of NIC-local CPUs
+  // (unset: the cpu_governor check reports "not configured"), link-flap windows.
+  HostDeviceAccessPolicy device_access;
+  std::optional<std::string> cpu_governor;
+  HostLinkFlapPolicy link_flaps;
 };
 
 struct Config {

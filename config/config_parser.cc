@@ -254,7 +254,9 @@ class ConfigParser {
   Status ParseLimits(const Located& v, DeviceLimitsPolicy& out) const {
     return VisitMap(v, {
         {"min_max_qp", [&](const Located& f) { return ReadCount(f, out.min_max_qp); }},
+        {"min_max_cq", [&](const Located& f) { return ReadCount(f, out.min_max_cq); }},
         {"min_max_cqe", [&](const Located& f) { return ReadCount(f, out.min_max_cqe); }},
+        {"min_max_mr", [&](const Located& f) { return ReadCount(f, out.min_max_mr); }},
         {"min_max_mr_size", [&](const Located& f) { return ReadCount(f, out.min_max_mr_size); }},
     });
   }
@@ -372,6 +374,7 @@ class ConfigParser {
   Status ParseHost(const Located& v, HostPolicy& out) const {
     std::vector<Field> fields;
     AppendHostMemoryFields(fields, out);
+    AppendHostDeviceFields(fields, out);
     return VisitMap(v, fields);
   }
 
@@ -521,6 +524,42 @@ class ConfigParser {
     }
     out = bytes;
     return Status::Ok();
+  }
+
+
+  // host: device side (PCIe, ToS, plumbing, link flaps).
+  void AppendHostDeviceFields(std::vector<Field>& fields, HostPolicy& out) const {
+    fields.push_back({"device_access", [&](const Located& f) {
+                        return VisitMap(f, {
+                            {"user", [&](const Located& g) { return ReadOptionalString(g, out.device_access.user); }},
+                            {"group", [&](const Located& g) { return ReadOptionalString(g, out.device_access.group); }},
+                        });
+                      }});
+    fields.push_back({"cpu_governor", [&](const Located& f) { return ReadOptionalString(f, out.cpu_governor); }});
+    fields.push_back({"link_flaps", [&](const Located& f) { return ParseHostLinkFlaps(f, out.link_flaps); }});
+  }
+
+  Status ParseHostLinkFlaps(const Located& v, HostLinkFlapPolicy& out) const {
+    Status st = VisitMap(v, {
+        {"drop_window",
+         [&](const Located& f) { return ReadDuration(f, milliseconds{1000}, milliseconds{3'600'000}, out.drop_window); }},
+        {"window",
+         [&](const Located& f) { return ReadDuration(f, milliseconds{1000}, milliseconds{86'400'000}, out.window); }},
+        {"threshold",
+         [&](const Located& f) {
+           std::optional<int> n;
+           Status s = ReadInt(f, 1, 1000, n);
+           if (s.ok() && n) out.threshold = static_cast<std::uint32_t>(*n);
+           return s;
+         }},
+        {"recovery",
+         [&](const Located& f) { return ReadDuration(f, milliseconds{0}, milliseconds{86'400'000}, out.recovery); }},
+    });
+    if (st.ok() && out.window < out.drop_window) {
+      return FailAt(v, "window (" + std::to_string(out.window.count()) + "ms) must not be shorter than drop_window (" +
+                           std::to_string(out.drop_window.count()) + "ms): a flap lasts up to drop_window");
+    }
+    return st;
   }
 
   // ---- structure ------------------------------------------------------------------------------
@@ -821,6 +860,14 @@ class ConfigParser {
       return FailAt(v, "must be a non-empty string, got " + Describe(v.node));
     }
     out = v.node.Scalar();
+    return Status::Ok();
+  }
+
+  Status ReadOptionalString(const Located& v, std::optional<std::string>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::string text;
+    if (Status st = ReadString(v, text); !st.ok()) return st;
+    out = std::move(text);
     return Status::Ok();
   }
 

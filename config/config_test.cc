@@ -58,6 +58,13 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.roce.require_ecn, d.roce.require_ecn);
   EXPECT_EQ(c.roce.min_mtu, d.roce.min_mtu);
   EXPECT_EQ(c.roce.extra_ethtool_stats, d.roce.extra_ethtool_stats);
+  EXPECT_EQ(c.host.device_access.user, d.host.device_access.user);
+  EXPECT_EQ(c.host.device_access.group, d.host.device_access.group);
+  EXPECT_EQ(c.host.cpu_governor, d.host.cpu_governor);
+  EXPECT_EQ(c.host.link_flaps.drop_window, d.host.link_flaps.drop_window);
+  EXPECT_EQ(c.host.link_flaps.window, d.host.link_flaps.window);
+  EXPECT_EQ(c.host.link_flaps.threshold, d.host.link_flaps.threshold);
+  EXPECT_EQ(c.host.link_flaps.recovery, d.host.link_flaps.recovery);
   EXPECT_EQ(c.peers.targets, d.peers.targets);
   EXPECT_EQ(c.peers.file, d.peers.file);
   EXPECT_EQ(c.peers.port, d.peers.port);
@@ -206,8 +213,8 @@ TEST(ConfigParseTest, VerbsPolicyValuesAreValidated) {
   EXPECT_EQ(ErrorOf("limits:\n  min_max_qp: -1\n"), "t.yaml:2:15: limits.min_max_qp: must be a positive integer, got \"-1\"");
   EXPECT_THAT(ErrorOf("limits:\n  min_max_qp: 0\n"), HasSubstr("must be a positive integer"));
   EXPECT_THAT(ErrorOf("limits:\n  min_max_mr_size: 4GiB\n"), StartsWith("t.yaml:2:20: limits.min_max_mr_size:"));
-  EXPECT_EQ(ErrorOf("limits:\n  min_max_cq: 10\n"),
-            "t.yaml:2:3: unknown key \"min_max_cq\" in limits (did you mean \"min_max_cqe\"?)");
+  EXPECT_EQ(ErrorOf("limits:\n  min_max_cqes: 10\n"),
+            "t.yaml:2:3: unknown key \"min_max_cqes\" in limits (did you mean \"min_max_cqe\"?)");
 }
 
 TEST(ConfigParseTest, BoolsAcceptTrueAndFalseInAnyCase) {
@@ -810,6 +817,38 @@ TEST(ConfigExamplesTest, RoceExampleIsTheTypicalLosslessSetup) {
   EXPECT_EQ(r->roce.trust, TrustMode::kDscp);
   EXPECT_EQ(r->roce.min_mtu, 4200);
   EXPECT_TRUE(r->roce.require_ecn);
+}
+
+TEST(ConfigParseTest, HostDeviceKeys) {
+  Result<Config> r = Parse(
+      "host:\n"
+      "  device_access: {user: trainer, group: rdma}\n"
+      "  cpu_governor: performance\n"
+      "  link_flaps: {drop_window: 10s, window: 3600s, threshold: 3, recovery: 0}\n"
+      "limits: {min_max_cq: 16384, min_max_mr: 1048576}\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->host.device_access.user, "trainer");
+  EXPECT_EQ(r->host.device_access.group, "rdma");
+  EXPECT_EQ(r->host.cpu_governor, "performance");
+  EXPECT_EQ(r->host.link_flaps.drop_window, milliseconds(10000));
+  EXPECT_EQ(r->host.link_flaps.window, milliseconds(3600000));
+  EXPECT_EQ(r->host.link_flaps.threshold, 3u);
+  EXPECT_EQ(r->host.link_flaps.recovery, milliseconds(0));
+  EXPECT_EQ(r->limits.min_max_cq, 16384u);
+  EXPECT_EQ(r->limits.min_max_mr, 1048576u);
+}
+
+TEST(ConfigParseTest, HostDeviceKeysAreValidated) {
+  auto error = [](const char* text) {
+    Result<Config> r = Parse(text);
+    return r.ok() ? std::string("<accepted>") : r.error().message;
+  };
+  EXPECT_THAT(error("host:\n  link_flaps: {window: 10s, drop_window: 60s}\n"),
+              HasSubstr("must not be shorter than drop_window"));
+  EXPECT_THAT(error("host:\n  link_flaps: {threshold: 0}\n"), HasSubstr("host.link_flaps.threshold"));
+  EXPECT_THAT(error("host:\n  link_flaps: {drop_window: 2h}\n"), HasSubstr("host.link_flaps.drop_window"));
+  EXPECT_THAT(error("host:\n  cpu_governer: performance\n"), HasSubstr("did you mean \"cpu_governor\""));
+  EXPECT_THAT(error("host:\n  device_access: {user: \"\"}\n"), HasSubstr("host.device_access.user"));
 }
 
 }  // namespace

@@ -14,6 +14,9 @@ void AddCommonFlags(CLI::App& app, Options& o, const std::vector<std::string>& c
   app.add_option("--path.procfs", o.procfs, "procfs mount point")->capture_default_str();
   app.add_option("--path.dcb", o.dcb_dir,
                  "read DCB state from captured `dcb -j` JSON files in this folder instead of netlink");
+  app.add_option("--path.dev", o.dev,
+                 "device node folder (/dev/infiniband/uverbsN, rdma_cm); default /dev with --path.sysfs=/sys, "
+                 "TREE/dev for --path.sysfs=TREE/sys, else SYSFS/dev");
   app.add_option("--log.level", o.log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log.format", o.log_format,
                  "text, json, journal, or auto (journal under systemd, else text)")

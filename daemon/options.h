@@ -28,6 +28,7 @@ struct Options {
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
   std::string dcb_dir;         // empty = DCB netlink
+  std::string dev;             // empty = NodeFs::DefaultDevRoot(sysfs)
   std::string log_level = "info";
   std::string log_format = "auto";
   std::map<std::string, bool> collector_flags;  // --collector.X / --no-collector.X

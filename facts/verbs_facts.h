@@ -41,12 +41,20 @@ struct VerbsDeviceFacts {
   std::vector<VerbsPortAttrs> ports;  // ports that answered ibv_query_port, by number
 };
 
+// A device libibverbs lists but that could not be opened or queried (EACCES on its uverbs
+// character device, a device going away): its limits are unknown, not zero.
+struct VerbsUnopenedDevice {
+  std::string name;
+  std::string reason;  // the error, naming the device (and the uverbs node when known) and errno
+};
+
 struct VerbsFacts {
   // False when libibverbs was not asked (the sysfs root is not the live /sys); `not_queried_reason`
   // says why and `devices` is empty.
   bool queried = false;
   std::string not_queried_reason;
   std::vector<VerbsDeviceFacts> devices;  // by name, after config.devices filtering
+  std::vector<VerbsUnopenedDevice> unopened;  // by name, after filtering
 };
 
 }  // namespace rdmahd

@@ -45,6 +45,8 @@ def fixture_trees():
         procfs = os.path.join(d, "proc") if os.path.isdir(os.path.join(d, "proc")) else os.path.join(d, "no-proc")
         dcb = os.path.join(d, "dcb") if os.path.isdir(os.path.join(d, "dcb")) else empty_dcb
         args = [f"--path.sysfs={sysfs}", f"--path.procfs={procfs}", f"--path.dcb={dcb}"]
+        if os.path.isdir(os.path.join(d, "dev")):
+            args.append("--path.dev=" + os.path.join(d, "dev"))
         if os.path.exists(os.path.join(d, "config.yaml")):
             args.append("--config.file=" + os.path.join(d, "config.yaml"))
         out.append((name, args))
@@ -201,6 +203,31 @@ class HostCheckCommandTest(unittest.TestCase):
                       p.stdout)
         self.assertRegex(p.stdout, r"workload_numa +trainer +failed +0 of 16 allowed CPUs")
         self.assertRegex(p.stdout, r"memlock +nvmet +failed")
+
+
+class HostDeviceCheckCommandTest(unittest.TestCase):
+    """`rdma-healthd check` on a captured node with a degraded PCIe link, an unset RoCE ToS, a
+    missing module and device nodes that are not character devices (tests/fixtures/host)."""
+
+    FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "device-readiness")
+
+    def test_table_golden_and_exit_code(self):
+        f = self.FIXTURE
+        p = run("check", f"--path.sysfs={f}/sys", f"--path.procfs={f}/proc", f"--path.dcb={f}/dcb",
+                f"--path.dev={f}/dev", f"--config.file={f}/config.yaml")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", "host-device-readiness.txt")
+        if UPDATE:
+            with open(golden, "w") as out:
+                out.write(p.stdout)
+            return
+        with open(golden) as g:
+            want = g.read()
+        self.assertEqual(p.stdout, want, "".join(difflib.unified_diff(
+            want.splitlines(True), p.stdout.splitlines(True), "golden", "check")))
+        self.assertRegex(p.stdout, r"pcie_link +mlx5_1 +failed +PCIe link trained at 8\.0 GT/s x8")
+        self.assertRegex(p.stdout, r"roce_tos +mlx5_1/1 +failed +default ToS 0")
+        self.assertIn("echo 106 > /sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos", p.stdout)
 
 
 class VanishingInputTest(unittest.TestCase):

@@ -1,0 +1,182 @@
+#include "collectors/link_flaps.h"
+
+#include <algorithm>
+
+#include "collectors/host_devices.h"
+#include "collectors/ib_sysfs_parse.h"
+#include "common/parse.h"
+
+namespace rdmahd {
+namespace {
+
+using std::chrono::duration;
+
+double Seconds(std::chrono::steady_clock::duration d) { return duration<double>(d).count(); }
+
+constexpr std::uint32_t kStateActive = 4;
+
+}  // namespace
+
+LinkFlapCollector::LinkFlapCollector(SteadyNow now) : now_(std::move(now)) {}
+
+void LinkFlapCollector::Observe(PortHistory& h, const Observation& o, TimePoint now, const HostLinkFlapPolicy& policy,
+                                LinkFlapPortFacts& out) {
+  const auto drop_window = std::chrono::duration_cast<std::chrono::steady_clock::duration>(policy.drop_window);
+  const auto window = std::chrono::duration_cast<std::chrono::steady_clock::duration>(policy.window);
+  const auto recovery = std::chrono::duration_cast<std::chrono::steady_clock::duration>(policy.recovery);
+  auto flap = [&](std::uint64_t n) {
+    for (std::uint64_t i = 0; i < n && i < 1000; ++i) h.flaps.push_back(now);
+    if (n > 0) h.last_flap = now;
+  };
+
+  const std::optional<bool> active = o.listed ? o.active : std::optional<bool>(false);
+  if (active) {
+    if (!*active) {
+      if (!h.down_since) h.down_since = now;
+    } else {
+      if (h.down_since) {
+        // A port coming up for the first time since the daemon started neither flapped nor dropped.
+        if (h.ever_active && now - *h.down_since <= drop_window) {
+          flap(1);
+        } else if (h.ever_active) {
+          h.drop_ended = now;
+        }
+        h.down_since.reset();
+      } else if (h.last_active && *h.last_active) {
+        // ACTIVE at both ends: counter growth is flaps in between (a reset, i.e. a smaller value,
+        // is a re-created device: no growth).
+        std::uint64_t unseen = 0;
+        if (o.link_downed && h.link_downed && *o.link_downed > *h.link_downed) {
+          unseen = *o.link_downed - *h.link_downed;
+        }
+        if (o.carrier_changes && h.carrier_changes && *o.carrier_changes > *h.carrier_changes) {
+          unseen = std::max<std::uint64_t>(unseen, (*o.carrier_changes - *h.carrier_changes + 1) / 2);
+        }
+        flap(unseen);
+      }
+      h.ever_active = true;
+    }
+    h.last_active = active;
+  }
+  if (o.link_downed) h.link_downed = o.link_downed;
+  if (o.carrier_changes) h.carrier_changes = o.carrier_changes;
+
+  while (!h.flaps.empty() && now - h.flaps.front() > window) h.flaps.pop_front();
+  const auto in_window = static_cast<std::uint32_t>(h.flaps.size());
+  if (in_window >= policy.threshold && h.last_flap) {
+    const TimePoint until = *h.last_flap + recovery;
+    if (!h.flapping_until || until > *h.flapping_until) h.flapping_until = until;
+  }
+
+  out.active = o.listed ? o.active : std::optional<bool>(false);
+  out.flaps_in_window = in_window;
+  out.flapping = in_window >= policy.threshold || (h.flapping_until && now < *h.flapping_until);
+  if (h.down_since) out.down_for_seconds = Seconds(now - *h.down_since);
+  if (h.last_flap) out.last_flap_age_seconds = Seconds(now - *h.last_flap);
+  if (h.drop_ended) out.last_drop_age_seconds = Seconds(now - *h.drop_ended);
+  const bool down_too_long = h.down_since && h.ever_active && now - *h.down_since > drop_window;
+  const bool recovering = h.drop_ended && now - *h.drop_ended < recovery;
+  out.link_dropped = down_too_long || recovering;
+}
+
+
+Status LinkFlapCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  const NodeFs& fs = ctx.fs;
+  const HostLinkFlapPolicy& policy = ctx.config.host.link_flaps;
+  const TimePoint now = now_();
+  LinkFlapFacts facts;
+  facts.drop_window_seconds = Seconds(policy.drop_window);
+  facts.window_seconds = Seconds(policy.window);
+  facts.recovery_seconds = Seconds(policy.recovery);
+  facts.threshold = policy.threshold;
+
+  std::map<std::pair<std::string, std::uint32_t>, bool> listed;
+  for (const HostRdmaDevice& d : HostRdmaDevices(fs, ctx.topology)) {
+    for (const HostRdmaPort& p : d.ports) {
+      const auto key = std::make_pair(d.name, p.number);
+      listed[key] = true;
+      LinkFlapPortFacts f;
+      f.device = d.name;
+      f.port = p.number;
+      // The netdev of the port's RoCE GIDs (its lowest-index one: a VLAN netdev follows its parent).
+      for (const TopologyPort& tp : d.topology->ports) {
+        if (tp.port == p.number) f.netdev = tp.netdev;
+      }
+      const std::string port_dir = fs.Sys("class/infiniband/" + d.name + "/ports/" + std::to_string(p.number));
+      Observation o;
+      auto note = [&](const std::string& m) { f.note += (f.note.empty() ? "" : "; ") + m; };
+      if (auto text = held_.Read(fs, port_dir + "/state")) {
+        if (auto state = ParseSysfsEnum(*text)) {
+          o.active = state->id == kStateActive;
+        } else {
+          note(port_dir + "/state: unparseable");
+        }
+      } else {
+        note(text.error().message);
+      }
+      if (auto text = held_.Read(fs, port_dir + "/counters/link_downed")) {
+        o.link_downed = ParseU64(*text);
+      }
+      if (!f.netdev.empty()) {
+        if (auto text = held_.Read(fs, fs.Sys("class/net/" + f.netdev + "/carrier_changes"))) {
+          o.carrier_changes = ParseU64(*text);
+        }
+      }
+      if (!f.note.empty()) outcome.errors.push_back(f.device + "/" + std::to_string(f.port) + ": " + f.note);
+      f.note = KernelPaths(fs, f.note);
+      f.link_downed = o.link_downed;
+      f.carrier_changes = o.carrier_changes;
+      Observe(history_[key], o, now, policy, f);
+      facts.ports.push_back(std::move(f));
+    }
+  }
+  // Ports that went away (device removed, driver reloading): their series go with them, like every
+  // other series of the device, but the history stays: a port back within drop_window was a flap.
+  const auto forget_after = policy.drop_window + policy.recovery;
+  for (auto it = history_.begin(); it != history_.end();) {
+    if (listed.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    PortHistory& h = it->second;
+    if (!h.ever_active || (h.down_since && now - *h.down_since > forget_after)) {
+      held_.ForgetPrefix(fs.Sys("class/infiniband/" + it->first.first + "/"));
+      it = history_.erase(it);
+      continue;
+    }
+    LinkFlapPortFacts ignored;
+    Observation o;
+    o.listed = false;
+    Observe(h, o, now, policy, ignored);
+    ++it;
+  }
+  std::sort(facts.ports.begin(), facts.ports.end(), [](const LinkFlapPortFacts& a, const LinkFlapPortFacts& b) {
+    return std::tie(a.device, a.port) < std::tie(b.device, b.port);
+  });
+  snapshot.Put(std::move(facts));
+  return Status::Ok();
+}
+
+void LinkFlapCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
+  const LinkFlapFacts* facts = snapshot.Get<LinkFlapFacts>();
+  if (facts == nullptr) return;
+  auto flapping = sink.Gauge("rdma_port_flapping",
+                             "1 while the port flapped host.link_flaps.threshold times within the window, and until "
+                             "the recovery time passed without a flap; else 0.");
+  auto dropped = sink.Gauge("rdma_port_link_dropped",
+                            "1 while the port has been down longer than the drop window, and until the recovery time "
+                            "passed after it came back; else 0.");
+  auto count = sink.Gauge("rdma_port_flaps_in_window", "Flaps of the port within host.link_flaps.window.");
+  for (const LinkFlapPortFacts& p : facts->ports) {
+    const std::string port = std::to_string(p.port);
+    flapping.Add({{"device", p.device}, {"port", port}}, p.flapping ? 1 : 0);
+    dropped.Add({{"device", p.device}, {"port", port}}, p.link_dropped ? 1 : 0);
+    count.Add({{"device", p.device}, {"port", port}}, p.flaps_in_window);
+  }
+}
+
+RDMAHD_REGISTER_COLLECTOR(
+    "link_flaps", LinkFlapCollector,
+    "link flap and drop history per RDMA port (state changes, link_downed, carrier_changes)");
+
+}  // namespace rdmahd
