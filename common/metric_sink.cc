@@ -112,21 +112,28 @@ MetricSink::FamilyRef MetricSink::Family(std::string_view name, std::string_view
 }
 
 void MetricSink::FamilyRef::Add(std::initializer_list<Label> labels, double value) const {
-  AddRange(labels.begin(), labels.end(), value);
+  AddRange({}, labels.begin(), labels.end(), value);
 }
 
 void MetricSink::FamilyRef::Add(const std::vector<Label>& labels, double value) const {
-  AddRange(labels.data(), labels.data() + labels.size(), value);
+  AddRange({}, labels.data(), labels.data() + labels.size(), value);
 }
 
-void MetricSink::FamilyRef::AddRange(const Label* begin, const Label* end, double value) const {
+void MetricSink::FamilyRef::AddSuffixed(std::string_view suffix, const std::vector<Label>& labels,
+                                        double value) const {
+  AddRange(suffix, labels.data(), labels.data() + labels.size(), value);
+}
+
+void MetricSink::FamilyRef::AddRange(std::string_view suffix, const Label* begin, const Label* end,
+                                     double value) const {
   // One size check per sample, then plain writes: this runs for every series of every scrape.
   FamilyData& f = sink_->families_[index_];
-  std::size_t bound = f.name.size() + 2 + kMaxValueChars + 2;
+  std::size_t bound = f.name.size() + suffix.size() + 2 + kMaxValueChars + 2;
   for (const Label* l = begin; l != end; ++l) bound += l->first.size() + LabelValueBound(l->second) + 4;
   if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
+  if (!suffix.empty()) p = WriteRaw(p, suffix);  // an empty view may hold nullptr: no memcpy from it
   if (begin != end) {
     *p++ = '{';
     for (const Label* l = begin; l != end; ++l) {

@@ -27,11 +27,14 @@ class MetricSink {
    public:
     void Add(std::initializer_list<Label> labels, double value) const;
     void Add(const std::vector<Label>& labels, double value) const;
+    // A sample named family name + `suffix`: the _bucket, _sum and _count lines of a histogram
+    // (or summary) family, which share its HELP and TYPE.
+    void AddSuffixed(std::string_view suffix, const std::vector<Label>& labels, double value) const;
 
    private:
     friend class MetricSink;
     FamilyRef(MetricSink* sink, std::size_t index) : sink_(sink), index_(index) {}
-    void AddRange(const Label* begin, const Label* end, double value) const;
+    void AddRange(std::string_view suffix, const Label* begin, const Label* end, double value) const;
     MetricSink* sink_;
     std::size_t index_;
   };

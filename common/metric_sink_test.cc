@@ -61,6 +61,19 @@ TEST(MetricSinkTest, LabelValuesAreValidUtf8) {
             "rdma_x{x=\"" + expected_x + "\"} 3\n");
 }
 
+TEST(MetricSinkTest, HistogramSamplesShareTheFamilysHelpAndType) {
+  MetricSink sink;
+  auto h = sink.Family("rdma_x_seconds", "X.", MetricType::Histogram);
+  h.AddSuffixed("_bucket", {{"peer", "a"}, {"le", "+Inf"}}, 3);
+  h.AddSuffixed("_sum", {{"peer", "a"}}, 0.5);
+  h.AddSuffixed("_count", {{"peer", "a"}}, 3);
+  EXPECT_EQ(sink.Serialize(),
+            "# HELP rdma_x_seconds X.\n# TYPE rdma_x_seconds histogram\n"
+            "rdma_x_seconds_bucket{peer=\"a\",le=\"+Inf\"} 3\n"
+            "rdma_x_seconds_sum{peer=\"a\"} 0.5\n"
+            "rdma_x_seconds_count{peer=\"a\"} 3\n");
+}
+
 TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
   MetricSink sink;
   sink.Gauge("rdma_nothing", "No samples.");

@@ -28,9 +28,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/net_address.h"
 #include "common/parse.h"
 #include "common/pattern.h"
 #include "config/config.h"
+#include "config/yaml_document.h"
 #include "config/yaml_scan.h"
 
 namespace rdmahd {
@@ -50,6 +52,24 @@ constexpr int kMinMtuLowest = 1280;
 constexpr int kMinMtuHighest = 9978;
 // 800 Gb/s is the fastest port in service (XDR, 800GbE); twice that catches Mb/s-for-Gb/s slips.
 constexpr double kMaxRateGbps = 1600;
+
+// Peer probes. An interval under 100ms would be a load test, not a probe; over a day, no probe.
+constexpr milliseconds kMinPeerInterval{100};
+constexpr milliseconds kMaxPeerInterval{86'400'000};
+constexpr milliseconds kMinStepTimeout{10};
+constexpr milliseconds kMaxStepTimeout{60'000};
+constexpr milliseconds kMinBandwidthInterval{10'000};
+constexpr milliseconds kMaxBandwidthInterval{86'400'000};
+constexpr milliseconds kMinBandwidthDuration{100};
+constexpr milliseconds kMaxBandwidthDuration{60'000};
+// perftest refuses fewer than 5 iterations; its statistics need 3 samples after the first.
+constexpr std::uint32_t kMinLatencyIterations = 5;
+constexpr std::uint32_t kMaxLatencyIterations = 1'000'000;
+constexpr std::uint32_t kMaxProbeMessage = 1u << 24;  // 16 MiB: ib_write_bw's usual largest size is 8 MiB
+constexpr std::uint32_t kMaxQueueDepth = 8192;
+constexpr double kMaxLatencyPolicyUs = 1e6;  // a second: beyond that the value is surely in the wrong unit
+constexpr std::uint32_t kMaxResponderSessions = 1024;
+constexpr std::uint32_t kMaxResponderMessage = 1u << 30;
 
 // A node, where it sits in the schema ("roce.priority", "firmware[1]", "" for the top level) and
 // the position to report for it (for a null value: its key, since yaml-cpp marks the next token).
@@ -161,7 +181,7 @@ class ConfigParser {
     Located top{root, "", root.Mark()};
     if (!root.IsMap()) {
       return Fail(top.mark, "the top level must be a map of sections (collectors, checks, probes, devices, scrape, "
-                            "ports, limits, firmware, roce, host), got " + Describe(root));
+                            "ports, limits, firmware, roce, host, peers), got " + Describe(root));
     }
     return VisitMap(top, {
         {"collectors", [&](const Located& v) { return ParseSwitches(v, known_.collectors, "collector", config.collectors); }},
@@ -174,6 +194,7 @@ class ConfigParser {
         {"firmware", [&](const Located& v) { return ParseFirmware(v, config.firmware); }},
         {"roce", [&](const Located& v) { return ParseRoce(v, config.roce); }},
         {"host", [&](const Located& v) { return ParseHost(v, config.host); }},
+        {"peers", [&](const Located& v) { return ParsePeers(v, config.peers); }},
     });
   }
 
@@ -288,6 +309,65 @@ class ConfigParser {
         {"min_mtu", [&](const Located& f) { return ReadInt(f, kMinMtuLowest, kMinMtuHighest, out.min_mtu); }},
         {"extra_ethtool_stats", [&](const Located& f) { return ReadRegexList(f, out.extra_ethtool_stats); }},
     });
+  }
+
+  Status ParsePeers(const Located& v, PeersPolicy& out) const {
+    Status st = VisitMap(v, {
+        {"targets", [&](const Located& f) { return ReadTargets(f, out.targets); }},
+        {"file", [&](const Located& f) { return ReadPath(f, out.file); }},
+        {"port", [&](const Located& f) { return ReadPort(f, out.port); }},
+        {"source_address", [&](const Located& f) { return ReadIp(f, out.source_address); }},
+        {"tos", [&](const Located& f) { return ReadTos(f, out.tos); }},
+        {"interval", [&](const Located& f) { return ReadDuration(f, kMinPeerInterval, kMaxPeerInterval, out.interval); }},
+        {"step_timeout", [&](const Located& f) { return ReadDuration(f, kMinStepTimeout, kMaxStepTimeout, out.step_timeout); }},
+        {"latency_message_size", [&](const Located& f) { return ReadU32(f, 1, kMaxProbeMessage, out.latency_message_size); }},
+        {"latency_iterations", [&](const Located& f) { return ReadU32(f, kMinLatencyIterations, kMaxLatencyIterations, out.latency_iterations); }},
+        {"bandwidth", [&](const Located& f) { return ReadBool(f, out.bandwidth); }},
+        {"bandwidth_interval", [&](const Located& f) { return ReadDuration(f, kMinBandwidthInterval, kMaxBandwidthInterval, out.bandwidth_interval); }},
+        {"bandwidth_duration", [&](const Located& f) { return ReadDuration(f, kMinBandwidthDuration, kMaxBandwidthDuration, out.bandwidth_duration); }},
+        {"bandwidth_message_size", [&](const Located& f) { return ReadU32(f, 1, kMaxProbeMessage, out.bandwidth_message_size); }},
+        {"bandwidth_queue_depth", [&](const Located& f) { return ReadU32(f, 1, kMaxQueueDepth, out.bandwidth_queue_depth); }},
+        {"max_latency_p99_us", [&](const Located& f) { return ReadPositive(f, kMaxLatencyPolicyUs, "microseconds", out.max_latency_p99_us); }},
+        {"min_bandwidth_gbps", [&](const Located& f) { return ReadRateGbps(f, out.min_bandwidth_gbps); }},
+        {"responder", [&](const Located& f) { return ParseResponder(f, out.responder); }},
+    });
+    if (!st.ok()) return st;
+    // One stream at a time per node, each bandwidth_duration long: a duration that is not well
+    // inside the interval would keep the link saturated.
+    if (out.bandwidth_duration * 2 > out.bandwidth_interval) {
+      return FailAt(v, "bandwidth_duration (" + std::to_string(out.bandwidth_duration.count()) +
+                           "ms) must be at most half of bandwidth_interval (" +
+                           std::to_string(out.bandwidth_interval.count()) + "ms)");
+    }
+    return Status::Ok();
+  }
+
+  Status ParseResponder(const Located& v, PeerResponderPolicy& out) const {
+    Status st = VisitMap(v, {
+        {"enabled", [&](const Located& f) { return ReadBool(f, out.enabled); }},
+        {"listen_address", [&](const Located& f) { return ReadIp(f, out.listen_address); }},
+        {"port", [&](const Located& f) { return ReadPort(f, out.port); }},
+        {"allow", [&](const Located& f) { return ReadCidrList(f, out.allow); }},
+        {"max_sessions", [&](const Located& f) { return ReadU32(f, 1, kMaxResponderSessions, out.max_sessions); }},
+        {"max_message_size", [&](const Located& f) { return ReadU32(f, 1, kMaxResponderMessage, out.max_message_size); }},
+        {"max_registered_bytes", [&](const Located& f) {
+           std::optional<std::uint64_t> n;
+           Status s = ReadCount(f, n);
+           if (s.ok() && n) out.max_registered_bytes = *n;
+           return s;
+         }},
+    });
+    if (!st.ok()) return st;
+    if (out.enabled && out.allow.empty()) {
+      return FailAt(v, "enabled is true but allow is empty, so no peer could connect (list the peers' "
+                       "addresses or CIDR blocks under allow)");
+    }
+    if (out.max_registered_bytes < out.max_message_size) {
+      return FailAt(v, "max_registered_bytes (" + std::to_string(out.max_registered_bytes) +
+                           ") is below max_message_size (" + std::to_string(out.max_message_size) +
+                           "): not even one probe of the largest size would fit");
+    }
+    return Status::Ok();
   }
 
   // host: one list of keys; each helper area adds its own fields (ParseHostMemoryFields).
@@ -651,6 +731,9 @@ class ConfigParser {
     } else if (text.ends_with("s")) {
       value = ParseDouble(text.substr(0, text.size() - 1));
       if (value) *value *= 1000;
+    } else if (text.ends_with("m") || text.ends_with("h")) {  // peer intervals: "10m", "1h"
+      value = ParseDouble(text.substr(0, text.size() - 1));
+      if (value) *value *= text.back() == 'm' ? 60'000 : 3'600'000;
     }
     if (!value || !std::isfinite(*value) || *value < static_cast<double>(min.count()) ||
         *value > static_cast<double>(max.count())) {
@@ -661,6 +744,113 @@ class ConfigParser {
       return FailAt(v, "must be a whole number of milliseconds, got " + Describe(v.node));
     }
     out = milliseconds(static_cast<std::int64_t>(whole));
+    return Status::Ok();
+  }
+
+  Status ReadU32(const Located& v, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<std::uint64_t> n = v.node.IsScalar() ? ParseU64(Trim(v.node.Scalar())) : std::nullopt;
+    if (!n || *n < lo || *n > hi) {
+      return FailAt(v, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                           ", got " + Describe(v.node));
+    }
+    out = static_cast<std::uint32_t>(*n);
+    return Status::Ok();
+  }
+
+  Status ReadPort(const Located& v, std::uint16_t& out) const {
+    std::uint32_t port = out;
+    Status st = ReadU32(v, 1, 65535, port);
+    if (st.ok()) out = static_cast<std::uint16_t>(port);
+    return st;
+  }
+
+  Status ReadIp(const Located& v, std::string& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    if (!v.node.IsScalar() || !IsIpLiteral(v.node.Scalar())) {
+      return FailAt(v, "must be an IP address of this node (10.0.0.1, fd00::1), got " + Describe(v.node));
+    }
+    out = v.node.Scalar();
+    return Status::Ok();
+  }
+
+  // The whole IP ToS byte (DSCP << 2 | ECN), as rdma_set_option(RDMA_OPTION_ID_TOS) and perftest's
+  // -T take it. The ECN bits are the NIC's to set.
+  Status ReadTos(const Located& v, std::optional<std::uint8_t>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<int> tos;
+    if (Status st = ReadInt(v, 0, 255, tos); !st.ok()) return st;
+    if (*tos % 4 != 0) {
+      return FailAt(v, "must be a ToS byte with the ECN bits clear (DSCP << 2: a multiple of 4, e.g. 106 -> 104 "
+                       "for DSCP 26), got " + Describe(v.node));
+    }
+    out = static_cast<std::uint8_t>(*tos);
+    return Status::Ok();
+  }
+
+  Status ReadPositive(const Located& v, double max, std::string_view unit, std::optional<double>& out) const {
+    if (v.node.IsNull()) return Status::Ok();
+    std::optional<double> x = v.node.IsScalar() ? ParseDouble(v.node.Scalar()) : std::nullopt;
+    if (!x || !std::isfinite(*x) || *x <= 0 || *x > max) {
+      std::ostringstream bound;
+      bound << max;
+      return FailAt(v, "must be a number of " + std::string(unit) + ", greater than 0 and at most " + bound.str() +
+                           ", got " + Describe(v.node));
+    }
+    out = *x;
+    return Status::Ok();
+  }
+
+  Status ReadTargets(const Located& v, std::vector<std::string>& out) const {
+    if (v.node.IsScalar()) {
+      return FailAt(v, "must be a list of IP addresses or host names, got " + Describe(v.node) + " (write [" +
+                           Quote(v.node.Scalar()) + "] for a list of one)");
+    }
+    std::vector<std::string> targets;
+    std::vector<YAML::Mark> marks;
+    Status st = VisitList(v, "a list of IP addresses or host names", [&](const Located& item) {
+      if (!item.node.IsScalar()) return FailAt(item, "must be an IP address or host name, got " + Describe(item.node));
+      const std::string& target = item.node.Scalar();
+      if (auto why = CheckPeerTarget(target)) return FailAt(item, Quote(target) + " is " + *why);
+      auto dup = std::find(targets.begin(), targets.end(), target);
+      if (dup != targets.end()) {
+        return FailAt(item, Quote(target) + " is listed twice (first at line " +
+                                std::to_string(marks[static_cast<std::size_t>(dup - targets.begin())].line + 1) + ")");
+      }
+      targets.push_back(target);
+      marks.push_back(item.mark);
+      return Status::Ok();
+    });
+    if (st.ok() && !v.node.IsNull()) out = std::move(targets);
+    return st;
+  }
+
+  Status ReadCidrList(const Located& v, std::vector<std::string>& out) const {
+    if (v.node.IsScalar()) {
+      return FailAt(v, "must be a list of IP addresses or CIDR blocks, got " + Describe(v.node) + " (write [" +
+                           Quote(v.node.Scalar()) + "] for a list of one)");
+    }
+    std::vector<std::string> blocks;
+    Status st = VisitList(v, "a list of IP addresses or CIDR blocks", [&](const Located& item) {
+      if (!item.node.IsScalar()) return FailAt(item, "must be an IP address or CIDR block, got " + Describe(item.node));
+      if (auto why = CheckIpOrCidr(item.node.Scalar())) return FailAt(item, Quote(item.node.Scalar()) + ": " + *why);
+      blocks.push_back(item.node.Scalar());
+      return Status::Ok();
+    });
+    if (st.ok() && !v.node.IsNull()) out = std::move(blocks);
+    return st;
+  }
+
+  // A path; a relative one is relative to the config file's folder (as Prometheus' file_sd does),
+  // so a config and its targets file can move together.
+  Status ReadPath(const Located& v, std::string& out) const {
+    std::string path;
+    if (Status st = ReadString(v, path); !st.ok() || path.empty()) return st;
+    if (path.front() != '/') {
+      const auto slash = source_.rfind('/');
+      if (slash != std::string::npos) path = source_.substr(0, slash + 1) + path;
+    }
+    out = std::move(path);
     return Status::Ok();
   }
 
@@ -856,6 +1046,26 @@ std::optional<std::string> CheckOneDocument(const std::string& source, const std
 
 }  // namespace
 
+Result<YAML::Node> LoadSingleYamlDocument(const std::string& text, const std::string& source) {
+  const FlowScan scan = ScanFlows(text, kMaxFlowDepth);
+  if (scan.too_deep) {
+    return Error{OpeningPosition(source, *scan.too_deep) + ": invalid YAML: flow collections ('[', '{') "
+                 "nested more than " + std::to_string(kMaxFlowDepth) + " deep"};
+  }
+  try {
+    try {
+      if (std::optional<std::string> problem = CheckOneDocument(source, text)) return Error{*problem};
+      return YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      return Error{YamlErrorMessage(source, text, scan, e)};
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{Position(source, MarkInText(e.mark, text)) + ": " + e.msg};
+  } catch (const std::exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+}
+
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
                            const PluginNames& known) {
   const std::string source = source_name.empty() ? "<config>" : source_name;
@@ -864,19 +1074,10 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
                      std::to_string(kMaxConfigBytes >> 20) + " MiB a config file may hold",
                  EFBIG};
   }
-  const FlowScan scan = ScanFlows(yaml_text, kMaxFlowDepth);
-  if (scan.too_deep) {
-    return Error{OpeningPosition(source, *scan.too_deep) + ": invalid YAML: flow collections ('[', '{') "
-                 "nested more than " + std::to_string(kMaxFlowDepth) + " deep"};
-  }
+  Result<YAML::Node> loaded = LoadSingleYamlDocument(yaml_text, source);
+  if (!loaded.ok()) return loaded.error();
   try {
-    YAML::Node document;
-    try {
-      if (std::optional<std::string> problem = CheckOneDocument(source, yaml_text)) return Error{*problem};
-      document = YAML::Load(yaml_text);
-    } catch (const YAML::ParserException& e) {
-      return Error{YamlErrorMessage(source, yaml_text, scan, e)};
-    }
+    const YAML::Node& document = *loaded;
     Config config;
     config.source = source;
     // Empty text or only comments: no document, or a null one. Built-in defaults.

@@ -25,6 +25,7 @@ namespace rdmahd {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::AllOf;
 using ::testing::StartsWith;
 using std::chrono::milliseconds;
 
@@ -64,6 +65,23 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.host.link_flaps.window, d.host.link_flaps.window);
   EXPECT_EQ(c.host.link_flaps.threshold, d.host.link_flaps.threshold);
   EXPECT_EQ(c.host.link_flaps.recovery, d.host.link_flaps.recovery);
+  EXPECT_EQ(c.peers.targets, d.peers.targets);
+  EXPECT_EQ(c.peers.file, d.peers.file);
+  EXPECT_EQ(c.peers.port, d.peers.port);
+  EXPECT_EQ(c.peers.interval, d.peers.interval);
+  EXPECT_EQ(c.peers.step_timeout, d.peers.step_timeout);
+  EXPECT_EQ(c.peers.latency_message_size, d.peers.latency_message_size);
+  EXPECT_EQ(c.peers.latency_iterations, d.peers.latency_iterations);
+  EXPECT_EQ(c.peers.bandwidth, d.peers.bandwidth);
+  EXPECT_EQ(c.peers.bandwidth_interval, d.peers.bandwidth_interval);
+  EXPECT_EQ(c.peers.bandwidth_duration, d.peers.bandwidth_duration);
+  EXPECT_EQ(c.peers.bandwidth_message_size, d.peers.bandwidth_message_size);
+  EXPECT_EQ(c.peers.bandwidth_queue_depth, d.peers.bandwidth_queue_depth);
+  EXPECT_EQ(c.peers.responder.enabled, d.peers.responder.enabled);
+  EXPECT_EQ(c.peers.responder.port, d.peers.responder.port);
+  EXPECT_EQ(c.peers.responder.max_sessions, d.peers.responder.max_sessions);
+  EXPECT_EQ(c.peers.responder.max_message_size, d.peers.responder.max_message_size);
+  EXPECT_EQ(c.peers.responder.max_registered_bytes, d.peers.responder.max_registered_bytes);
 }
 
 TEST(ConfigParseTest, EmptyTextAndCommentsOnlyGiveDefaults) {
@@ -649,6 +667,121 @@ TEST(ConfigLoadFileTest, SourceIsThePathAndErrorsStartWithIt) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
             dir.path() + "/bad.yaml:2:13: roce.priority: must be an integer from 0 to 7, got \"9\"");
+}
+
+// ---- peers ----------------------------------------------------------------------------------
+
+TEST(ConfigPeersTest, FullPeersSectionParsesIntoExactValues) {
+  Result<Config> r = Parse(R"(
+peers:
+  targets: [10.0.0.2, "fd00::3", node-b.fabric.example]
+  file: /etc/rdma-healthd/peers.yaml
+  port: 18700
+  source_address: 10.0.0.1
+  tos: 104
+  interval: 250ms
+  step_timeout: 2s
+  latency_message_size: 64
+  latency_iterations: 5000
+  bandwidth: true
+  bandwidth_interval: 10m
+  bandwidth_duration: 2s
+  bandwidth_message_size: 1048576
+  bandwidth_queue_depth: 16
+  max_latency_p99_us: 12.5
+  min_bandwidth_gbps: 90
+  responder:
+    enabled: true
+    listen_address: "fd00::1"
+    port: 18701
+    allow: [10.0.0.0/24, "fd00::/64", 192.0.2.9]
+    max_sessions: 4
+    max_message_size: 65536
+    max_registered_bytes: 1048576
+)");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const PeersPolicy& p = r->peers;
+  EXPECT_EQ(p.targets, (std::vector<std::string>{"10.0.0.2", "fd00::3", "node-b.fabric.example"}));
+  EXPECT_EQ(p.file, "/etc/rdma-healthd/peers.yaml");
+  EXPECT_EQ(p.port, 18700);
+  EXPECT_EQ(p.source_address, "10.0.0.1");
+  EXPECT_EQ(p.tos, std::optional<std::uint8_t>(104));
+  EXPECT_EQ(p.interval, milliseconds(250));
+  EXPECT_EQ(p.step_timeout, milliseconds(2000));
+  EXPECT_EQ(p.latency_message_size, 64u);
+  EXPECT_EQ(p.latency_iterations, 5000u);
+  EXPECT_TRUE(p.bandwidth);
+  EXPECT_EQ(p.bandwidth_interval, milliseconds(600000));
+  EXPECT_EQ(p.bandwidth_duration, milliseconds(2000));
+  EXPECT_EQ(p.bandwidth_message_size, 1048576u);
+  EXPECT_EQ(p.bandwidth_queue_depth, 16u);
+  EXPECT_EQ(p.max_latency_p99_us, 12.5);
+  EXPECT_EQ(p.min_bandwidth_gbps, 90.0);
+  EXPECT_TRUE(p.responder.enabled);
+  EXPECT_EQ(p.responder.listen_address, "fd00::1");
+  EXPECT_EQ(p.responder.port, 18701);
+  EXPECT_EQ(p.responder.allow, (std::vector<std::string>{"10.0.0.0/24", "fd00::/64", "192.0.2.9"}));
+  EXPECT_EQ(p.responder.max_sessions, 4u);
+  EXPECT_EQ(p.responder.max_message_size, 65536u);
+  EXPECT_EQ(p.responder.max_registered_bytes, 1048576u);
+}
+
+TEST(ConfigPeersTest, DefaultsAreThePolicyDefaults) {
+  Result<Config> r = Parse("peers:\n  targets: [10.0.0.2]\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const PeersPolicy d;
+  EXPECT_EQ(r->peers.port, d.port);
+  EXPECT_EQ(r->peers.interval, d.interval);
+  EXPECT_FALSE(r->peers.bandwidth);
+  EXPECT_FALSE(r->peers.tos);
+  EXPECT_FALSE(r->peers.responder.enabled);
+}
+
+TEST(ConfigPeersTest, BadTargetsNameFileLineColumnAndWhy) {
+  EXPECT_EQ(ErrorOf("peers:\n  targets: [10.0.0.2, \"node_b:18600\"]\n"),
+            "t.yaml:2:23: peers.targets[1]: \"node_b:18600\" is not an IP address or host name (the port is "
+            "peers.port, not part of the target)");
+  EXPECT_THAT(ErrorOf("peers:\n  targets:\n    - 10.0.0.2\n    - 10.0.0.2\n"),
+              AllOf(StartsWith("t.yaml:4:7: peers.targets[1]:"), HasSubstr("listed twice (first at line 3)")));
+  EXPECT_THAT(ErrorOf("peers:\n  targets: [\"rdma://x\"]\n"), HasSubstr("a URL"));
+  EXPECT_THAT(ErrorOf("peers:\n  targets: [\"-bad.example\"]\n"), HasSubstr("starts or ends with '-'"));
+  EXPECT_THAT(ErrorOf("peers:\n  targets: 10.0.0.2\n"), HasSubstr("write [\"10.0.0.2\"] for a list of one"));
+}
+
+TEST(ConfigPeersTest, ValuesAreValidatedWithTheirKey) {
+  EXPECT_THAT(ErrorOf("peers:\n  tos: 106\n"), AllOf(StartsWith("t.yaml:2:8: peers.tos:"), HasSubstr("multiple of 4")));
+  EXPECT_THAT(ErrorOf("peers:\n  tos: 256\n"), HasSubstr("from 0 to 255"));
+  EXPECT_THAT(ErrorOf("peers:\n  port: 0\n"), HasSubstr("peers.port: must be an integer from 1 to 65535"));
+  EXPECT_THAT(ErrorOf("peers:\n  source_address: rdma0\n"), HasSubstr("peers.source_address: must be an IP address"));
+  EXPECT_THAT(ErrorOf("peers:\n  interval: 10ms\n"), HasSubstr("peers.interval: must be a duration from 100ms"));
+  EXPECT_THAT(ErrorOf("peers:\n  latency_iterations: 4\n"), HasSubstr("from 5 to 1000000"));
+  EXPECT_THAT(ErrorOf("peers:\n  max_latency_p99_us: 0\n"), HasSubstr("greater than 0"));
+  EXPECT_THAT(ErrorOf("peers:\n  min_bandwidth_gbps: 100000\n"), HasSubstr("peers.min_bandwidth_gbps"));
+  EXPECT_THAT(ErrorOf("peers:\n  bandwidth_interval: 10s\n  bandwidth_duration: 6s\n"),
+              AllOf(StartsWith("t.yaml:2:3: peers:"), HasSubstr("at most half of bandwidth_interval")));
+  EXPECT_THAT(ErrorOf("peers:\n  intervall: 1s\n"), HasSubstr("(did you mean \"interval\"?)"));
+}
+
+TEST(ConfigPeersTest, ResponderNeedsAnAllowListAndRoomForOneMessage) {
+  EXPECT_THAT(ErrorOf("peers:\n  responder:\n    enabled: true\n"),
+              AllOf(StartsWith("t.yaml:3:5: peers.responder:"), HasSubstr("allow is empty")));
+  EXPECT_THAT(ErrorOf("peers:\n  responder:\n    allow: [10.0.0.0/33]\n"),
+              HasSubstr("peers.responder.allow[0]: \"10.0.0.0/33\": prefix length must be 0 to 32"));
+  EXPECT_THAT(ErrorOf("peers:\n  responder:\n    max_message_size: 4096\n    max_registered_bytes: 1024\n"),
+              HasSubstr("below max_message_size"));
+}
+
+TEST(ConfigPeersTest, RelativeTargetsFileIsRelativeToTheConfigFilesFolder) {
+  Result<Config> r = ParseConfig("peers:\n  file: peers.yaml\n", "/etc/rdma-healthd/config.yaml", kCollectors);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->peers.file, "/etc/rdma-healthd/peers.yaml");
+}
+
+TEST(ConfigPeersTest, MinutesAndHoursAreDurations) {
+  Result<Config> r = Parse("peers:\n  interval: 1m\n  bandwidth_interval: 1h\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->peers.interval, milliseconds(60000));
+  EXPECT_EQ(r->peers.bandwidth_interval, milliseconds(3600000));
 }
 
 // Every shipped example parses against the collectors actually linked in, so a broken example (or a

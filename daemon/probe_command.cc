@@ -43,30 +43,7 @@ std::string Int(unsigned long long v, int width) {
 
 }  // namespace
 
-// perftest ib_send_lat's arithmetic (the contract in probesched's probes/latency_stats.h, which
-// replaces this copy once on main): sort, set the 2 largest aside (m = n - 2), t_typical = median
-// of m, t_avg and t_stdev over m, t_max = sorted[m], p99 = sorted[ceil(m * 0.99)], p99.9 likewise.
-std::optional<ProbeLatencyFigures> ComputeProbeLatencyFigures(std::vector<double> s) {
-  if (s.size() < 3) return std::nullopt;
-  std::sort(s.begin(), s.end());
-  const std::size_t m = s.size() - 2;
-  ProbeLatencyFigures f;
-  f.min_us = s[0];
-  f.max_us = s[m];
-  f.typical_us = m % 2 == 1 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
-  double sum = 0;
-  for (std::size_t i = 0; i < m; ++i) sum += s[i];
-  f.average_us = sum / static_cast<double>(m);
-  double sq = 0;
-  for (std::size_t i = 0; i < m; ++i) sq += (s[i] - f.average_us) * (s[i] - f.average_us);
-  f.stdev_us = std::sqrt(sq / static_cast<double>(m));
-  auto at = [&](double q) { return s[std::min<std::size_t>(static_cast<std::size_t>(std::ceil(static_cast<double>(m) * q)), m)]; };
-  f.p99_us = at(0.99);
-  f.p99_9_us = at(0.999);
-  return f;
-}
-
-void PrintLatencyReport(std::uint32_t bytes, std::uint32_t iterations, const ProbeLatencyFigures& f, std::ostream& out) {
+void PrintLatencyReport(std::uint32_t bytes, std::uint32_t iterations, const LatencyStats& f, std::ostream& out) {
   out << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
          "   99% percentile[usec]   99.9% percentile[usec]\n";
   out << " " << Int(bytes, 7) << Int(iterations, 13) << Fixed(f.min_us, 11) << Fixed(f.max_us, 15)
@@ -112,7 +89,7 @@ int RunProbeCommand(const Options& options, PeerProber& prober, std::ostream& ou
       return kExitFailed;
     }
     const LatencySamples& samples = std::get<LatencySamples>(got);
-    std::optional<ProbeLatencyFigures> figures = ComputeProbeLatencyFigures(samples.half_round_trip_us);
+    std::optional<LatencyStats> figures = ComputeLatencyStats(samples.half_round_trip_us);
     if (!figures) {
       err << "rdma-healthd probe: too few samples\n";
       return kExitFailed;

@@ -8,19 +8,13 @@
 #include <vector>
 
 #include "daemon/options.h"
+#include "probes/latency_stats.h"
 #include "probes/peer_prober.h"
 
 namespace rdmahd {
 
-// perftest's latency report figures: a local copy of probes/latency_stats.h's arithmetic (issue #11's
-// statistics, not on main when this was written) plus t_stdev; to be replaced by it.
-struct ProbeLatencyFigures {
-  double min_us = 0, max_us = 0, typical_us = 0, average_us = 0, stdev_us = 0, p99_us = 0, p99_9_us = 0;
-};
-// nullopt with fewer than 3 samples (nothing left once the 2 largest are set aside).
-std::optional<ProbeLatencyFigures> ComputeProbeLatencyFigures(std::vector<double> samples_us);
-
-void PrintLatencyReport(std::uint32_t bytes, std::uint32_t iterations, const ProbeLatencyFigures& f, std::ostream& out);
+// perftest's report line over probes/latency_stats.h's figures (the daemon's probes use the same).
+void PrintLatencyReport(std::uint32_t bytes, std::uint32_t iterations, const LatencyStats& f, std::ostream& out);
 void PrintBandwidthReport(std::uint32_t bytes, const BandwidthResult& r, std::ostream& out);
 
 int RunProbeCommand(const Options& options, PeerProber& prober, std::ostream& out, std::ostream& err);

@@ -40,31 +40,6 @@ Options ProbeOptions(const std::string& peer) {
   return o;
 }
 
-TEST(ComputeProbeLatencyFigures, PerftestArithmetic) {
-  // n = 10 samples; the 2 largest (10, 9) are set aside: m = 8.
-  std::optional<ProbeLatencyFigures> f = ComputeProbeLatencyFigures({10, 3, 1, 9, 2, 8, 4, 7, 5, 6});
-  ASSERT_TRUE(f);
-  EXPECT_DOUBLE_EQ(f->min_us, 1);
-  EXPECT_DOUBLE_EQ(f->max_us, 9);      // sorted[m]: perftest's t_max is the second largest
-  EXPECT_DOUBLE_EQ(f->typical_us, 4.5);  // even m: mean of the two middle ones
-  EXPECT_DOUBLE_EQ(f->average_us, 4.5);  // of the m kept
-  EXPECT_NEAR(f->stdev_us, std::sqrt(5.25), 1e-12);
-  EXPECT_DOUBLE_EQ(f->p99_us, 9);  // sorted[ceil(8 * 0.99)] = sorted[8]
-  EXPECT_DOUBLE_EQ(f->p99_9_us, 9);
-
-  // 999 samples (1000 iterations): m = 997; p99 = sorted[988], p99.9 = sorted[997].
-  std::vector<double> s;
-  for (int i = 0; i < 999; ++i) s.push_back(i);
-  f = ComputeProbeLatencyFigures(s);
-  ASSERT_TRUE(f);
-  EXPECT_DOUBLE_EQ(f->typical_us, 498);
-  EXPECT_DOUBLE_EQ(f->p99_us, 988);
-  EXPECT_DOUBLE_EQ(f->p99_9_us, 997);
-  EXPECT_DOUBLE_EQ(f->max_us, 997);
-
-  EXPECT_FALSE(ComputeProbeLatencyFigures({1, 2}));
-}
-
 TEST(RunProbeCommand, LatencyPrintsAPerftestLineWithTheRequestedParameters) {
   FakeProber prober;
   LatencySamples samples;

@@ -1,0 +1,97 @@
+"""End-to-end tests of the "peers" probe in the running daemon: peers from the config and a targets
+file reach /metrics (valid for promtool) and the peer checks, a SIGHUP reload and a file change
+reconcile the peer set (removed peers' series go away, kept peers keep their counters), and a bad
+targets file keeps the last good list. Peers are loopback addresses; whatever prober the build
+links, every probe to them ends (success or a failure with a reason) within step_timeout, and the
+tests assert only that probes are counted, never a reason."""
+
+import os
+import re
+import signal
+import tempfile
+import time
+import unittest
+
+from harness import Daemon, promtool_check
+
+PROBES = re.compile(r'^rdma_peer_probes_total\{peer="([^"]+)"(.*?),kind="latency",result="(\w+)",reason="(\w*)"\} (\d+)$',
+                    re.M)
+
+
+def probes_by_peer(body):
+    """peer -> (extra labels, total latency probes counted)."""
+    out = {}
+    for peer, extra, _result, _reason, n in PROBES.findall(body):
+        labels, total = out.get(peer, (extra, 0))
+        out[peer] = (extra, total + int(n))
+    return out
+
+
+class PeersE2ETest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.cfg = os.path.join(self.tmp.name, "config.yaml")
+        self.file = os.path.join(self.tmp.name, "peers.yaml")
+
+    def write(self, path, text):
+        # Atomic replace, as a config manager writes: a new inode each time.
+        tmp = path + ".new"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+
+    def write_config(self, targets):
+        self.write(self.cfg, "peers:\n  targets: [%s]\n  file: peers.yaml\n  interval: 100ms\n"
+                             "  step_timeout: 100ms\n  latency_iterations: 5\n" % ", ".join(targets))
+
+    def wait_metrics(self, d, ok, timeout=10):
+        deadline = time.monotonic() + timeout
+        body = ""
+        while time.monotonic() < deadline:
+            status, _, body = d.get("/metrics")
+            self.assertEqual(status, 200)
+            if ok(body):
+                return body
+            time.sleep(0.1)
+        self.fail("condition never held; last /metrics:\n" + "\n".join(
+            l for l in body.splitlines() if "peer" in l)[:4000])
+
+    def test_peers_reach_metrics_and_reload_and_file_changes_reconcile(self):
+        self.write_config(["127.0.0.1", "127.0.0.2"])
+        self.write(self.file, "- targets: [127.0.0.3]\n  labels: {rack: r1}\n")
+        with Daemon(f"--config.file={self.cfg}", f"--path.sysfs={self.tmp.name}") as d:
+            body = self.wait_metrics(d, lambda b: all(probes_by_peer(b).get(p, ("", 0))[1] >= 2
+                                                      for p in ("127.0.0.1", "127.0.0.2", "127.0.0.3")))
+            ok, out = promtool_check(body)
+            self.assertTrue(ok, out)
+            self.assertEqual(probes_by_peer(body)["127.0.0.3"][0], ',rack="r1"')
+            self.assertIn('rdma_peer_latency_seconds_count{peer="127.0.0.1"}', body)
+            self.assertRegex(body, r'rdma_check_status\{check="peer_reachable",subject="127.0.0.2",status="\w+"\} 1')
+            kept_before = probes_by_peer(body)["127.0.0.2"][1]
+
+            # Reload: 127.0.0.1 removed, 127.0.0.2 kept with its counters, 127.0.0.4 added.
+            self.write_config(["127.0.0.2", "127.0.0.4"])
+            d.signal(signal.SIGHUP)
+            self.assertIsNotNone(d.wait_for_log("reload", timeout=10), "\n".join(d.log_lines))
+            body = self.wait_metrics(d, lambda b: probes_by_peer(b).get("127.0.0.4", ("", 0))[1] >= 1
+                                     and '"127.0.0.1"' not in b)
+            self.assertGreaterEqual(probes_by_peer(body)["127.0.0.2"][1], kept_before)
+            self.assertNotIn('subject="127.0.0.1"', body)
+
+            # The file changes: 127.0.0.3 leaves, 127.0.0.5 comes with its label.
+            self.write(self.file, '[{"targets": ["127.0.0.5"], "labels": {"rack": "r2"}}]\n')
+            body = self.wait_metrics(d, lambda b: "127.0.0.5" in b and "127.0.0.3" not in b)
+            self.assertEqual(probes_by_peer(body)["127.0.0.5"][0], ',rack="r2"')
+
+            # A bad file: the last good list stays, peer_reachable warns for the file.
+            self.write(self.file, "- targets: [127.0.0.6\n")
+            body = self.wait_metrics(d, lambda b: re.search(
+                r'rdma_check_status\{check="peer_reachable",subject="file [^"]*peers.yaml",status="warning"\} 1', b))
+            self.assertIn('peer="127.0.0.5"', body)
+            self.assertNotIn("127.0.0.6", body)
+            self.assertEqual(d.get("/-/healthy")[0], 200)
+
+
+if __name__ == "__main__":
+    unittest.main()
