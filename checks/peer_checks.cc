@@ -66,6 +66,12 @@ class PeerReachableCheck : public Check {
                      "the targets file could not be used: " + facts->targets_file_error,
                      "fix the file (a YAML or JSON list of {targets: [...], labels: {...}}); it is read again when it changes"});
     }
+    if (!facts->discovery_error.empty()) {
+      out.push_back({"", "discovery", Verdict::kWarning,
+                     "peer discovery over DNS failed (the last good addresses stay): " + facts->discovery_error,
+                     "check the names under peers.discovery.dns (`getent ahosts <name>`, `dig <name>`) and "
+                     "peers.discovery.dns_server"});
+    }
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};
@@ -91,6 +97,12 @@ class PeerLatencyCheck : public Check {
     const auto* facts = snapshot.Get<PeerFacts>();
     if (facts == nullptr) return;
     const auto& limit = config.peers.max_latency_p99_us;
+    if (!facts->discovery_error.empty()) {
+      out.push_back({"", "discovery", Verdict::kWarning,
+                     "peer discovery over DNS failed (the last good addresses stay): " + facts->discovery_error,
+                     "check the names under peers.discovery.dns (`getent ahosts <name>`, `dig <name>`) and "
+                     "peers.discovery.dns_server"});
+    }
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};
@@ -125,6 +137,12 @@ class PeerBandwidthCheck : public Check {
     const auto* facts = snapshot.Get<PeerFacts>();
     if (facts == nullptr) return;
     const auto& limit = config.peers.min_bandwidth_gbps;
+    if (!facts->discovery_error.empty()) {
+      out.push_back({"", "discovery", Verdict::kWarning,
+                     "peer discovery over DNS failed (the last good addresses stay): " + facts->discovery_error,
+                     "check the names under peers.discovery.dns (`getent ahosts <name>`, `dig <name>`) and "
+                     "peers.discovery.dns_server"});
+    }
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};

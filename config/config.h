@@ -88,6 +88,23 @@ struct PeerResponderPolicy {
   std::uint64_t max_registered_bytes = 64ull << 20;  // all sessions' memory regions together
 };
 
+// Fleet discovery (issue #12): DNS names whose every A/AAAA record is a peer, e.g. a Kubernetes
+// headless Service of the rdma-healthd DaemonSet, re-resolved every dns_interval.
+struct PeerDiscoveryPolicy {
+  std::vector<std::string> dns;                     // names; each address they resolve to is a peer
+  std::string dns_server;                           // "IP" or "IP:PORT"; empty = /etc/resolv.conf
+  std::chrono::milliseconds dns_interval{60000};
+};
+
+// Which of the targets this node probes when there are more than max_peers (probes/peer_selection.h).
+struct PeerSelectionPolicy {
+  std::uint32_t max_peers = 32;
+  std::uint32_t same_tor_cap = 8;
+  std::string tor_label = "tor";                    // targets-file label naming a peer's ToR/rack
+  std::chrono::milliseconds rotation{3600000};      // how often this node's own picks rotate
+  std::string self;                                 // this node's name among the targets; empty = a local address found there
+};
+
 // Peer probes: whom to probe (static list, DNS names, a file re-read on change), how, and what is
 // healthy. The probe kind is "peers" (probes: peers: false turns it off).
 struct PeersPolicy {
@@ -108,6 +125,8 @@ struct PeersPolicy {
   std::optional<double> max_latency_p99_us;        // check policy; unset = not judged
   std::optional<double> min_bandwidth_gbps;        // check policy; unset = not judged
   PeerResponderPolicy responder;
+  PeerDiscoveryPolicy discovery;
+  PeerSelectionPolicy selection;
 };
 
 // ---- host: device side (issue #10 items 4-7; the "pcie", "roce_tos", "plumbing" and

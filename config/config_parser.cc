@@ -56,6 +56,10 @@ constexpr double kMaxRateGbps = 1600;
 // Peer probes. An interval under 100ms would be a load test, not a probe; over a day, no probe.
 constexpr milliseconds kMinPeerInterval{100};
 constexpr milliseconds kMaxPeerInterval{86'400'000};
+// DNS discovery and selection (issue #12).
+constexpr milliseconds kMinDnsInterval{1000};
+constexpr milliseconds kMinRotation{60000};
+constexpr std::uint32_t kMaxSelectedPeers = 4096;
 constexpr milliseconds kMinStepTimeout{10};
 constexpr milliseconds kMaxStepTimeout{60'000};
 constexpr milliseconds kMinBandwidthInterval{10'000};
@@ -330,6 +334,8 @@ class ConfigParser {
         {"max_latency_p99_us", [&](const Located& f) { return ReadPositive(f, kMaxLatencyPolicyUs, "microseconds", out.max_latency_p99_us); }},
         {"min_bandwidth_gbps", [&](const Located& f) { return ReadRateGbps(f, out.min_bandwidth_gbps); }},
         {"responder", [&](const Located& f) { return ParseResponder(f, out.responder); }},
+        {"discovery", [&](const Located& f) { return ParsePeerDiscovery(f, out.discovery); }},
+        {"selection", [&](const Located& f) { return ParsePeerSelection(f, out.selection); }},
     });
     if (!st.ok()) return st;
     // One stream at a time per node, each bandwidth_duration long: a duration that is not well
@@ -340,6 +346,24 @@ class ConfigParser {
                            std::to_string(out.bandwidth_interval.count()) + "ms)");
     }
     return Status::Ok();
+  }
+
+  Status ParsePeerDiscovery(const Located& v, PeerDiscoveryPolicy& out) const {
+    return VisitMap(v, {
+        {"dns", [&](const Located& f) { return ReadTargets(f, out.dns); }},
+        {"dns_server", [&](const Located& f) { return ReadString(f, out.dns_server); }},
+        {"dns_interval", [&](const Located& f) { return ReadDuration(f, kMinDnsInterval, kMaxPeerInterval, out.dns_interval); }},
+    });
+  }
+
+  Status ParsePeerSelection(const Located& v, PeerSelectionPolicy& out) const {
+    return VisitMap(v, {
+        {"max_peers", [&](const Located& f) { return ReadU32(f, 1, kMaxSelectedPeers, out.max_peers); }},
+        {"same_tor_cap", [&](const Located& f) { return ReadU32(f, 0, kMaxSelectedPeers, out.same_tor_cap); }},
+        {"tor_label", [&](const Located& f) { return ReadString(f, out.tor_label); }},
+        {"rotation", [&](const Located& f) { return ReadDuration(f, kMinRotation, kMaxPeerInterval, out.rotation); }},
+        {"self", [&](const Located& f) { return ReadString(f, out.self); }},
+    });
   }
 
   Status ParseResponder(const Located& v, PeerResponderPolicy& out) const {

@@ -784,6 +784,26 @@ TEST(ConfigPeersTest, MinutesAndHoursAreDurations) {
   EXPECT_EQ(r->peers.bandwidth_interval, milliseconds(3600000));
 }
 
+TEST(ConfigPeersTest, DiscoveryAndSelection) {
+  Result<Config> r = Parse(
+      "peers:\n  discovery:\n    dns: [rdma-healthd.monitoring.svc]\n    dns_server: \"127.0.0.1:5353\"\n"
+      "    dns_interval: 30s\n  selection:\n    max_peers: 16\n    same_tor_cap: 4\n    tor_label: rack\n"
+      "    rotation: 2h\n    self: 10.0.0.1\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->peers.discovery.dns, std::vector<std::string>{"rdma-healthd.monitoring.svc"});
+  EXPECT_EQ(r->peers.discovery.dns_server, "127.0.0.1:5353");
+  EXPECT_EQ(r->peers.discovery.dns_interval, milliseconds(30000));
+  EXPECT_EQ(r->peers.selection.max_peers, 16u);
+  EXPECT_EQ(r->peers.selection.same_tor_cap, 4u);
+  EXPECT_EQ(r->peers.selection.tor_label, "rack");
+  EXPECT_EQ(r->peers.selection.rotation, milliseconds(7200000));
+  EXPECT_EQ(r->peers.selection.self, "10.0.0.1");
+  Result<Config> zero = Parse("peers:\n  selection:\n    max_peers: 0\n");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.error().message, HasSubstr("t.yaml:3:16"));
+  EXPECT_FALSE(Parse("peers:\n  discovery:\n    dns_interval: 10ms\n").ok());
+}
+
 // Every shipped example parses against the collectors actually linked in, so a broken example (or a
 // collector rename that leaves one behind) fails the suite.
 TEST(ConfigExamplesTest, EveryShippedExampleParses) {

@@ -70,6 +70,7 @@ struct PeerFacts {
   std::vector<std::shared_ptr<const PeerStatus>> peers;  // sorted by name
   std::string targets_file;        // peers.file; empty when none
   std::string targets_file_error;  // why the last read of it failed (the last good list stays)
+  std::string discovery_error;     // DNS discovery names that did not resolve, and why (last good kept)
   bool bandwidth_enabled = false;
 };
 

@@ -12,8 +12,13 @@
 #include <tuple>
 #include <utility>
 
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <unistd.h>
+
 #include "common/net_address.h"
 #include "probes/latency_stats.h"
+#include "probes/peer_selection.h"
 
 namespace rdmahd {
 
@@ -124,6 +129,97 @@ PeerProbe::Clock::time_point PeerProbe::NextDue(Clock::time_point due, std::chro
   return due + step > now ? due + step : now + step;
 }
 
+void PeerProbe::Discover(const PeersPolicy& p, Clock::time_point now) {
+  if (p.discovery.dns != dns_names_ || p.discovery.dns_server != dns_server_) {
+    dns_names_ = p.discovery.dns;
+    dns_server_ = p.discovery.dns_server;
+    std::erase_if(discovered_, [&](const auto& kv) {
+      return std::find(dns_names_.begin(), dns_names_.end(), kv.first) == dns_names_.end();
+    });
+    dns_at_ = {};
+    targets_changed_ = true;
+  }
+  if (dns_names_.empty() || (dns_at_ != Clock::time_point{} && now - dns_at_ < p.discovery.dns_interval)) return;
+  dns_at_ = now;
+  DnsOptions options;
+  options.server = dns_server_;
+  options.timeout = std::chrono::seconds(1);
+  options.attempts = 2;
+  std::string errors;
+  for (const std::string& name : dns_names_) {
+    Result<std::vector<std::string>> found =
+        options_.discover ? options_.discover(name, options) : ResolveAddresses(name, options);
+    if (!found.ok()) {
+      errors += (errors.empty() ? "" : "; ") + found.error().message;  // keeps the last good answer
+      continue;
+    }
+    if (discovered_[name] != *found) {
+      discovered_[name] = std::move(*found);
+      targets_changed_ = true;
+    }
+  }
+  if (errors != discovery_error_) {
+    discovery_error_ = errors;
+    set_changed_ = true;
+  }
+}
+
+namespace {
+
+// This host's IP addresses (to find itself among discovered peers).
+std::vector<std::string> LocalAddresses() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6)) continue;
+    char text[NI_MAXHOST];
+    const socklen_t len = i->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (getnameinfo(i->ifa_addr, len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) {
+      std::string a = text;
+      if (auto pct = a.find('%'); pct != std::string::npos) a.resize(pct);  // fe80::1%eth0
+      out.push_back(std::move(a));
+    }
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+}  // namespace
+
+std::vector<PeerTarget> PeerProbe::Select(std::vector<PeerTarget> targets, const PeerSelectionPolicy& policy) {
+  // Who this node is among the targets: as configured, else a target that is one of its addresses,
+  // else its host name.
+  std::string self = policy.self;
+  if (self.empty()) {
+    const std::vector<std::string> mine = options_.local_addresses ? options_.local_addresses() : LocalAddresses();
+    for (const PeerTarget& t : targets) {
+      if (std::find(mine.begin(), mine.end(), t.name) != mine.end()) self = t.name;
+    }
+  }
+  if (self.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0) self = host;
+  }
+  std::vector<PeerCandidate> candidates;
+  candidates.reserve(targets.size());
+  for (const PeerTarget& t : targets) {
+    std::string tor;
+    for (const auto& [k, v] : t.labels) {
+      if (k == policy.tor_label) tor = v;
+    }
+    candidates.push_back({t.name, std::move(tor)});
+  }
+  SelectionPolicy sp;
+  sp.max_peers = policy.max_peers;
+  sp.same_tor_cap = policy.same_tor_cap;
+  sp.epoch = static_cast<std::uint64_t>(selection_epoch_);
+  std::set<std::string> chosen;
+  for (const SelectedPeer& s : PeerSelector(std::move(candidates)).Select(self, sp)) chosen.insert(s.name);
+  std::erase_if(targets, [&](const PeerTarget& t) { return !chosen.contains(t.name); });
+  return targets;
+}
+
 void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
   const PeersPolicy& p = config.peers;
   std::uniform_real_distribution<double> phase(0.0, 1.0);
@@ -176,10 +272,31 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
     bandwidth_interval_ = p.bandwidth_interval;
   }
 
+  Discover(p, now);
+  // Selection: a new policy, or the next rotation epoch of this node's own picks.
+  const auto rotation = std::max<std::int64_t>(1, p.selection.rotation.count());
+  const std::int64_t epoch =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count() /
+      rotation;
+  if (epoch != selection_epoch_ || p.selection.max_peers != selection_.max_peers ||
+      p.selection.same_tor_cap != selection_.same_tor_cap || p.selection.tor_label != selection_.tor_label ||
+      p.selection.self != selection_.self) {
+    selection_ = p.selection;
+    selection_epoch_ = epoch;
+    targets_changed_ = true;
+  }
+
   if (!targets_changed_) return;
   targets_changed_ = false;
-  std::vector<PeerTarget> desired =
-      MergeTargets(static_targets_, p.file.empty() ? std::vector<PeerTarget>{} : file_.targets());
+  std::vector<PeerTarget> listed = p.file.empty() ? std::vector<PeerTarget>{} : file_.targets();
+  for (const auto& [name, addresses] : discovered_) {
+    for (const std::string& a : addresses) listed.push_back({a, {{"service", name}}});
+  }
+  // peers.targets are probed as listed; selection picks from the file's and discovery's targets.
+  std::erase_if(listed, [&](const PeerTarget& t) {
+    return std::find(static_targets_.begin(), static_targets_.end(), t.name) != static_targets_.end();
+  });
+  std::vector<PeerTarget> desired = MergeTargets(static_targets_, Select(std::move(listed), p.selection));
   std::map<std::string, std::unique_ptr<Peer>> next;
   for (PeerTarget& t : desired) {
     auto it = peers_.find(t.name);
@@ -360,6 +477,7 @@ void PeerProbe::Publish(const Config& config, ProbeBoard& board) {
   PeerFacts facts;
   facts.targets_file = config.peers.file;
   facts.targets_file_error = config.peers.file.empty() ? "" : file_.error();
+  facts.discovery_error = config.peers.discovery.dns.empty() ? "" : discovery_error_;
   facts.bandwidth_enabled = bandwidth_;
   facts.peers.reserve(peers_.size());
   for (auto& [name, peer] : peers_) {

@@ -29,6 +29,7 @@
 
 #include "core/probe.h"
 #include "facts/peer_facts.h"
+#include "probes/dns_resolver.h"
 #include "probes/peer_prober.h"
 #include "probes/peer_targets.h"
 
@@ -39,6 +40,8 @@ class Histogram;
 namespace rdmahd {
 
 using PeerProberFactory = std::function<std::unique_ptr<PeerProber>()>;
+// Every address of a discovery name (probes/dns_resolver.h's ResolveAddresses by default).
+using DnsDiscoverer = std::function<Result<std::vector<std::string>>(const std::string& name, const DnsOptions& options)>;
 using AddressResolverFactory = std::function<std::unique_ptr<AddressResolver>()>;
 
 // The latency histogram's bucket bounds, in seconds: 1 us .. 100 ms in 1-2-5 steps.
@@ -60,6 +63,8 @@ class PeerProbe : public Probe {
     PeerProberFactory prober;         // empty: MakeRdmaCmProber (librdmacm)
     AddressResolverFactory resolver;  // empty: MakeSystemResolver
     std::uint64_t seed = 0;           // jitter; 0: from std::random_device
+    DnsDiscoverer discover;           // empty: ResolveAddresses
+    std::function<std::vector<std::string>()> local_addresses;  // empty: getifaddrs
   };
 
   PeerProbe();
@@ -88,6 +93,14 @@ class PeerProbe : public Probe {
   Clock::time_point NextDue(Clock::time_point due, std::chrono::milliseconds interval, Clock::time_point now);
   void Publish(const Config& config, ProbeBoard& board);
 
+  // peers.discovery.dns, re-resolved every dns_interval: each address a target labelled
+  // service=<name>. A name that fails keeps its last good addresses.
+  void Discover(const PeersPolicy& p, Clock::time_point now);
+  // Of the file's and discovery's targets, the ones this node probes: all of them, or
+  // peers.selection's choice when there are more than max_peers; never this node itself.
+  // (peers.targets are always probed as listed.)
+  std::vector<PeerTarget> Select(std::vector<PeerTarget> targets, const PeerSelectionPolicy& policy);
+
   Options options_;
   std::unique_ptr<PeerProber> prober_;
   std::unique_ptr<AddressResolver> resolver_;
@@ -99,6 +112,13 @@ class PeerProbe : public Probe {
   TargetsFile file_;
   std::string file_path_;
   Clock::time_point file_checked_{};
+  std::vector<std::string> dns_names_;                          // as last resolved
+  std::string dns_server_;
+  std::map<std::string, std::vector<std::string>> discovered_;  // name -> its addresses
+  Clock::time_point dns_at_{};
+  std::string discovery_error_;
+  PeerSelectionPolicy selection_;
+  std::int64_t selection_epoch_ = -1;
   bool targets_changed_ = true;
   bool set_changed_ = true;  // peers added or removed, or the file's error changed: publish
 };

@@ -1,5 +1,7 @@
 #include "probes/peer_probe.h"
 
+#include "core/check.h"
+
 #include <dirent.h>
 #include <malloc.h>
 #include <prometheus/histogram.h>
@@ -18,6 +20,7 @@
 
 #include "common/node_fs.h"
 #include "core/check.h"
+#include "core/collection_engine.h"
 #include "core/probe_scheduler.h"
 #include "tests/support/test_paths.h"
 
@@ -118,7 +121,7 @@ struct Harness {
 
   explicit Harness(std::map<std::string, std::string> names = {})
       : probe(PeerProbe::Options{[s = script] { return std::make_unique<FakeProber>(s); },
-                                 [names] { return std::make_unique<FakeResolver>(names); }, 42}) {}
+                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}}) {}
 
   void Round(const Config& config) { probe.RunRound(ProbeContext{fs, config, stopping}, board); }
 
@@ -423,7 +426,7 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
   probes.push_back({"peers", std::make_unique<PeerProbe>(PeerProbe::Options{
                                  [script] { return std::make_unique<FakeProber>(script); },
                                  [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); },
-                                 7})});
+                                 7, {}, {}})});
   const int threads_before = ThreadCount();
   auto scheduler = std::make_unique<ProbeScheduler>(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
   const auto start = Clock::now();
@@ -496,6 +499,126 @@ TEST(PeerProbeTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
   }
   EXPECT_EQ(documented, rendered);
   EXPECT_EQ(rendered.size(), 5u);
+}
+
+// Fleet discovery (issue #12): a headless-Service-like name gives 60 addresses; this node (one of
+// them) probes at most max_peers of them, never itself; a DNS failure keeps the last good set and
+// shows as a warning; a shrunk answer drops the gone peers.
+TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
+  auto answer = std::make_shared<Result<std::vector<std::string>>>(std::vector<std::string>{});
+  std::vector<std::string> fleet;
+  for (int i = 1; i <= 60; ++i) {
+    char a[32];
+    std::snprintf(a, sizeof a, "10.1.0.%d", i);
+    fleet.push_back(a);
+  }
+  *answer = fleet;
+  auto script = std::make_shared<Script>();
+  PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}};
+  std::vector<std::string> asked;
+  options.discover = [answer, &asked](const std::string& name, const DnsOptions& o) {
+    asked.push_back(name + "@" + o.server);
+    return *answer;
+  };
+  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1", "10.1.0.7"}; };
+  PeerProbe probe(std::move(options));
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+  Config c;
+  c.peers.interval = std::chrono::hours(1);  // discovery and selection only, no probe due soon
+  c.peers.discovery.dns = {"rdma-healthd.monitoring.svc"};
+  c.peers.discovery.dns_server = "127.0.0.1:5353";
+  c.peers.discovery.dns_interval = milliseconds(1000);
+  c.peers.selection.max_peers = 20;
+  auto round = [&] { probe.RunRound(ProbeContext{fs, c, stopping}, board); };
+  auto names = [&] {
+    Snapshot snap;
+    board.CopyInto(snap);
+    std::set<std::string> out;
+    for (const auto& p : snap.Get<PeerFacts>()->peers) out.insert(p->name);
+    return out;
+  };
+  round();
+  ASSERT_EQ(asked, std::vector<std::string>{"rdma-healthd.monitoring.svc@127.0.0.1:5353"});
+  std::set<std::string> first = names();
+  EXPECT_EQ(first.size(), 20u);
+  EXPECT_FALSE(first.contains("10.1.0.7"));  // itself, found among its own addresses
+  {
+    Snapshot snap;
+    board.CopyInto(snap);
+    EXPECT_EQ(snap.Get<PeerFacts>()->peers.front()->labels,
+              (PeerLabels{{"service", "rdma-healthd.monitoring.svc"}}));
+  }
+
+  // The DNS server fails: the set stays, the failure is a warning.
+  *answer = Error{"dns: no answer for rdma-healthd.monitoring.svc (timeout or SERVFAIL)"};
+  std::this_thread::sleep_for(milliseconds(1100));
+  round();
+  EXPECT_EQ(names(), first);
+  Snapshot snap;
+  board.CopyInto(snap);
+  EXPECT_THAT(snap.Get<PeerFacts>()->discovery_error, HasSubstr("timeout or SERVFAIL"));
+  auto verdicts = RunRegisteredCheck("peer_reachable", snap, c);
+  EXPECT_TRUE(std::any_of(verdicts.begin(), verdicts.end(),
+                          [](const CheckResult& r) { return r.subject == "discovery" && r.verdict == Verdict::kWarning; }));
+
+  // The service shrinks to 5 pods: everyone else is probed, the rest dropped.
+  *answer = std::vector<std::string>(fleet.begin(), fleet.begin() + 5);
+  std::this_thread::sleep_for(milliseconds(1100));
+  round();
+  EXPECT_EQ(names(), (std::set<std::string>{"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5"}));
+}
+
+// Issue #12's series budget: a node with 2 NICs (the mlx5-roce fixture: devices, netdev, roce and
+// host collectors, every check) and 32 peers probed for latency and bandwidth, one of them failing
+// too, exports at most 2,000 series, histogram buckets included. The figure is printed for
+// docs/fleet.md.
+TEST(PeerProbeTest, SeriesBudgetOfANodeWithTwoNicsAndThirtyTwoPeers) {
+  Harness h;
+  std::vector<std::string> targets;
+  for (int i = 1; i <= 32; ++i) {
+    char a[32];
+    std::snprintf(a, sizeof a, "10.2.0.%d", i);
+    targets.push_back(a);
+  }
+  Config c = PeersConfig(targets, milliseconds(100));
+  c.peers.bandwidth = true;
+  c.peers.bandwidth_interval = std::chrono::seconds(10);
+  c.peers.bandwidth_duration = milliseconds(100);
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->latency["10.2.0.1"].push_back(ProbeFailure{"connect_timeout", "no answer"});
+  }
+  ASSERT_TRUE(h.RunUntil(c, [&] {
+    for (const auto& t : targets) {
+      if (h.script->Calls(t) < 2) return false;
+    }
+    return true;
+  }));
+  auto count_series = [](const std::string& text) {
+    std::size_t n = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) n += !line.empty() && line[0] != '#';
+    return n;
+  };
+  const std::size_t peers = count_series(h.Metrics());
+  // The peer checks' verdicts: 3 checks x 4 statuses per peer.
+  Snapshot snap;
+  h.board.CopyInto(snap);
+  std::size_t verdicts = 0;
+  for (const char* check : {"peer_reachable", "peer_latency", "peer_bandwidth"}) {
+    verdicts += RunRegisteredCheck(check, snap, c).size() * 4;
+  }
+  CollectionEngine engine(NodeFs(testing::ProjectFixture("sysfs/mlx5-roce/sys"), "/nonexistent"));
+  auto node_config = std::make_shared<Config>();
+  const std::size_t node = count_series(engine.ScrapeText(node_config));
+  const std::size_t total = node + peers + verdicts;
+  std::printf("series: node with 2 NICs %zu + 32 peers' metrics %zu + their verdicts %zu = %zu (%.1f per peer)\n",
+              node, peers, verdicts, total, static_cast<double>(peers + verdicts) / 32);
+  EXPECT_LE(total, 2000u);
+  EXPECT_GT(peers, 32u * 20u);  // the histogram really is in there (19 series per peer alone)
 }
 
 TEST(PeerProbeTest, ThePeersProbeIsRegistered) { EXPECT_NE(ProbeRegistry().Find("peers"), nullptr); }

@@ -135,6 +135,17 @@ std::vector<SelectedPeer> PeerSelector::Select(std::string_view self, const Sele
                       [](const auto& a, const auto& b) { return a.first > b.first; });
     for (std::size_t i = 0; i < n && out.size() < policy.max_peers; ++i) take(ranked[i].second, SelectionReason::kSample);
   }
+  // 5. Budget left and no other ToR to draw from (a flat list, one rack): more of the own ToR after
+  // all, so that a node probes min(max_peers, everyone else).
+  if (out.size() < policy.max_peers && my_tor < tors_.size()) {
+    std::vector<std::pair<std::uint64_t, const PeerCandidate*>> rest;
+    for (const PeerCandidate* c : tors_[my_tor]) rest.emplace_back(StableHash(c->name, self_key ^ kExtraSeed), c);
+    std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [weight, c] : rest) {
+      if (out.size() >= policy.max_peers) break;
+      take(c, SelectionReason::kSameTor);
+    }
+  }
   if (out.size() > policy.max_peers) out.resize(policy.max_peers);
   return out;
 }

@@ -10,7 +10,9 @@
 //    and within that ToR by one member (rendezvous hashing); that member probes one node of the
 //    other ToR (rendezvous again), so every ToR pair is covered by some node;
 //  - the rest of the budget (`max_peers`) goes to more members of the own ToR (up to
-//    `same_tor_cap`) and to sampled nodes of other ToRs, by rendezvous hashing.
+//    `same_tor_cap`) and to sampled nodes of other ToRs, by rendezvous hashing; when other ToRs
+//    run out (a flat list, one rack), to the rest of the own ToR: a node probes
+//    min(max_peers, everyone else).
 // Rendezvous (highest-random-weight) hashing makes churn cheap: a node joining or leaving moves
 // only the choices that involved it, O(max_peers) assignments, not all of them. What a node picks
 // alone (pair targets, extras, samples) is keyed by `epoch` as well, so it rotates slowly when

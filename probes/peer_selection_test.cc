@@ -110,6 +110,19 @@ TEST(PeerSelectionTest, EpochRotatesOwnChoicesButNotTheRing) {
   EXPECT_NE(all_a, all_b);
 }
 
+TEST(PeerSelectionTest, AFlatListFillsTheBudgetFromTheOneGroup) {
+  std::vector<PeerCandidate> flat;
+  for (int i = 0; i < 20; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "n%d", i);
+    flat.push_back({name, ""});
+  }
+  EXPECT_EQ(PeerSelector(flat).Select("n0", SelectionPolicy{}).size(), 19u);  // everyone else, k = 32
+  SelectionPolicy ten;
+  ten.max_peers = 10;
+  EXPECT_EQ(PeerSelector(flat).Select("n0", ten).size(), 10u);
+}
+
 TEST(PeerSelectionTest, WithoutTorLabelsAndInTinyFleets) {
   std::vector<PeerCandidate> flat = {{"a", ""}, {"b", ""}, {"c", ""}};
   PeerSelector selector(flat);
