@@ -97,12 +97,6 @@ class PeerLatencyCheck : public Check {
     const auto* facts = snapshot.Get<PeerFacts>();
     if (facts == nullptr) return;
     const auto& limit = config.peers.max_latency_p99_us;
-    if (!facts->discovery_error.empty()) {
-      out.push_back({"", "discovery", Verdict::kWarning,
-                     "peer discovery over DNS failed (the last good addresses stay): " + facts->discovery_error,
-                     "check the names under peers.discovery.dns (`getent ahosts <name>`, `dig <name>`) and "
-                     "peers.discovery.dns_server"});
-    }
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};
@@ -137,12 +131,6 @@ class PeerBandwidthCheck : public Check {
     const auto* facts = snapshot.Get<PeerFacts>();
     if (facts == nullptr) return;
     const auto& limit = config.peers.min_bandwidth_gbps;
-    if (!facts->discovery_error.empty()) {
-      out.push_back({"", "discovery", Verdict::kWarning,
-                     "peer discovery over DNS failed (the last good addresses stay): " + facts->discovery_error,
-                     "check the names under peers.discovery.dns (`getent ahosts <name>`, `dig <name>`) and "
-                     "peers.discovery.dns_server"});
-    }
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};

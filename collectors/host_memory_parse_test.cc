@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/node_fs.h"
+#include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -12,11 +13,7 @@ namespace {
 
 using testing::RealFixture;
 
-std::string ReadReal(const std::string& rel) {
-  auto text = ReadRegularFile(RealFixture(rel), kMaxAttributeBytes);
-  EXPECT_TRUE(text.ok()) << text.error().message;
-  return text.ok() ? *text : "";
-}
+std::string ReadReal(const std::string& rel) { return testing::ReadRealFixture(rel); }
 
 // The Ubuntu Forums capture holds two command outputs: /proc/meminfo | grep Huge, then every
 // node's meminfo | fgrep Huge. Split them by their shell lines.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/node_fs.h"
+#include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -10,11 +11,7 @@ namespace {
 
 using testing::RealFixture;
 
-std::string ReadReal(const std::string& rel) {
-  auto text = ReadRegularFile(RealFixture(rel), kMaxAttributeBytes);
-  EXPECT_TRUE(text.ok()) << text.error().message;
-  return text.ok() ? *text : "";
-}
+std::string ReadReal(const std::string& rel) { return testing::ReadRealFixture(rel); }
 
 TEST(ProcPidParseTest, RealLimitsFiles) {
   auto near_max = ParseMemlockLimit(ReadReal("sysfs/procfs-fixtures/proc/26231/limits"));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -347,21 +348,8 @@ TEST(VerbsDevicesTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
   Fixture f;
   f.node->devices["mlx5_0"] = Mlx5("mlx5_0", 0);
   CollectRun r = Collect(f.collector);
-  std::set<std::string> rendered;
-  std::istringstream text(r.text);
-  std::string line;
-  while (std::getline(text, line)) {
-    if (line.rfind("# TYPE ", 0) == 0) rendered.insert(line.substr(7, line.find(' ', 7) - 7));
-  }
-  auto doc = ReadRegularFile(testing::SourceDir() + "/docs/metrics.md", std::size_t{1} << 20);
-  ASSERT_TRUE(doc.ok()) << doc.error().message;
-  std::set<std::string> documented;
-  std::istringstream lines(*doc);
-  bool in_section = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("## ", 0) == 0) in_section = line.find("(collector `verbs`)") != std::string::npos;
-    if (in_section && line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
-  }
+  const std::set<std::string> rendered = testing::RenderedFamilies(r.text);
+  const std::set<std::string> documented = testing::DocumentedFamilies("(collector `verbs`)");
   EXPECT_EQ(documented, rendered);
   EXPECT_EQ(rendered.size(), 16u);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/node_fs.h"
+#include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -10,11 +11,7 @@ namespace {
 
 using testing::RealFixture;
 
-std::string ReadReal(const std::string& rel) {
-  auto text = ReadRegularFile(RealFixture(rel), kMaxAttributeBytes);
-  EXPECT_TRUE(text.ok()) << text.error().message;
-  return text.ok() ? *text : "";
-}
+std::string ReadReal(const std::string& rel) { return testing::ReadRealFixture(rel); }
 
 TEST(CpuListTest, RealNodeCpulistsIncludingTheEmptyMemoryOnlyNode) {
   const std::string base = "sysfs/node-exporter-fixtures/sys/devices/system/node/";

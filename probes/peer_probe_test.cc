@@ -22,6 +22,7 @@
 #include "core/check.h"
 #include "core/collection_engine.h"
 #include "core/probe_scheduler.h"
+#include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -482,21 +483,8 @@ TEST(PeerProbeTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
     std::lock_guard lock(h.script->mu);
     return !h.script->bandwidth_calls.empty() && !h.script->latency_calls.empty();
   }));
-  std::set<std::string> rendered;
-  std::istringstream text(h.Metrics());
-  std::string line;
-  while (std::getline(text, line)) {
-    if (line.rfind("# TYPE ", 0) == 0) rendered.insert(line.substr(7, line.find(' ', 7) - 7));
-  }
-  auto doc = ReadRegularFile(testing::SourceDir() + "/docs/metrics.md", std::size_t{1} << 20);
-  ASSERT_TRUE(doc.ok()) << doc.error().message;
-  std::set<std::string> documented;
-  std::istringstream lines(*doc);
-  bool in_section = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("## ", 0) == 0) in_section = line.find("(probe `peers`)") != std::string::npos;
-    if (in_section && line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
-  }
+  const std::set<std::string> rendered = testing::RenderedFamilies(h.Metrics());
+  const std::set<std::string> documented = testing::DocumentedFamilies("(probe `peers`)");
   EXPECT_EQ(documented, rendered);
   EXPECT_EQ(rendered.size(), 5u);
 }
@@ -563,6 +551,9 @@ TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   auto verdicts = RunRegisteredCheck("peer_reachable", snap, c);
   EXPECT_TRUE(std::any_of(verdicts.begin(), verdicts.end(),
                           [](const CheckResult& r) { return r.subject == "discovery" && r.verdict == Verdict::kWarning; }));
+  for (const char* other : {"peer_latency", "peer_bandwidth"}) {  // said once, by peer_reachable
+    for (const CheckResult& r : RunRegisteredCheck(other, snap, c)) EXPECT_NE(r.subject, "discovery") << other;
+  }
 
   // The service shrinks to 5 pods: everyone else is probed, the rest dropped.
   *answer = std::vector<std::string>(fleet.begin(), fleet.begin() + 5);

@@ -123,6 +123,20 @@ class AlertExpressionTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
 
+def assert_check_golden(test, stdout, name):
+    """`rdma-healthd check` output against tests/golden/check/NAME (rewritten when updating)."""
+    golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", name)
+    if UPDATE:
+        os.makedirs(os.path.dirname(golden), exist_ok=True)
+        with open(golden, "w") as out:
+            out.write(stdout)
+        return
+    with open(golden) as g:
+        want = g.read()
+    test.assertEqual(stdout, want, "".join(difflib.unified_diff(
+        want.splitlines(True), stdout.splitlines(True), "golden", "check")))
+
+
 class CheckCommandTest(unittest.TestCase):
     """`rdma-healthd check` on a captured node whose RoCE priority has no PFC."""
 
@@ -136,16 +150,7 @@ class CheckCommandTest(unittest.TestCase):
     def test_table_golden_and_exit_code(self):
         p = run(*self.args())
         self.assertEqual(p.returncode, 1, p.stderr)
-        golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", "roce-pfc-off.txt")
-        if UPDATE:
-            os.makedirs(os.path.dirname(golden), exist_ok=True)
-            with open(golden, "w") as f:
-                f.write(p.stdout)
-            return
-        with open(golden) as f:
-            want = f.read()
-        self.assertEqual(p.stdout, want, "".join(difflib.unified_diff(
-            want.splitlines(True), p.stdout.splitlines(True), "golden", "check")))
+        assert_check_golden(self, p.stdout, "roce-pfc-off.txt")
         # The flagship failure, its reason and its fix, as an operator reads them.
         self.assertRegex(p.stdout, r"roce_pfc_priority +ens1f0np0 +failed +PFC is off on RoCE priority 3")
         self.assertIn("fix: dcb pfc set dev ens1f0np0 prio-pfc 3:on", p.stdout)
@@ -189,15 +194,7 @@ class HostCheckCommandTest(unittest.TestCase):
                 "--path.dcb=" + os.path.join(SOURCE_DIR, "tests", "fixtures", "empty-dcb"),
                 f"--config.file={f}/config.yaml")
         self.assertEqual(p.returncode, 1, p.stderr)
-        golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", "host-numa-misplaced.txt")
-        if UPDATE:
-            with open(golden, "w") as out:
-                out.write(p.stdout)
-            return
-        with open(golden) as g:
-            want = g.read()
-        self.assertEqual(p.stdout, want, "".join(difflib.unified_diff(
-            want.splitlines(True), p.stdout.splitlines(True), "golden", "check")))
+        assert_check_golden(self, p.stdout, "host-numa-misplaced.txt")
         self.assertRegex(p.stdout, r"hugepages_free +mlx5_1 +failed +only 88 free 2 MiB hugepages on node 1")
         self.assertIn("fix: echo 680 > /sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages",
                       p.stdout)
@@ -216,15 +213,7 @@ class HostDeviceCheckCommandTest(unittest.TestCase):
         p = run("check", f"--path.sysfs={f}/sys", f"--path.procfs={f}/proc", f"--path.dcb={f}/dcb",
                 f"--path.dev={f}/dev", f"--config.file={f}/config.yaml")
         self.assertEqual(p.returncode, 1, p.stderr)
-        golden = os.path.join(SOURCE_DIR, "tests", "golden", "check", "host-device-readiness.txt")
-        if UPDATE:
-            with open(golden, "w") as out:
-                out.write(p.stdout)
-            return
-        with open(golden) as g:
-            want = g.read()
-        self.assertEqual(p.stdout, want, "".join(difflib.unified_diff(
-            want.splitlines(True), p.stdout.splitlines(True), "golden", "check")))
+        assert_check_golden(self, p.stdout, "host-device-readiness.txt")
         self.assertRegex(p.stdout, r"pcie_link +mlx5_1 +failed +PCIe link trained at 8\.0 GT/s x8")
         self.assertRegex(p.stdout, r"roce_tos +mlx5_1/1 +failed +default ToS 0")
         self.assertIn("echo 106 > /sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos", p.stdout)
