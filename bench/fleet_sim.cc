@@ -6,10 +6,15 @@
 //   moved_assignments_on_one_node_churn: (prober, target) assignments that are new after one node
 //     leaves (the node in the middle of the list), out of all assignments
 //   peers_per_node_max: the largest choice (bounded by k)
+//   series_per_node: what one node exports with 2 NICs and k peers: the daemon's collectors and
+//     checks on the 2-NIC fixture tree (tests/fixtures/sysfs/mlx5-roce) plus the peers probe's
+//     metrics and the peer checks' verdicts for k peers with latency, bandwidth and a failure
+//     reason each, rendered by the real renderers and counted
 //
 // Usage: rdmahd_fleet_sim [NODES [RACKS [K]]]   (defaults 10000 500 32)
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -18,6 +23,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/check.h"
+#include "core/collection_engine.h"
+#include "facts/peer_facts.h"
+#include "probes/peer_probe.h"
 #include "probes/peer_selection.h"
 
 namespace {
@@ -50,6 +59,54 @@ std::vector<std::string> Assignments(const std::vector<PeerCandidate>& fleet, co
     for (const auto& p : picked) out.push_back(c.name + "\t" + p.name);
   }
   return out;
+}
+
+std::size_t CountSeries(const std::string& exposition) {
+  std::size_t n = 0;
+  std::size_t at = 0;
+  while (at < exposition.size()) {
+    const std::size_t end = exposition.find('\n', at);
+    const std::size_t len = (end == std::string::npos ? exposition.size() : end) - at;
+    if (len > 0 && exposition[at] != '#') ++n;
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return n;
+}
+
+// One node's series: its collectors and checks on a 2-NIC tree, and the peers probe's metrics and
+// verdicts for `peers` peers in the state that has the most series (latency and bandwidth both
+// measured, one failure reason counted beside the successes).
+std::size_t SeriesPerNode(std::size_t peers) {
+  rdmahd::CollectionEngine engine(rdmahd::NodeFs(RDMAHD_SOURCE_DIR "/tests/fixtures/sysfs/mlx5-roce/sys", "/nonexistent"));
+  auto config = std::make_shared<rdmahd::Config>();
+  config->peers.bandwidth = true;
+  std::size_t n = CountSeries(engine.ScrapeText(config));
+
+  rdmahd::PeerFacts facts;
+  facts.bandwidth_enabled = true;
+  for (std::size_t i = 0; i < peers; ++i) {
+    auto p = std::make_shared<rdmahd::PeerStatus>();
+    p->name = "10.9." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+    p->last_latency = rdmahd::PeerProbeResult::kSuccess;
+    p->latency = rdmahd::PeerLatencyRound{1, 2, 2, 5, 9, 9, 999, "steady"};
+    for (double bound : rdmahd::PeerLatencyBuckets()) p->histogram.buckets.emplace_back(bound, 999);
+    p->histogram.buckets.emplace_back(std::numeric_limits<double>::infinity(), 999);
+    p->histogram.count = 999;
+    p->last_bandwidth = rdmahd::PeerProbeResult::kSuccess;
+    p->bandwidth_bytes_per_second = 1e10;
+    p->counts = {{"bandwidth", "success", "", 1}, {"latency", "failure", "connect_timeout", 1}, {"latency", "success", "", 9}};
+    facts.peers.push_back(std::move(p));
+  }
+  rdmahd::Snapshot snapshot;
+  snapshot.Put(facts);
+  rdmahd::MetricSink sink;
+  rdmahd::PeerProbe().Render(snapshot, sink);
+  n += CountSeries(sink.Serialize());
+  for (const char* check : {"peer_reachable", "peer_latency", "peer_bandwidth"}) {
+    n += 4 * rdmahd::RunRegisteredCheck(check, snapshot, *config).size();  // one series per status
+  }
+  return n;
 }
 
 }  // namespace
@@ -98,8 +155,9 @@ int main(int argc, char** argv) {
               policy.max_peers, before.size(), seconds);
   std::printf("{\"nodes\": %d, \"racks\": %d, \"k\": %zu, \"in_degree_min\": %d, \"in_degree_median\": %d, "
               "\"in_degree_max\": %d, \"tor_pair_coverage\": %.4f, \"moved_assignments_on_one_node_churn\": %zu, "
-              "\"assignments\": %zu, \"peers_per_node_max\": %zu}\n",
+              "\"assignments\": %zu, \"peers_per_node_max\": %zu, \"series_per_node\": %zu}\n",
               nodes, racks, policy.max_peers, degrees.front(), degrees[degrees.size() / 2], degrees.back(),
-              all_pairs > 0 ? static_cast<double>(tor_pairs.size()) / all_pairs : 1.0, moved, before.size(), max_peers);
+              all_pairs > 0 ? static_cast<double>(tor_pairs.size()) / all_pairs : 1.0, moved, before.size(), max_peers,
+              SeriesPerNode(policy.max_peers));
   return 0;
 }
