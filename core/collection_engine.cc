@@ -85,7 +85,7 @@ struct CollectionEngine::Shared {
   PluginWorker topology_worker;
   std::vector<std::unique_ptr<CollectorSlot>> collectors;
   const std::vector<Instance<Check>> checks;
-  const ProbeBoard* probe_board = nullptr;  // owned by the engine's ProbeScheduler
+  const ProbeScheduler* probes = nullptr;  // the engine's; its boards hold the probes' results
 
   mutable std::mutex mu;
   std::condition_variable changed;  // a run finished, a collection ended, or Stop()
@@ -242,7 +242,7 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
     report->collection_timeouts = timeouts;
   }
 
-  if (probe_board != nullptr) probe_board->CopyInto(report->snapshot);
+  if (probes != nullptr) probes->CopyInto(report->snapshot, *config);
   for (const auto& check : checks) {
     if (config->CheckEnabled(check.name)) RunCheck(check.name, *check.impl, report->snapshot, *config, report->verdicts);
   }
@@ -266,14 +266,14 @@ CollectionEngine::CollectionEngine(NodeFs fs, EnginePlugins plugins) {
   std::vector<Instance<Probe>> probes = std::move(plugins.probes);
   shared_ = std::make_shared<Shared>(fs, std::move(plugins));
   probes_ = std::make_unique<ProbeScheduler>(std::move(fs), std::move(probes));
-  shared_->probe_board = &probes_->board();
+  shared_->probes = probes_.get();
 }
 
 CollectionEngine::~CollectionEngine() {
   Stop();
   // Workers still inside a collector keep `shared_` alive; none of them reads the board, which
   // goes with probes_ (collections run on callers' threads, all returned by now).
-  shared_->probe_board = nullptr;
+  shared_->probes = nullptr;
   probes_.reset();
 }
 

@@ -488,9 +488,14 @@ TEST(CollectionEngineProbeTest, ProbeResultsReachSnapshotsChecksAndMetrics) {
   EXPECT_TRUE(engine.Render(*after, sink).empty());
   EXPECT_NE(sink.Serialize().find("test_probe_round " + std::to_string(ping->round) + "\n"), std::string::npos);
 
-  // Disabled by a new config: the rounds stop.
+  // Disabled by a new config: its last results leave the collections at once (no frozen metrics or
+  // verdicts), and the rounds stop.
   auto off = ConfigWithTimeout(5000);
   off->probes["test_ping"] = false;
+  auto disabled = engine.Collect(off);
+  EXPECT_EQ(disabled->snapshot.Get<PingFacts>(), nullptr);
+  ASSERT_EQ(disabled->verdicts.size(), 1u);
+  EXPECT_EQ(disabled->verdicts[0].verdict, Verdict::kUnknown);
   engine.RunProbes(off);
   std::this_thread::sleep_for(milliseconds(60));  // a round in progress may still finish
   const int stopped_at = *rounds;
@@ -508,7 +513,7 @@ TEST(ProbeSchedulerTest, ThrowingRoundIsCountedAndTheProbeRunsOn) {
   const ProbeScheduler::Counts c = scheduler.counts("test_ping");
   EXPECT_EQ(c.failed, 1u);
   Snapshot s;
-  scheduler.board().CopyInto(s);
+  scheduler.CopyInto(s, *ConfigWithTimeout(5000));
   ASSERT_NE(s.Get<PingFacts>(), nullptr);
   EXPECT_GE(s.Get<PingFacts>()->round, 3);
 }

@@ -58,12 +58,11 @@ struct ProbeScheduler::Slot {
   }
 };
 
-ProbeScheduler::ProbeScheduler(NodeFs fs, std::vector<Instance<Probe>> probes)
-    : board_(std::make_shared<ProbeBoard>()) {
+ProbeScheduler::ProbeScheduler(NodeFs fs, std::vector<Instance<Probe>> probes) {
   for (auto& p : probes) {
     std::shared_ptr<Probe> probe(std::move(p.impl));
     views_.emplace_back(p.name, probe);
-    slots_.push_back(std::make_shared<Slot>(p.name, std::move(probe), board_, fs));
+    slots_.push_back(std::make_shared<Slot>(p.name, std::move(probe), std::make_shared<ProbeBoard>(), fs));
   }
 }
 
@@ -100,6 +99,12 @@ void ProbeScheduler::Stop() {
     std::lock_guard lock(slot->mu);
     slot->stopping = true;
     slot->cv.notify_all();
+  }
+}
+
+void ProbeScheduler::CopyInto(Snapshot& snapshot, const Config& config) const {
+  for (const auto& slot : slots_) {
+    if (config.ProbeEnabled(slot->name)) slot->board->CopyInto(snapshot);
   }
 }
 

@@ -1,6 +1,8 @@
 // ProbeScheduler: runs each probe on a thread of its own, one round per the probe's interval,
 // while the current config enables it, and publishes through one ProbeBoard. A round that throws
-// costs that round. Owned by the CollectionEngine, which copies the board into every collection.
+// costs that round. Each probe publishes on a board of its own; the CollectionEngine (the owner)
+// copies the boards of the probes the collection's config enables into every collection, so a
+// probe turned off stops showing its last results at once.
 #pragma once
 
 #include <memory>
@@ -27,7 +29,8 @@ class ProbeScheduler {
   // Probes finish their current round and run no more.
   void Stop();
 
-  const ProbeBoard& board() const { return *board_; }
+  // Adds the latest results of every probe `config` enables to `snapshot`. Thread-safe.
+  void CopyInto(Snapshot& snapshot, const Config& config) const;
   // Registered names and instances, for rendering (Probe::Render reads only the snapshot).
   const std::vector<std::pair<std::string, std::shared_ptr<const Probe>>>& probes() const { return views_; }
   // Probes inside a round now, comma-separated.
@@ -41,7 +44,6 @@ class ProbeScheduler {
 
  private:
   struct Slot;
-  std::shared_ptr<ProbeBoard> board_;
   std::vector<std::shared_ptr<Slot>> slots_;
   std::vector<std::pair<std::string, std::shared_ptr<const Probe>>> views_;
 };
