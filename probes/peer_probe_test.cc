@@ -433,7 +433,13 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
   const auto start = Clock::now();
   scheduler->Configure(config);
   std::this_thread::sleep_for(milliseconds(1500));
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's runtime starts a background thread of its own on first need.
+  EXPECT_LE(ThreadCount(), threads_before + 2);
+  EXPECT_GE(ThreadCount(), threads_before + 1);
+#else
   EXPECT_EQ(ThreadCount(), threads_before + 1);
+#endif
   std::this_thread::sleep_until(start + milliseconds(3500));
   scheduler->Stop();
   // Let the round in progress end (it sees `stopping` before its next probe) so that the thread
