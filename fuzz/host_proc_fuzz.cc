@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (node < 0 || node > 65535 || pool.reserved) __builtin_trap();
     }
   }
-  if (auto size = ParseHugepageDirName(text); size && (*size == 0 || *size % 1024 != 0)) __builtin_trap();
+  if (auto page = ParseHugepageDirName(text); page && (*page == 0 || *page % 1024 != 0)) __builtin_trap();
   (void)ParseHugepageCount(text);
   if (auto mode = ParseThpMode(text); mode.ok() && (mode->empty() || mode->size() > 16)) __builtin_trap();
   (void)ParseNumaBalancing(text);
