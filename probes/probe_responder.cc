@@ -18,6 +18,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kRecvDepth = 64;
 constexpr std::uint32_t kSendDepth = 16;
+constexpr std::uint32_t kSignalEvery = 8;  // one send completion per 8 answers (SendWindow)
 constexpr int kMaxWc = 16;
 // A peer has this long to finish connecting once accepted, and to send the next message of a
 // latency round; a whole latency session at most kMaxLatencySession; a bandwidth session its
@@ -230,10 +231,11 @@ Status ServeLatency(VerbsSession& s, const ProbeHello& hello, const std::atomic<
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | (size <= s.max_inline ? IBV_SEND_INLINE : 0);
+  wr.send_flags = size <= s.max_inline ? IBV_SEND_INLINE : 0;
   const auto session_end = Clock::now() + kMaxLatencySession;
   auto last_progress = Clock::now();
-  std::uint32_t answered = 0, sends_outstanding = 0;
+  std::uint32_t answered = 0, to_answer = 0;
+  SendWindow sends(kSendDepth, kSignalEvery);
   ibv_wc wc[kMaxWc];
   while (answered < hello.iterations) {
     if (stop.load(std::memory_order_relaxed)) return Error{"stopped"};
@@ -250,14 +252,19 @@ Status ServeLatency(VerbsSession& s, const ProbeHello& hello, const std::atomic<
     for (int k = 0; k < *n; ++k) {
       if (wc[k].status != IBV_WC_SUCCESS) return Error{std::string("work completion ") + ibv_wc_status_str(wc[k].status)};
       if (wc[k].opcode == IBV_WC_SEND) {
-        --sends_outstanding;
+        sends.Retire(wc[k].wr_id);
         continue;
       }
       if (Status st = PostRecv(s, s.buffer.data() + size, size); !st.ok()) return st;
-      if (sends_outstanding >= kSendDepth) return Error{"send queue full"};  // the peer does not wait for answers
+      ++to_answer;
+    }
+    // Answers wait for room in the send queue: a message whose answer cannot be posted yet is
+    // answered once a send completion retires earlier ones (bounded by the idle timeout above).
+    for (; to_answer > 0 && sends.CanPost() && answered < hello.iterations; --to_answer) {
+      sends.Prepare(wr, answered + 1 == hello.iterations);
       ibv_send_wr* bad = nullptr;
       if (const int rc = ibv_post_send(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_send", rc);
-      ++sends_outstanding;
+      sends.Posted(wr);
       ++answered;
     }
   }

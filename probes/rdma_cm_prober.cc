@@ -25,6 +25,7 @@ constexpr auto kSpinAfterProgress = std::chrono::milliseconds(2);
 constexpr auto kMaxSilence = std::chrono::seconds(5);
 constexpr std::uint32_t kLatencyRecvDepth = 64;
 constexpr std::uint32_t kLatencySendDepth = 16;
+constexpr std::uint32_t kLatencySignalEvery = 8;  // one send completion per 8 messages (SendWindow)
 constexpr int kMaxWc = 16;
 
 // CLOCK_MONOTONIC_RAW: not slewed by NTP, so a sample is the hardware's time between two posts.
@@ -116,22 +117,23 @@ ProbeOutcome<LatencySamples> RdmaCmProber::RunLatency(VerbsSession& s, const Pee
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | (size <= s.max_inline ? IBV_SEND_INLINE : 0);
+  wr.send_flags = size <= s.max_inline ? IBV_SEND_INLINE : 0;
   const auto deadline = Clock::now() + request.timeout;
   auto last_progress = Clock::now();
-  std::uint32_t sends_outstanding = 0;
+  SendWindow sends(kLatencySendDepth, kLatencySignalEvery);
   ibv_wc wc[kMaxWc];
   for (std::uint32_t i = 0; i < request.iterations; ++i) {
+    sends.Prepare(wr, i + 1 == request.iterations);
     posted[i] = RawNowNs();
     ibv_send_wr* bad = nullptr;
     if (const int rc = ibv_post_send(s.qp.get(), &wr, &bad); rc != 0) {
       Disconnect(s);
       return Fail("local_resources", peer, Error::FromErrno("ibv_post_send", rc).message);
     }
-    ++sends_outstanding;
+    sends.Posted(wr);
     // The reply to this message; send completions are reaped on the way.
     bool replied = false;
-    while (!replied || sends_outstanding >= kLatencySendDepth) {
+    while (!replied || !sends.CanPost()) {
       if (stop.load(std::memory_order_relaxed)) {
         Disconnect(s);
         return Fail("stopped", peer, "latency: stopped");
@@ -161,7 +163,7 @@ ProbeOutcome<LatencySamples> RdmaCmProber::RunLatency(VerbsSession& s, const Pee
                       std::string("latency: work completion ") + ibv_wc_status_str(wc[k].status));
         }
         if (wc[k].opcode == IBV_WC_SEND) {
-          --sends_outstanding;
+          sends.Retire(wc[k].wr_id);
         } else {
           replied = true;
           if (Status st = PostRecv(s, s.buffer.data() + size, size); !st.ok()) {

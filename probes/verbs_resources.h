@@ -12,6 +12,7 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -177,6 +178,41 @@ Status CreateQueueResources(VerbsSession& s, std::size_t buffer_bytes, int acces
 // also ends the wait when readable (returns 0): the cm event channel, to see a disconnect.
 Result<int> WaitCompletions(VerbsSession& s, ibv_wc* wc, int max_wc, std::chrono::steady_clock::time_point spin_until,
                             std::chrono::steady_clock::time_point deadline, int extra_fd = -1);
+
+// Selective signaling of a ping-pong's sends, as perftest's latency tests do: only one send in
+// `every` asks for a completion, and that completion retires it and every unsignaled send posted
+// before it (a QP completes its send queue in order). The device then writes one send completion
+// per `every` messages instead of one per message: less work per round trip for a NIC, and on a
+// software device (rxe) CPU time taken from the very round trips being measured. A send is also
+// signaled when it fills the queue, so a full queue always has a completion coming.
+class SendWindow {
+ public:
+  SendWindow(std::uint32_t depth, std::uint32_t every) : depth_(depth), every_(every < 1 ? 1 : every) {}
+  // False while the queue is full: wait for a send completion (Retire) before posting.
+  bool CanPost() const { return outstanding_ < depth_; }
+  // Sets IBV_SEND_SIGNALED and wr_id on `wr` for the next send (`last`: the final one of a
+  // round, always signaled so the round leaves nothing unaccounted). Call after a post succeeded.
+  void Prepare(ibv_send_wr& wr, bool last) {
+    const bool signal = last || run_ + 1 >= every_ || outstanding_ + 1 >= depth_;
+    wr.send_flags = signal ? (wr.send_flags | IBV_SEND_SIGNALED) : (wr.send_flags & ~unsigned{IBV_SEND_SIGNALED});
+    wr.wr_id = signal ? run_ + 1 : 0;  // the sends this completion retires
+  }
+  void Posted(const ibv_send_wr& wr) {
+    ++outstanding_;
+    run_ = (wr.send_flags & IBV_SEND_SIGNALED) != 0 ? 0 : run_ + 1;
+  }
+  // A send completion: retires the sends its wr_id counts.
+  void Retire(std::uint64_t wr_id) {
+    outstanding_ -= static_cast<std::uint32_t>(std::min<std::uint64_t>(wr_id, outstanding_));
+  }
+  std::uint32_t outstanding() const { return outstanding_; }
+
+ private:
+  std::uint32_t depth_;
+  std::uint32_t every_;
+  std::uint32_t outstanding_ = 0;  // posted, not yet retired by a completion
+  std::uint32_t run_ = 0;          // unsignaled sends since the last signaled one
+};
 
 // The bounded `reason` for a failed work completion: "wc_" + the status name in lower case.
 std::string WcStatusReason(ibv_wc_status status);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <deque>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -75,6 +78,68 @@ TEST(WcStatusReason, NamesAreTheBoundedReasonLabel) {
   EXPECT_EQ(WcStatusReason(IBV_WC_WR_FLUSH_ERR), "wc_wr_flush_err");
   EXPECT_EQ(WcStatusReason(IBV_WC_REM_ACCESS_ERR), "wc_rem_access_err");
   EXPECT_EQ(WcStatusReason(static_cast<ibv_wc_status>(200)), "wc_other");
+}
+
+}  // namespace
+}  // namespace rdmahd
+
+namespace rdmahd {
+namespace {
+
+// A model of a send queue: it completes sends in order, and only signaled ones produce a
+// completion (carrying their wr_id). A ping-pong posts through SendWindow while the "device"
+// completes sends at random moments; the window must never overfill the queue, never wait on a
+// full queue with no completion coming, and end a round with everything retired.
+TEST(SendWindow, SignalsOneInEveryNeverOverfillsAndAFullQueueAlwaysHasACompletionComing) {
+  for (const std::uint32_t every : {1u, 4u, 8u, 16u, 32u}) {
+    constexpr std::uint32_t kDepth = 16, kMessages = 1000;
+    SendWindow window(kDepth, every);
+    std::deque<ibv_send_wr> queue;  // posted, not yet completed by the device
+    std::vector<std::uint64_t> completions;
+    std::uint32_t signaled = 0;
+    std::mt19937 rng(every);
+    auto device_completes_one = [&] {
+      const ibv_send_wr done = queue.front();
+      queue.pop_front();
+      if ((done.send_flags & IBV_SEND_SIGNALED) != 0) completions.push_back(done.wr_id);
+    };
+    for (std::uint32_t i = 0; i < kMessages; ++i) {
+      while (!window.CanPost()) {
+        // Waiting for a completion: one must be coming, or the prober would wait forever.
+        const bool coming = !completions.empty() ||
+                            std::any_of(queue.begin(), queue.end(),
+                                        [](const ibv_send_wr& w) { return (w.send_flags & IBV_SEND_SIGNALED) != 0; });
+        ASSERT_TRUE(coming) << "every=" << every << ": full queue with no completion coming at message " << i;
+        if (completions.empty()) device_completes_one();
+        else {
+          window.Retire(completions.front());
+          completions.erase(completions.begin());
+        }
+      }
+      ibv_send_wr wr{};
+      wr.send_flags = IBV_SEND_INLINE;
+      window.Prepare(wr, i + 1 == kMessages);
+      EXPECT_NE(wr.send_flags & IBV_SEND_INLINE, 0u) << "other flags are kept";
+      window.Posted(wr);
+      queue.push_back(wr);
+      signaled += (wr.send_flags & IBV_SEND_SIGNALED) != 0;
+      ASSERT_LE(queue.size() + 0, kDepth) << "every=" << every;
+      ASSERT_LE(window.outstanding(), kDepth);
+      ASSERT_GE(window.outstanding(), queue.size()) << "a send retired before the device completed it";
+      // The device and the poll loop make progress at random moments.
+      if (!queue.empty() && rng() % 2 == 0) device_completes_one();
+      if (!completions.empty() && rng() % 3 == 0) {
+        window.Retire(completions.front());
+        completions.erase(completions.begin());
+      }
+    }
+    EXPECT_TRUE(queue.empty() || (queue.back().send_flags & IBV_SEND_SIGNALED) != 0) << "the last send is signaled";
+    while (!queue.empty()) device_completes_one();
+    for (const std::uint64_t id : completions) window.Retire(id);
+    EXPECT_EQ(window.outstanding(), 0u) << "every=" << every << ": the round ends with every send retired";
+    EXPECT_LE(signaled, kMessages / every + kMessages / kDepth + 1) << "every=" << every;
+    EXPECT_GE(signaled, kMessages / std::max(every, kDepth)) << "every=" << every;
+  }
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ wait_until() {
 hw_counter() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1"; }
 
 # Runs ib_send_lat from rxe0 to its own GID (rxe loops it back): real RC send traffic.
-# Prints the typical latency in microseconds.
+# rxe_self_traffic [ITERS [min]]: prints the typical latency in microseconds (with "min", then
+# t_min after it).
 rxe_self_traffic() {
   local iters="${1:-200}" port=18515 server_log client_log
   server_log="$(mktemp)" client_log="$(mktemp)"
@@ -83,7 +84,7 @@ rxe_self_traffic() {
   wait "$server" || { cat "$server_log"; fail "ib_send_lat server failed"; }
   # Result row: #bytes #iterations t_min t_max t_typical ...
   local typical
-  typical="$(awk '$1 == 2 && $2 ~ /^[0-9]+$/ { print $5 }' "$client_log" | tail -n1)"
+  typical="$(awk -v with_min="$2" '$1 == 2 && $2 ~ /^[0-9]+$/ { print (with_min == "min") ? $5 " " $3 : $5 }' "$client_log" | tail -n1)"
   [[ -n "$typical" ]] || { cat "$client_log"; fail "ib_send_lat printed no result row"; }
   rm -f "$server_log" "$client_log"
   echo "$typical"
