@@ -190,3 +190,20 @@ expect_collectors_succeeded() {
 
 # Lines of FILE that mention device="DEVICE" (for the scenario's log and the closing note).
 series_of_device() { grep -E "device=\"$2\"" "$1" || true; }
+
+# time_scrapes N RATE: N GETs of /metrics from one curl, at most RATE a second (`--rate 3/s`: one
+# process, so under TCG the scrapes come at that pace rather than at curl's start-up cost; keep
+# RATE under 1 / scrape.cache_window so that every scrape collects afresh), each timed by curl
+# (time_total, seconds). Sets SCRAPE_MEDIAN and SCRAPE_MAX (not printed, so a failure ends the
+# scenario rather than a subshell). Fails when a scrape fails or is not 200.
+SCRAPE_MEDIAN="" SCRAPE_MAX=""
+# shellcheck disable=SC2034 # the results are for the scenario that sourced this file
+time_scrapes() {
+  local n="$1" rate="$2" i args=() lines
+  for ((i = 0; i < n; i++)); do args+=(-o /dev/null "http://$RDMAHD_LISTEN/metrics"); done
+  lines="$(curl -sS -m 60 --rate "$rate" -w '%{http_code} %{time_total}\n' "${args[@]}")"
+  [[ "$(grep -c '^200 ' <<<"$lines")" == "$n" ]] || fail "timed scrapes: not $n answered 200: $(tr '\n' ' ' <<<"$lines")"
+  read -r SCRAPE_MEDIAN SCRAPE_MAX <<<"$(awk '{ print $2 }' <<<"$lines" | sort -g |
+    awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                              printf "%.4f %.4f\n", m, v[NR] }')"
+}
