@@ -207,3 +207,28 @@ time_scrapes() {
     awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
                               printf "%.4f %.4f\n", m, v[NR] }')"
 }
+
+# peer_barrier PORT SECONDS WHAT (peer topology): returns once the other VM has reached
+# peer_barrier with the same PORT too; fails after SECONDS. Each side listens on PORT, connects to
+# the other's PORT (again while nobody listens there yet), then waits for the other's connection:
+# neither passes before both have arrived, and a side that passed first has already connected, so
+# the other never waits for it. A new PORT for each barrier of a scenario.
+peer_barrier() {
+  local port="$1" secs="$2" what="$3" got listener deadline
+  [[ -n "$RDMAHD_VM_PEER_ADDR" ]] || fail "peer_barrier needs the peer topology"
+  got="$(mktemp)"
+  busybox nc -l -p "$port" </dev/null >"$got" 2>&1 &
+  listener=$!
+  deadline=$((SECONDS + secs))
+  until timeout 5 bash -c "echo node$RDMAHD_VM_NODE >/dev/tcp/$RDMAHD_VM_PEER_ADDR/$port" 2>/dev/null; do
+    ((SECONDS < deadline)) || { kill "$listener"; fail "$what: $RDMAHD_VM_PEER_ADDR did not get there within $secs s"; }
+    sleep 0.5
+  done
+  while kill -0 "$listener" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$listener/stat" 2>/dev/null)" != Z ]]; do
+    ((SECONDS < deadline)) || { kill "$listener"; fail "$what: $RDMAHD_VM_PEER_ADDR did not get there within $secs s"; }
+    sleep 0.5
+  done
+  wait "$listener"
+  ok "$what: $RDMAHD_VM_PEER_ADDR got there too ($(<"$got"))"
+  rm -f "$got"
+}

@@ -1,40 +1,41 @@
 #!/usr/bin/env bash
 # probe-peer (peer topology, runs on both VMs): each VM runs the daemon with its probe responder
-# (allow 192.0.2.0/24) and peers.targets = the other VM, latency every second and bandwidth, so the
-# two daemons probe each other across the QEMU link. First `rdma-healthd probe` measures the peer
-# by hand (latency both ways, node 1 also bandwidth); then each node reads its own daemon's
-# /metrics: successful latency rounds to the peer with their quantiles and histogram, a bandwidth
-# figure and peer_reachable ok. The responder's log shows the peer's latency and bandwidth
-# sessions. Neither leaves before the other is done: a node that is done connects to the other's
-# port 18699, and stops once the other has connected to its own (bounded). (Under TCG with one
-# vCPU per VM a round trip takes milliseconds, not microseconds: no latency bound here.)
+# (allow 192.0.2.0/24). First `rdma-healthd probe` measures the other VM by hand across the QEMU
+# link (latency both ways, node 1 also bandwidth). Once both have (a barrier), a reload gives each
+# daemon peers.targets = the other VM, latency every second and bandwidth, so the two daemons probe
+# each other, and each node reads its own /metrics: successful latency rounds to the peer with
+# their quantiles and histogram, a bandwidth figure and peer_reachable ok; its responder's log
+# shows the peer's latency and bandwidth sessions. A last barrier keeps each responder up until
+# the other node is done. (Under TCG with one vCPU per VM a round trip takes milliseconds, not
+# microseconds: no latency bound here.)
 # shellcheck source=tests/vm/guest-lib.sh
 source "$RDMAHD_VM_LIB"
 need_daemon
 dir="$RDMAHD_VM_OUT"
 [[ -n "$RDMAHD_VM_PEER_ADDR" ]] || fail "probe-peer needs the peer topology"
 peer="$RDMAHD_VM_PEER_ADDR"
-cat >"$dir/node.yaml" <<YAML
+
+# write_config TARGETS: the node's config, its responder always on.
+write_config() {
+  cat >"$dir/node.yaml" <<YAML
 peers:
-  targets: [$peer]
+  targets: [$1]
   port: 18600
   interval: 1s
-  latency_iterations: 100
+  latency_iterations: 50
   bandwidth: true
   bandwidth_interval: 10s
   bandwidth_duration: 500ms
+  bandwidth_queue_depth: 16
   responder:
     enabled: true
     port: 18600
     allow: [192.0.2.0/24]
 YAML
+}
 
-# The peer's "done" arrives as a connection to this port, whenever it comes: listen from the start.
-done_port=18699
-busybox nc -l -p "$done_port" </dev/null >"$dir/peer-done" 2>&1 &
-done_listener=$!
-
-step "node $RDMAHD_VM_NODE ($RDMAHD_VM_ADDR): daemon with the responder, probing $peer"
+step "node $RDMAHD_VM_NODE ($RDMAHD_VM_ADDR): daemon with the responder, peer $peer"
+write_config ""
 start_daemon --config.file="$dir/node.yaml" --log.level=debug
 wait_until 15 "responder listening" grep -q 'probe responder listening' "$dir/daemon.log"
 wait_until 90 "ping $peer" busybox ping -c1 -W1 "$peer"
@@ -64,13 +65,22 @@ if ((RDMAHD_VM_NODE == 1)); then
   expect_num "$gbs" ">" 0 "BW average (Gb/s) across the link"
 fi
 
+# Each node's probes by hand ran alone (the other side's at most), not next to the daemons' own.
+peer_barrier 18698 180 "both measured by hand"
+
+step "reload: peers.targets = [$peer], latency every second (50 ping-pongs), bandwidth"
+log_at_reload="$(wc -l <"$dir/daemon.log")"
+write_config "$peer"
+kill -HUP "$RDMAHD_DAEMON_PID"
+
 step "this daemon's probes of $peer in its /metrics"
 # counter FILE KIND RESULT: rdma_peer_probes_total of KIND probes to the peer, all reasons.
 counter() {
   metric "$1" rdma_peer_probes_total peer="$peer" kind="$2" result="$3" | awk '{s += $1} END {print s + 0}'
 }
-# Rounds began as soon as the daemon started, maybe before the peer's responder listened: wait
-# (bounded) for 3 successful rounds, a bandwidth stream and a last round that succeeded.
+# The peer's first probe comes within a second of its reload, a bandwidth stream within 10 s; a
+# round may fail while the peer's daemon reloads: wait (bounded) for 3 successful rounds, a
+# bandwidth stream and a last round that succeeded.
 deadline=$((SECONDS + 120))
 while :; do
   scrape "$dir/peers.prom"
@@ -84,37 +94,25 @@ while :; do
 done
 ok "latency rounds to $peer: $ok_latency succeeded, $(counter "$dir/peers.prom" latency failure) failed" \
   "($(grep -E "^rdma_peer_probes_total\{.*result=\"failure\"" "$dir/peers.prom" | grep -o 'reason="[a-z_]*"' | sort -u | tr '\n' ' '))"
+expect_eq "$(metric_one "$dir/peers.prom" rdma_healthd_config_last_reload_successful)" 1 "reload successful"
 expect_num "$ok_latency" ">=" 3 "rdma_peer_probes_total{peer=$peer,kind=latency,result=success}"
 median="$(metric_one "$dir/peers.prom" rdma_peer_latency_quantile_seconds peer="$peer" quantile=0.5)"
 p99="$(metric_one "$dir/peers.prom" rdma_peer_latency_quantile_seconds peer="$peer" quantile=0.99)"
 expect_num "$median" ">" 0 "latency median (s) to $peer"
 expect_num "$p99" ">=" "$median" "latency p99 (s) >= median"
-# Every successful round adds its 99 samples (latency_iterations - 1) to the histogram.
-expect_eq "$(metric_one "$dir/peers.prom" rdma_peer_latency_seconds_count peer="$peer")" "$((ok_latency * 99))" \
-  "rdma_peer_latency_seconds_count{peer=$peer} (99 per successful round)"
+# Every successful round adds its 49 samples (latency_iterations - 1) to the histogram.
+expect_eq "$(metric_one "$dir/peers.prom" rdma_peer_latency_seconds_count peer="$peer")" "$((ok_latency * 49))" \
+  "rdma_peer_latency_seconds_count{peer=$peer} (49 per successful round)"
 expect_num "$(counter "$dir/peers.prom" bandwidth success)" ">=" 1 "successful bandwidth streams to $peer"
 expect_num "$bw" ">" 0 "rdma_peer_bandwidth_bytes_per_second{peer=$peer}"
 expect_eq "$reachable" 1 "peer_reachable ok for $peer"
 
-step "the peer's probe sessions in this responder's log"
-wait_until 60 "a latency session from $peer" grep -q "probe responder: session.*$peer.*latency" "$dir/daemon.log"
-wait_until 60 "a bandwidth session from $peer" grep -q "probe responder: session.*$peer.*bandwidth" "$dir/daemon.log"
-ok "$peer's probe sessions logged: $(grep -c "probe responder: session.*$peer" "$dir/daemon.log")"
+step "the peer daemon's probe sessions in this responder's log (since the reload)"
+since_reload() { tail -n "+$((log_at_reload + 1))" "$dir/daemon.log" | grep -c "probe responder: session.*$peer.*$1"; }
+wait_until 60 "a latency session from $peer" since_reload latency
+wait_until 60 "a bandwidth session from $peer" since_reload bandwidth
+ok "$peer's sessions since the reload: $(since_reload latency) latency, $(since_reload bandwidth) bandwidth"
 
-step "done: telling $peer, waiting for its word"
-deadline=$((SECONDS + 60))
-until timeout 5 bash -c "echo node$RDMAHD_VM_NODE done >/dev/tcp/$peer/$done_port" 2>/dev/null; do
-  ((SECONDS < deadline)) || fail "could not tell $peer we are done within 60 s"
-  sleep 1
-done
-# The peer may still be measuring us (the boots are seconds apart): keep the responder up for it,
-# unless its VM is gone (its scenario failed and it powered off: that failure is the report).
-deadline=$((SECONDS + 240))
-until [[ -s "$dir/peer-done" ]] && ! kill -0 "$done_listener" 2>/dev/null; do
-  ((SECONDS < deadline)) || fail "$peer did not say it is done within 240 s"
-  ((SECONDS % 10)) || busybox ping -c1 -W2 "$peer" >/dev/null || fail "$peer is gone without saying it is done"
-  sleep 1
-done
-wait "$done_listener"
-ok "$peer said: $(<"$dir/peer-done")"
+# The peer may still be measuring us: keep the responder up until it is done too.
+peer_barrier 18699 240 "both read their /metrics"
 stop_daemon
