@@ -28,7 +28,6 @@ constexpr auto kEstablishTimeout = std::chrono::seconds(3);
 constexpr auto kIdleTimeout = std::chrono::seconds(2);
 constexpr auto kMaxLatencySession = std::chrono::seconds(60);
 constexpr auto kBandwidthSlack = std::chrono::seconds(5);
-constexpr auto kSpinAfterProgress = std::chrono::milliseconds(2);  // as the prober; see there
 constexpr auto kLingerForPeer = std::chrono::seconds(1);
 constexpr std::uint64_t kPage = 4096;
 
@@ -240,7 +239,7 @@ Status ServeLatency(VerbsSession& s, const ProbeHello& hello, const std::atomic<
   while (answered < hello.iterations) {
     if (stop.load(std::memory_order_relaxed)) return Error{"stopped"};
     const auto deadline = std::min(session_end, last_progress + kIdleTimeout);
-    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress,
+    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinWithoutProgress,
                                     std::min(deadline, Clock::now() + std::chrono::milliseconds(100)), s.channel.get()->fd);
     if (!n.ok()) return n.error();
     if (*n == 0) {

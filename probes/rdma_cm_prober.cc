@@ -13,13 +13,6 @@ namespace rdmahd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// Spin on the CQ for this long after the last completion, then sleep on the completion channel. A
-// round trip (a few us on a NIC, ~16 us on Soft-RoCE under TCG) is measured without a wake-up, as
-// perftest's busy poll would; a much slower answer (a software device on one CPU, where spinning
-// would starve the very kernel thread that delivers it) and a silent peer cost no more CPU. With
-// 200 us, TCG's slow phases locked whole rounds into sleep-and-wake (~400 us typical in 2 of 5
-// runs of bench/probe_vs_perftest.sh); the spin also yields now and then (WaitCompletions).
-constexpr auto kSpinAfterProgress = std::chrono::milliseconds(2);
 // No completion for this long in an exchange fails it as "timeout", whatever the whole exchange
 // was allowed: a peer that stops answering without a disconnect or a work-completion error.
 constexpr auto kMaxSilence = std::chrono::seconds(5);
@@ -139,7 +132,7 @@ ProbeOutcome<LatencySamples> RdmaCmProber::RunLatency(VerbsSession& s, const Pee
         return Fail("stopped", peer, "latency: stopped");
       }
       const auto wait_until = std::min(deadline, last_progress + kMaxSilence);
-      Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress, wait_until,
+      Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinWithoutProgress, wait_until,
                                       s.channel.get()->fd);
       if (!n.ok()) {
         Disconnect(s);
@@ -239,7 +232,7 @@ ProbeOutcome<BandwidthResult> RdmaCmProber::RunBandwidth(VerbsSession& s, const 
     }
     if (outstanding == 0) break;
     const auto wait_until = std::min(deadline, last_progress + kMaxSilence);
-    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinAfterProgress, wait_until, s.channel.get()->fd);
+    Result<int> n = WaitCompletions(s, wc, kMaxWc, last_progress + kSpinWithoutProgress, wait_until, s.channel.get()->fd);
     if (!n.ok()) {
       Disconnect(s);
       return Fail("local_resources", peer, n.error().message);

@@ -172,6 +172,16 @@ struct QueueSizes {
 // QP on the cm id (whose verbs context must be known: address resolved, or a connect request).
 Status CreateQueueResources(VerbsSession& s, std::size_t buffer_bytes, int access, const QueueSizes& sizes);
 
+// How long a ping-pong (prober and responder alike) spins on its CQ after the last completion
+// before it sleeps on the completion channel. Within a round a reply is measured without a
+// wake-up, as perftest's busy poll measures it (a round trip is a few us on a NIC, ~16 us on
+// Soft-RoCE under TCG); a peer that goes silent costs this much CPU, then none. Shorter windows
+// were measured to lock whole rounds into ~tick-long round trips on Soft-RoCE under TCG: a thread
+// that slept is woken onto the CPU where the other end spins, and the two then share it (2 ms:
+// t_typical of 1.4-3.9 ms in 5 of 11 runs of bench/probe_vs_perftest.sh on a loaded host, and in
+// 1 of 4 runs of a side-by-side comparison where 20 ms and 200 ms had none).
+inline constexpr auto kSpinWithoutProgress = std::chrono::milliseconds(20);
+
 // Waits for work completions: spins while `spin_until` is in the future (a round in progress),
 // then arms the CQ and sleeps on the completion channel fd, never past `deadline`. Returns the
 // number of completions stored in `wc` (>= 1), 0 on deadline, or an Error. `extra_fd` (>= 0)
