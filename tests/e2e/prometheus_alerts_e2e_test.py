@@ -4,12 +4,16 @@ daemons (loopback only).
 Four daemons serve captured nodes: the pfc-off capture (PFC off on the RoCE priority of ens1f0np0,
 link-level pause on next to PFC), a copy of it whose ens1f0np0 has the healthy DCB state of its
 sibling port, the real procfs fixture tree (port counters and hw_counters) and the project's
-mlx5-roce tree (DCQCN hw_counters). Debian's Prometheus
+mlx5-roce tree (DCQCN hw_counters); two more serve the host-readiness fixtures; and a loopback
+HTTP server serves tests/fixtures/peers/metrics.prom, a prober daemon's /metrics captured on
+Soft-RoCE (the peer probes need an RDMA device, so no daemon here can produce it). Debian's Prometheus
 scrapes them every second and evaluates a copy of the shipped rules whose `for:` is zero.
 RdmaPfcMisconfigured must fire for the broken netdev, with the right labels, within a bounded time,
-and never for the healthy node or port; every dashboard query must return data.
+and never for the healthy node or port; RdmaPeerUnreachable must fire for the captured prober's
+unreachable peer only; every dashboard query must return data.
 """
 
+import http.server
 import json
 import os
 import re
@@ -17,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -41,6 +46,7 @@ MLX5_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "mlx5-roce")
 # (numa-misplaced).
 HOST_DEVICE_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "device-readiness")
 HOST_MEMORY_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "numa-misplaced")
+PEERS_CAPTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "peers", "metrics.prom")
 DEADLINE_S = 60
 
 
@@ -78,8 +84,9 @@ class PrometheusAlertsTest(unittest.TestCase):
                 cls.cleanups.append(d.stop)
             cls.broken, cls.fine, cls.real, cls.mlx5, cls.host_device, cls.host_memory = (
                 f"127.0.0.1:{d.port}" for d in daemons)
-            cls.port = cls.start_prometheus([cls.broken, cls.fine, cls.real, cls.mlx5, cls.host_device, cls.host_memory],
-                                            cls.fast_rules())
+            cls.peers = cls.serve_capture(PEERS_CAPTURE)
+            cls.port = cls.start_prometheus([cls.broken, cls.fine, cls.real, cls.mlx5, cls.host_device, cls.host_memory,
+                                             cls.peers], cls.fast_rules())
         except BaseException:
             cls.tearDownClass()
             raise
@@ -97,6 +104,32 @@ class PrometheusAlertsTest(unittest.TestCase):
         for name in ("pfc.json", "ethtool-a.txt"):
             shutil.copy(os.path.join(root, "dcb", "ens1f1np1", name), os.path.join(root, "dcb", "ens1f0np0", name))
         return root
+
+    @classmethod
+    def serve_capture(cls, path):
+        """Serves a captured exposition as /metrics on a loopback port; returns host:port."""
+        with open(path, "rb") as f:
+            body = f.read()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200 if self.path == "/metrics" else 404)
+                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+        def stop():
+            server.shutdown()
+            server.server_close()
+        cls.cleanups.append(stop)
+        return f"127.0.0.1:{server.server_address[1]}"
 
     @classmethod
     def fast_rules(cls):
@@ -189,10 +222,28 @@ class PrometheusAlertsTest(unittest.TestCase):
         # Every target is up, so the healthy node's silence is not blindness.
         up = {r["metric"]["instance"]: r["value"][1] for r in self.query("up")}
         self.assertEqual(up, {broken: "1", fine: "1", self.real: "1", self.mlx5: "1", self.host_device: "1",
-                              self.host_memory: "1"})
+                              self.host_memory: "1", self.peers: "1"})
         healthy_pfc = self.query(f'rdma_check_status{{instance="{fine}",check="roce_pfc_priority",status="ok"}}')
         self.assertEqual(len(healthy_pfc), 2, "both ports of the healthy node have a PFC verdict")
         self.assertTrue(all(r["value"][1] == "1" for r in healthy_pfc))
+
+    def test_peer_alert_fires_for_the_captured_unreachable_peer_only(self):
+        # The capture's prober reached its responder at 192.0.2.1 and failed on 192.0.2.99.
+        firing = set()
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            try:
+                alerts = self.api("/api/v1/alerts")["alerts"]
+            except OSError:
+                alerts = []  # still starting
+            firing = {(a["labels"]["instance"], a["labels"]["subject"]) for a in alerts
+                      if a["labels"]["alertname"] == "RdmaPeerUnreachable" and a["state"] == "firing"}
+            if firing:
+                break
+            time.sleep(0.5)
+        self.assertEqual(firing, {(self.peers, "192.0.2.99")}, self.prometheus_log())
+        reachable = self.query(f'rdma_check_status{{instance="{self.peers}",check="peer_reachable",status="ok"}} == 1')
+        self.assertEqual([r["metric"]["subject"] for r in reachable], ["192.0.2.1"])
 
     def test_every_dashboard_query_returns_data(self):
         with open(DASHBOARD) as f:
