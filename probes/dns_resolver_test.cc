@@ -68,6 +68,14 @@ class Dnsmasq {
     }
   }
   bool started() const { return pid_ > 0; }
+  // True once dnsmasq has exited, e.g. because another process took the port between its release
+  // above and dnsmasq's bind (tests run in parallel, and the kernel hands out freed ports again).
+  bool exited() {
+    if (pid_ <= 0) return true;
+    if (waitpid(pid_, nullptr, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    return true;
+  }
   const std::string& server() const { return server_; }
 
  private:
@@ -81,16 +89,21 @@ class DnsResolverTest : public ::testing::Test {
     dir_.Write("hosts",
                "192.0.2.11 svc.test\n192.0.2.12 svc.test\n192.0.2.10 svc.test\n2001:db8::1 svc.test\n"
                "192.0.2.20 single.test\n2001:db8::9 v6only.test\n");
-    dns_ = std::make_unique<Dnsmasq>(dir_.path() + "/hosts");
-    // dnsmasq is installed by scripts/install-deps.sh (test tier): missing, this is a failure.
-    ASSERT_TRUE(dns_->started()) << "cannot start dnsmasq (package dnsmasq-base)";
-    options_.server = dns_->server();
     options_.timeout = std::chrono::seconds(1);
     options_.attempts = 1;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!ResolveAddresses("single.test", options_).ok() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    bool answering = false;
+    for (int attempt = 0; attempt < 5 && !answering; ++attempt) {
+      dns_ = std::make_unique<Dnsmasq>(dir_.path() + "/hosts");
+      // dnsmasq is installed by scripts/install-deps.sh (test tier): missing, this is a failure.
+      ASSERT_TRUE(dns_->started()) << "cannot start dnsmasq (package dnsmasq-base)";
+      options_.server = dns_->server();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!(answering = ResolveAddresses("single.test", options_).ok()) && !dns_->exited() &&
+             std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     }
+    ASSERT_TRUE(answering) << "dnsmasq on " << options_.server << " does not answer";
   }
   testing::TempDir dir_;
   std::unique_ptr<Dnsmasq> dns_;
