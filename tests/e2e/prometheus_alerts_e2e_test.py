@@ -197,23 +197,29 @@ class PrometheusAlertsTest(unittest.TestCase):
             time.sleep(0.5)
         self.fail("Prometheus did not scrape every target %d times\n%s" % (n, self.prometheus_log()))
 
-    def test_pfc_alert_fires_for_the_broken_port_only(self):
-        broken, fine = self.broken, self.fine
-        want = {(broken, "ens1f0np0", "roce_pfc_priority"), (broken, "ens1f0np0", "roce_global_pause")}
-        firing, pfc = set(), []
+    def alerts_until(self, name, done):
+        """The alerts named `name`, polled until done(the firing ones) or DEADLINE_S."""
+        alerts = []
         deadline = time.monotonic() + DEADLINE_S
         while time.monotonic() < deadline:
             try:
-                alerts = self.api("/api/v1/alerts")["alerts"]
+                alerts = [a for a in self.api("/api/v1/alerts")["alerts"] if a["labels"]["alertname"] == name]
             except OSError:
                 alerts = []  # still starting
-            pfc = [a for a in alerts if a["labels"]["alertname"] == "RdmaPfcMisconfigured"]
-            # The broken/healthy pair decides; the host-readiness trees are there for the dashboard.
-            firing = {(a["labels"]["instance"], a["labels"]["subject"], a["labels"]["check"])
-                      for a in pfc if a["state"] == "firing" and a["labels"]["instance"] in (broken, fine)}
-            if firing >= want:
+            if done([a for a in alerts if a["state"] == "firing"]):
                 break
             time.sleep(0.5)
+        return alerts
+
+    def test_pfc_alert_fires_for_the_broken_port_only(self):
+        broken, fine = self.broken, self.fine
+        want = {(broken, "ens1f0np0", "roce_pfc_priority"), (broken, "ens1f0np0", "roce_global_pause")}
+        # The broken/healthy pair decides; the other targets are there for the dashboard.
+        pfc = self.alerts_until("RdmaPfcMisconfigured", lambda firing: {
+            (a["labels"]["instance"], a["labels"]["subject"], a["labels"]["check"])
+            for a in firing if a["labels"]["instance"] in (broken, fine)} >= want)
+        firing = {(a["labels"]["instance"], a["labels"]["subject"], a["labels"]["check"])
+                  for a in pfc if a["state"] == "firing" and a["labels"]["instance"] in (broken, fine)}
         self.assertEqual(firing, want, "RdmaPfcMisconfigured within %d s\n%s" % (DEADLINE_S, self.prometheus_log()))
         a = next(a for a in pfc if a["labels"]["check"] == "roce_pfc_priority")
         self.assertEqual(a["labels"]["severity"], "critical")
@@ -229,18 +235,8 @@ class PrometheusAlertsTest(unittest.TestCase):
 
     def test_peer_alert_fires_for_the_captured_unreachable_peer_only(self):
         # The capture's prober reached its responder at 192.0.2.1 and failed on 192.0.2.99.
-        firing = set()
-        deadline = time.monotonic() + DEADLINE_S
-        while time.monotonic() < deadline:
-            try:
-                alerts = self.api("/api/v1/alerts")["alerts"]
-            except OSError:
-                alerts = []  # still starting
-            firing = {(a["labels"]["instance"], a["labels"]["subject"]) for a in alerts
-                      if a["labels"]["alertname"] == "RdmaPeerUnreachable" and a["state"] == "firing"}
-            if firing:
-                break
-            time.sleep(0.5)
+        alerts = self.alerts_until("RdmaPeerUnreachable", bool)
+        firing = {(a["labels"]["instance"], a["labels"]["subject"]) for a in alerts if a["state"] == "firing"}
         self.assertEqual(firing, {(self.peers, "192.0.2.99")}, self.prometheus_log())
         reachable = self.query(f'rdma_check_status{{instance="{self.peers}",check="peer_reachable",status="ok"}} == 1')
         self.assertEqual([r["metric"]["subject"] for r in reachable], ["192.0.2.1"])
