@@ -29,15 +29,14 @@ std::string KernelPaths(const NodeFs& fs, std::string text) {
   return text;
 }
 
-std::vector<HostRdmaDevice> HostRdmaDevices(const NodeFs& fs, const Topology& topology) {
+std::vector<HostRdmaDevice> HostRdmaDevices(const Topology& topology) {
   std::vector<HostRdmaDevice> out;
   for (const TopologyDevice& t : topology.devices) {
     HostRdmaDevice& d = out.emplace_back();
     d.name = t.name;
     d.topology = &t;
     d.pci_address = t.pci_address;
-    const std::string device = fs.Sys("class/infiniband/" + t.name + "/device");
-    if (fs.IsDir(device)) d.device_dir = device;
+    d.device_dir = t.device_dir;  // looked up once per discovery of the device, not per collection
     for (const TopologyPort& p : t.ports) d.ports.push_back(HostRdmaPort{p.port, p.link_layer});
   }
   return out;

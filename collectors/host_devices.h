@@ -34,6 +34,6 @@ std::string KernelPaths(const NodeFs& fs, std::string text);
 
 // The Topology's devices (already filtered by the config), by name, each with its device/ folder
 // when it has one.
-std::vector<HostRdmaDevice> HostRdmaDevices(const NodeFs& fs, const Topology& topology);
+std::vector<HostRdmaDevice> HostRdmaDevices(const Topology& topology);
 
 }  // namespace rdmahd

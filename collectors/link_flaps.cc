@@ -91,7 +91,7 @@ Status LinkFlapCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
   facts.threshold = policy.threshold;
 
   std::map<std::pair<std::string, std::uint32_t>, bool> listed;
-  for (const HostRdmaDevice& d : HostRdmaDevices(fs, ctx.topology)) {
+  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
     for (const HostRdmaPort& p : d.ports) {
       const auto key = std::make_pair(d.name, p.number);
       listed[key] = true;

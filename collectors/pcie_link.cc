@@ -103,7 +103,7 @@ Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
   PcieFacts facts;
   const auto now = now_();
   std::map<std::string, ConfigRead> kept;
-  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.fs, ctx.topology)) {
+  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
     PcieLinkFacts f;
     f.device = d.name;
     if (!d.device_dir) {

@@ -194,7 +194,7 @@ class PlumbingCollector : public Collector {
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     const NodeFs& fs = ctx.fs;
     PlumbingFacts f;
-    const auto devices = HostRdmaDevices(fs, ctx.topology);
+    const auto devices = HostRdmaDevices(ctx.topology);
 
     f.module_dir_present = fs.IsDir(fs.Sys("module"));
     f.modules.push_back(Module(fs, "ib_core", "RDMA core", "class/infiniband"));

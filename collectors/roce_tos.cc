@@ -32,7 +32,7 @@ class RoceTosCollector : public Collector {
     const NodeFs& fs = ctx.fs;
     const std::string configfs = fs.Sys("kernel/config/rdma_cm");
     const bool have_configfs = fs.IsDir(configfs);
-    for (const HostRdmaDevice& d : HostRdmaDevices(fs, ctx.topology)) {
+    for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
       const bool have_entry = have_configfs && fs.IsDir(configfs + "/" + d.name);
       for (const HostRdmaPort& port : d.ports) {
         if (!port.IsEthernet()) continue;

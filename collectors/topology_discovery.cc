@@ -44,6 +44,7 @@ struct TopologyDiscovery::DeviceLayout {
   std::uint64_t generation = 0;
   std::optional<int> numa_node;
   std::optional<std::string> pci_address;
+  std::optional<std::string> device_dir;
   std::vector<PortLayout> ports;
   bool complete = true;  // false: discovery hit errors; rediscover next collection
   // device/net answer for the Ethernet ports whose GIDs named no netdev.
@@ -70,6 +71,8 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
     std::string_view base = target.substr(target.rfind('/') + 1);
     if (IsPciAddress(base)) d->pci_address = std::string(base);
   }
+  ++work.probes;
+  if (std::string device = dir + "/device"; fs.IsDir(device)) d->device_dir = std::move(device);
   ++work.opens;
   if (auto numa = fs.ReadFile(dir + "/device/numa_node"); numa.ok()) {
     if (auto v = ParseI64(*numa)) d->numa_node = static_cast<int>(*v);
@@ -169,6 +172,7 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
       dev.name = name;
       dev.numa_node = l.numa_node;
       dev.pci_address = l.pci_address;
+      dev.device_dir = l.device_dir;
       dev.generation = l.generation;
       dev.ports.reserve(l.ports.size());
       for (PortLayout& p : l.ports) {

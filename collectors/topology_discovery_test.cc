@@ -162,5 +162,28 @@ TEST(TopologyDiscoveryTest, RecreatedDeviceGetsANewGeneration) {
   EXPECT_NE(discovery.Discover(fs, config).devices.at(0).generation, first);
 }
 
+// A device's device/ folder (the PCI function's) is found when the device is discovered and handed
+// on with every collection: the host collectors no longer look it up per collection.
+TEST(TopologyDiscoveryTest, DeviceFolderIsFoundOnDiscoveryOnly) {
+  testing::TempDir dir;
+  dir.Write("devices/pci0000:00/0000:01:00.0/numa_node", "0\n");
+  dir.Write("class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+  dir.Symlink("../../../devices/pci0000:00/0000:01:00.0", "class/infiniband/mlx5_0/device");
+  dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");  // software: no device/
+  NodeFs fs(dir.path(), dir.path());
+  TopologyDiscovery discovery;
+  const Config config;
+  Topology t = discovery.Discover(fs, config);
+  ASSERT_EQ(t.devices.size(), 2u);
+  EXPECT_EQ(t.devices[0].device_dir, dir.path() + "/class/infiniband/mlx5_0/device");
+  EXPECT_EQ(t.devices[0].pci_address, "0000:01:00.0");
+  EXPECT_FALSE(t.devices[1].device_dir);
+  const FsWork discovered = discovery.work();
+  t = discovery.Discover(fs, config);
+  EXPECT_EQ(discovery.work(), discovered);  // steady state: no lookup of device/
+  EXPECT_EQ(t.devices[0].device_dir, dir.path() + "/class/infiniband/mlx5_0/device");
+  EXPECT_FALSE(t.devices[1].device_dir);
+}
+
 }  // namespace
 }  // namespace rdmahd

@@ -148,7 +148,7 @@ class FixedTopology : public TopologySource {
   Topology Discover(const NodeFs&, const Config&) override {
     Topology t;
     t.class_dir_present = true;
-    t.devices.push_back(TopologyDevice{"rxe0", {}, {}, {}, 1});
+    t.devices.push_back(TopologyDevice{"rxe0", {}, {}, {}, 1, {}});
     return t;
   }
 };

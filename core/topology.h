@@ -46,6 +46,10 @@ struct TopologyDevice {
   // Changes whenever the device is discovered anew (first seen, re-created under the same name):
   // a collector keeping per-device state (held descriptors) drops it when this changes.
   std::uint64_t generation = 0;
+  // The device's `device` entry (absolute, under the sysfs root) when it is a folder: the PCI
+  // function's on a real node; absent for software devices (rxe, siw). Fixed while the device
+  // exists, so discovered with it: the host collectors need it on every collection.
+  std::optional<std::string> device_dir;
 };
 
 // One Ethernet netdev behind an RDMA port.
