@@ -88,7 +88,8 @@ struct CollectionEngine::Shared {
   const ProbeScheduler* probes = nullptr;  // the engine's; its boards hold the probes' results
 
   mutable std::mutex mu;
-  std::condition_variable changed;  // a run finished, a collection ended, or Stop()
+  // The topology run or a collection's last collector run returned, a collection ended, or Stop().
+  std::condition_variable changed;
   // Everything below is guarded by mu.
   bool stopping = false;
   bool collecting = false;
@@ -163,6 +164,10 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
     std::string not_started;  // why it was not run (empty: posted)
   };
   std::vector<Posted> posted;
+  // Runs of this collection not yet returned (guarded by mu). Only the last one to return wakes
+  // this thread: a wake-up per collector made the waiting thread run ten times a collection for
+  // nothing (each a futex round trip and a context switch on a 2-core node).
+  auto pending = std::make_shared<std::size_t>(0);
   for (auto& slot : collectors) {
     if (!config->CollectorEnabled(slot->name)) continue;
     Posted p{slot.get(), std::make_shared<CollectorRun>(), Clock::now(), ""};
@@ -174,11 +179,12 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
         p.not_started = "collector " + slot->name + " is still stuck in an earlier collection; not run";
       } else {
         slot->running = true;
+        ++*pending;
       }
     }
     if (p.not_started.empty()) {
       const bool ok = slot->worker.Post([self, run = p.run, collector = slot->collector, name = slot->name, config,
-                                         topo, slot = slot.get()] {
+                                         topo, slot = slot.get(), pending] {
         const Clock::time_point start = Clock::now();
         CollectorOutcome outcome;
         outcome.collector = name;
@@ -199,11 +205,12 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
         run->done = true;
         slot->running = false;
         slot->stuck = false;
-        self->changed.notify_all();
+        if (--*pending == 0) self->changed.notify_all();
       });
       if (!ok) {  // only while the engine is being destroyed
         std::lock_guard lock(mu);
         slot->running = false;
+        --*pending;
         p.not_started = "collector " + slot->name + " could not start";
       }
     }
