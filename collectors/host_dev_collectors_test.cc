@@ -417,5 +417,51 @@ TEST(LinkFlapsTest, CollectorOnATreeWithAnInjectedClock) {
   EXPECT_DOUBLE_EQ(facts->drop_window_seconds, 30);
 }
 
+
+// Each port's files are held with the port: they follow the port's netdev, and a re-created device
+// (a new generation in the Topology) is read from its new files, not the old object's.
+TEST(LinkFlapsTest, HeldFilesFollowTheNetdevAndAReCreatedDevice) {
+  testing::TempDir t;
+  const std::string port = "sys/class/infiniband/mlx5_0/ports/1/";
+  t.Write(port + "state", "4: ACTIVE\n");
+  t.Write(port + "counters/link_downed", "0\n");
+  t.Write("sys/class/net/eth0/carrier_changes", "2\n");
+  t.Write("sys/class/net/eth1/carrier_changes", "10\n");
+  NodeFs fs(t.path() + "/sys", "/nonexistent");
+  Topology topology;
+  TopologyDevice& d = topology.devices.emplace_back();
+  d.name = "mlx5_0";
+  d.generation = 1;
+  TopologyPort& p = d.ports.emplace_back();
+  p.port = 1;
+  p.link_layer = "Ethernet";
+  p.netdev = "eth0";
+  const Config config;
+  LinkFlapCollector c;
+  auto collect = [&] {
+    Snapshot snapshot;
+    CollectorOutcome outcome;
+    EXPECT_TRUE(c.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());
+    EXPECT_TRUE(outcome.errors.empty());
+    const auto* facts = snapshot.Get<LinkFlapFacts>();
+    return facts != nullptr && facts->ports.size() == 1 ? facts->ports[0] : LinkFlapPortFacts{};
+  };
+  LinkFlapPortFacts f = collect();
+  EXPECT_EQ(f.carrier_changes, 2u);
+  EXPECT_EQ(f.link_downed, 0u);
+  p.netdev = "eth1";
+  f = collect();
+  EXPECT_EQ(f.netdev, "eth1");
+  EXPECT_EQ(f.carrier_changes, 10u);
+  // The device object is replaced; the old one's files are still readable (as a held descriptor
+  // of a deleted object would be until it fails), with the old value.
+  std::filesystem::rename(t.path() + "/sys/class/infiniband/mlx5_0", t.path() + "/sys/class/infiniband/mlx5_0-old");
+  t.Write(port + "state", "4: ACTIVE\n");
+  t.Write(port + "counters/link_downed", "5\n");
+  d.generation = 2;
+  f = collect();
+  EXPECT_EQ(f.link_downed, 5u);
+  EXPECT_EQ(f.active, true);
+}
 }  // namespace
 }  // namespace rdmahd

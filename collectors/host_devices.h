@@ -1,4 +1,4 @@
-// The RDMA devices the host-readiness collectors (pcie, roce_tos, plumbing, link_flaps) look at:
+// The RDMA devices the host-readiness collectors (pcie, roce_tos, plumbing) look at:
 // the collection's Topology, plus where each device's PCI function folder is (device/).
 #pragma once
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "collectors/host_devices.h"
+#include "collectors/host_devices.h"  // KernelPaths
 #include "collectors/ib_sysfs_parse.h"
 #include "common/parse.h"
 
@@ -90,58 +90,66 @@ Status LinkFlapCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
   facts.recovery_seconds = Seconds(policy.recovery);
   facts.threshold = policy.threshold;
 
-  std::map<std::pair<std::string, std::uint32_t>, bool> listed;
-  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
-    for (const HostRdmaPort& p : d.ports) {
-      const auto key = std::make_pair(d.name, p.number);
-      listed[key] = true;
+  // Every port of the collection's Topology, in its order (by device name, then port number).
+  std::vector<Port*> listed;
+  for (const TopologyDevice& d : ctx.topology.devices) {
+    for (const TopologyPort& tp : d.ports) {
+      Port& port = ports_[std::make_pair(d.name, tp.port)];
+      listed.push_back(&port);
       LinkFlapPortFacts f;
       f.device = d.name;
-      f.port = p.number;
+      f.port = tp.port;
       // The netdev of the port's RoCE GIDs (its lowest-index one: a VLAN netdev follows its parent).
-      for (const TopologyPort& tp : d.topology->ports) {
-        if (tp.port == p.number) f.netdev = tp.netdev;
+      f.netdev = tp.netdev;
+      if (!port.files || port.files->generation != d.generation || port.files->netdev != f.netdev) {
+        // First seen, device re-created, or another netdev: open what this port is now.
+        PortFiles& pf = port.files.emplace();
+        pf.generation = d.generation;
+        pf.netdev = f.netdev;
+        const std::string dir = fs.Sys("class/infiniband/" + d.name + "/ports/" + std::to_string(tp.port));
+        pf.state.emplace(dir + "/state");
+        pf.link_downed.emplace(dir + "/counters/link_downed");
+        if (!f.netdev.empty()) pf.carrier_changes.emplace(fs.Sys("class/net/" + f.netdev + "/carrier_changes"));
       }
-      const std::string port_dir = fs.Sys("class/infiniband/" + d.name + "/ports/" + std::to_string(p.number));
+      PortFiles& pf = *port.files;
       Observation o;
-      auto note = [&](const std::string& m) { f.note += (f.note.empty() ? "" : "; ") + m; };
-      if (auto text = held_.Read(fs, port_dir + "/state")) {
+      if (auto text = pf.state->Read(fs, read_buf_)) {
         if (auto state = ParseSysfsEnum(*text)) {
           o.active = state->id == kStateActive;
         } else {
-          note(port_dir + "/state: unparseable");
+          f.note = pf.state->path() + ": unparseable";
         }
       } else {
-        note(text.error().message);
+        f.note = text.error().message;
       }
-      if (auto text = held_.Read(fs, port_dir + "/counters/link_downed")) {
-        o.link_downed = ParseU64(*text);
+      if (auto text = pf.link_downed->Read(fs, read_buf_)) o.link_downed = ParseU64(*text);
+      if (pf.carrier_changes) {
+        if (auto text = pf.carrier_changes->Read(fs, read_buf_)) o.carrier_changes = ParseU64(*text);
       }
-      if (!f.netdev.empty()) {
-        if (auto text = held_.Read(fs, fs.Sys("class/net/" + f.netdev + "/carrier_changes"))) {
-          o.carrier_changes = ParseU64(*text);
-        }
+      if (!f.note.empty()) {
+        outcome.errors.push_back(f.device + "/" + std::to_string(f.port) + ": " + f.note);
+        f.note = KernelPaths(fs, f.note);
       }
-      if (!f.note.empty()) outcome.errors.push_back(f.device + "/" + std::to_string(f.port) + ": " + f.note);
-      f.note = KernelPaths(fs, f.note);
       f.link_downed = o.link_downed;
       f.carrier_changes = o.carrier_changes;
-      Observe(history_[key], o, now, policy, f);
+      Observe(port.history, o, now, policy, f);
       facts.ports.push_back(std::move(f));
     }
   }
   // Ports that went away (device removed, driver reloading): their series go with them, like every
-  // other series of the device, but the history stays: a port back within drop_window was a flap.
+  // other series of the device, and so do their descriptors, but the history stays: a port back
+  // within drop_window was a flap.
   const auto forget_after = policy.drop_window + policy.recovery;
-  for (auto it = history_.begin(); it != history_.end();) {
-    if (listed.contains(it->first)) {
+  for (auto it = ports_.begin(); it != ports_.end();) {
+    Port& port = it->second;
+    if (std::find(listed.begin(), listed.end(), &port) != listed.end()) {
       ++it;
       continue;
     }
-    PortHistory& h = it->second;
+    port.files.reset();
+    PortHistory& h = port.history;
     if (!h.ever_active || (h.down_since && now - *h.down_since > forget_after)) {
-      held_.ForgetPrefix(fs.Sys("class/infiniband/" + it->first.first + "/"));
-      it = history_.erase(it);
+      it = ports_.erase(it);
       continue;
     }
     LinkFlapPortFacts ignored;

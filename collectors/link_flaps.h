@@ -11,7 +11,9 @@
 //    passed without a new flap, or since the dropped port came back.
 // A port that disappears (device removed) counts as down but is not exported; back within
 // drop_window it flapped; its history is forgotten once drop_window plus recovery have passed. Counters since boot are not flaps: history starts with the daemon.
-// Files read on every collection (state, link_downed, carrier_changes) are held open.
+// Files read on every collection (state, link_downed, carrier_changes) are held open, each port's
+// three kept with the port (no path is built or looked up on a steady-state collection) and opened
+// afresh when the device is re-created or the port's netdev changes.
 #pragma once
 
 #include <chrono>
@@ -55,9 +57,20 @@ class LinkFlapCollector : public Collector {
                       LinkFlapPortFacts& out);
 
  private:
+  // One port's held files, for the device generation and netdev they were opened for.
+  struct PortFiles {
+    std::uint64_t generation = 0;
+    std::string netdev;
+    std::optional<HeldFile> state, link_downed, carrier_changes;  // carrier_changes: none without a netdev
+  };
+  struct Port {
+    PortHistory history;
+    std::optional<PortFiles> files;  // nullopt while the port is not listed
+  };
+
   SteadyNow now_;
-  HeldFiles held_;
-  std::map<std::pair<std::string, std::uint32_t>, PortHistory> history_;
+  std::string read_buf_;
+  std::map<std::pair<std::string, std::uint32_t>, Port> ports_;
 };
 
 }  // namespace rdmahd
