@@ -10,6 +10,7 @@
 #include "core/collector.h"
 #include "collectors/link_flaps.h"
 #include "collectors/pcie_link.h"
+#include "collectors/roce_tos.h"
 #include "facts/link_flap_facts.h"
 #include "facts/pcie_facts.h"
 #include "facts/plumbing_facts.h"
@@ -166,15 +167,22 @@ TEST(RoceTosTest, HostFixtureConfigfsAndKernelDefault) {
 TEST(RoceTosTest, TrafficClassOverridesAndBadFilesAreUnknown) {
   testing::TempDir t;
   WritePciDevice(t, "16.0 GT/s PCIe\n");
-  auto c = Make("roce_tos");
+  auto now = std::chrono::steady_clock::time_point{} + seconds(100000);
+  auto c = std::make_unique<RoceTosCollector>([&] { return now; });
   NodeFs fs(t.path() + "/sys", "/nonexistent");
   // No configfs at all: the kernel default.
   CollectRun r = CollectWith(*c, fs);
   EXPECT_EQ(r.snapshot.Get<RoceTosFacts>()->ports.at(0).source, RoceTosSource::kNoConfigfs);
   EXPECT_EQ(r.snapshot.Get<RoceTosFacts>()->ports.at(0).effective_tos, 0u);
-  // mlx5's per-port override wins over configfs.
+  // mlx5's per-port override wins over configfs. configfs is looked up on every collection; a
+  // traffic_class file that was absent is looked up again after kNetdevRelistInterval.
   t.Write("sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0\n");
   t.Write("sys/devices/pci0000:00/0000:01:00.0/infiniband/mlx5_0/tc/1/traffic_class", "Global tclass=106\n");
+  now += kNetdevRelistInterval - seconds(1);
+  r = CollectWith(*c, fs);
+  EXPECT_EQ(r.snapshot.Get<RoceTosFacts>()->ports.at(0).source, RoceTosSource::kConfigfs);
+  EXPECT_FALSE(r.snapshot.Get<RoceTosFacts>()->ports.at(0).traffic_class_file);
+  now += seconds(1);
   r = CollectWith(*c, fs);
   EXPECT_EQ(r.snapshot.Get<RoceTosFacts>()->ports.at(0).effective_tos, 106u);
   EXPECT_THAT(r.text, HasSubstr("source=\"traffic_class\"} 106"));

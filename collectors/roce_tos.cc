@@ -1,9 +1,8 @@
-// The "roce_tos" collector: the default ToS of every Ethernet RDMA port (facts/roce_tos_facts.h),
-// from rdma_cm's configfs and mlx5's tc/N/traffic_class. A handful of small files per port, read
-// on every collection (an operator may change them at any time).
+// The "roce_tos" collector (collectors/roce_tos.h).
+#include "collectors/roce_tos.h"
+
 #include <cerrno>
 
-#include "core/collector.h"
 #include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
 #include "facts/roce_tos_facts.h"
@@ -24,94 +23,116 @@ std::string_view SourceName(const RoceTosPortFacts& p) {
   return "unknown";
 }
 
-class RoceTosCollector : public Collector {
- public:
+}  // namespace
 
-  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
-    RoceTosFacts facts;
-    const NodeFs& fs = ctx.fs;
-    const std::string configfs = fs.Sys("kernel/config/rdma_cm");
-    const bool have_configfs = fs.IsDir(configfs);
-    for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
-      const bool have_entry = have_configfs && fs.IsDir(configfs + "/" + d.name);
-      for (const HostRdmaPort& port : d.ports) {
-        if (!port.IsEthernet()) continue;
-        RoceTosPortFacts p;
-        p.device = d.name;
-        p.port = port.number;
-        const std::string n = std::to_string(port.number);
-        if (!have_configfs) {
-          p.source = RoceTosSource::kNoConfigfs;
-          p.note = configfs + " absent (rdma_cm not loaded, or configfs not mounted): rdma_cm uses the kernel default ToS 0";
-        } else if (!have_entry) {
-          p.source = RoceTosSource::kNoDeviceEntry;
-          p.note = "no " + configfs + "/" + d.name + " (never created): rdma_cm uses the kernel default ToS 0";
+RoceTosCollector::RoceTosCollector(SteadyNow now) : now_(std::move(now)) {}
+
+Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  RoceTosFacts facts;
+  const NodeFs& fs = ctx.fs;
+  const auto now = now_();
+  const std::string configfs = fs.Sys("kernel/config/rdma_cm");
+  const bool have_configfs = fs.IsDir(configfs);
+  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
+    const bool have_entry = have_configfs && fs.IsDir(configfs + "/" + d.name);
+    for (const HostRdmaPort& port : d.ports) {
+      if (!port.IsEthernet()) continue;
+      RoceTosPortFacts p;
+      p.device = d.name;
+      p.port = port.number;
+      const std::string n = std::to_string(port.number);
+      if (!have_configfs) {
+        p.source = RoceTosSource::kNoConfigfs;
+        p.note = configfs + " absent (rdma_cm not loaded, or configfs not mounted): rdma_cm uses the kernel default ToS 0";
+      } else if (!have_entry) {
+        p.source = RoceTosSource::kNoDeviceEntry;
+        p.note = "no " + configfs + "/" + d.name + " (never created): rdma_cm uses the kernel default ToS 0";
+      } else {
+        const std::string path = configfs + "/" + d.name + "/ports/" + n + "/default_roce_tos";
+        auto text = fs.ReadFile(path);
+        if (!text) {
+          p.note = text.error().message;
+        } else if (auto tos = ParseRoceTos(*text); !tos) {
+          p.note = path + ": " + tos.error().message;
         } else {
-          const std::string path = configfs + "/" + d.name + "/ports/" + n + "/default_roce_tos";
-          auto text = fs.ReadFile(path);
-          if (!text) {
-            p.note = text.error().message;
-          } else if (auto tos = ParseRoceTos(*text); !tos) {
-            p.note = path + ": " + tos.error().message;
-          } else {
-            p.source = RoceTosSource::kConfigfs;
-            p.configfs_tos = *tos;
-          }
-          if (!p.note.empty()) outcome.errors.push_back(p.note);
+          p.source = RoceTosSource::kConfigfs;
+          p.configfs_tos = *tos;
         }
-        const std::string tc = fs.Sys("class/infiniband/" + d.name + "/tc/" + n + "/traffic_class");
-        auto tc_text = fs.ReadFile(tc);
-        bool tc_unknown = false;  // an override file that cannot be read or parsed
-        if (tc_text) {
-          p.traffic_class_file = true;
-          if (auto v = ParseTrafficClass(*tc_text); !v) {
-            tc_unknown = true;
-            p.note += (p.note.empty() ? "" : "; ") + tc + ": " + v.error().message;
-            outcome.errors.push_back(tc + ": " + v.error().message);
-          } else {
-            p.traffic_class = *v;
-          }
-        } else if (!IsAbsent(tc_text.error().errno_value)) {
-          p.traffic_class_file = true;
-          tc_unknown = true;
-          p.note += (p.note.empty() ? "" : "; ") + tc_text.error().message;
-          outcome.errors.push_back(tc_text.error().message);
-        }
-        // The per-port override wins over rdma_cm's default; an unreadable override leaves it unknown.
-        if (p.traffic_class) {
-          p.effective_tos = p.traffic_class;
-        } else if (!tc_unknown) {
-          if (p.source == RoceTosSource::kConfigfs) {
-            p.effective_tos = p.configfs_tos;
-          } else if (p.source != RoceTosSource::kUnreadable) {
-            p.effective_tos = 0;
-          }
-        }
-        p.note = KernelPaths(fs, p.note);
-        facts.ports.push_back(std::move(p));
+        if (!p.note.empty()) outcome.errors.push_back(p.note);
       }
+      Result<std::string_view> tc_text = ReadTrafficClass(fs, d, port.number, now);
+      const std::string tc = fs.Sys("class/infiniband/" + d.name + "/tc/" + n + "/traffic_class");
+      bool tc_unknown = false;  // an override file that cannot be read or parsed
+      if (tc_text) {
+        p.traffic_class_file = true;
+        if (auto v = ParseTrafficClass(*tc_text); !v) {
+          tc_unknown = true;
+          p.note += (p.note.empty() ? "" : "; ") + tc + ": " + v.error().message;
+          outcome.errors.push_back(tc + ": " + v.error().message);
+        } else {
+          p.traffic_class = *v;
+        }
+      } else if (!IsAbsent(tc_text.error().errno_value)) {
+        p.traffic_class_file = true;
+        tc_unknown = true;
+        p.note += (p.note.empty() ? "" : "; ") + tc_text.error().message;
+        outcome.errors.push_back(tc_text.error().message);
+      }
+      // The per-port override wins over rdma_cm's default; an unreadable override leaves it unknown.
+      if (p.traffic_class) {
+        p.effective_tos = p.traffic_class;
+      } else if (!tc_unknown) {
+        if (p.source == RoceTosSource::kConfigfs) {
+          p.effective_tos = p.configfs_tos;
+        } else if (p.source != RoceTosSource::kUnreadable) {
+          p.effective_tos = 0;
+        }
+      }
+      p.note = KernelPaths(fs, p.note);
+      facts.ports.push_back(std::move(p));
     }
-    snapshot.Put(std::move(facts));
-    return Status::Ok();
   }
+  // Devices that left (or were re-created: their entries were replaced above) close their files.
+  std::erase_if(tc_files_, [&](const auto& kv) {
+    const TopologyDevice* d = ctx.topology.FindDevice(kv.first.first);
+    return d == nullptr || d->generation != kv.second.generation;
+  });
+  snapshot.Put(std::move(facts));
+  return Status::Ok();
+}
 
-  void Render(const Snapshot& snapshot, MetricSink& sink) const override {
-    const RoceTosFacts* facts = snapshot.Get<RoceTosFacts>();
-    if (facts == nullptr) return;
-    auto tos = sink.Gauge("rdma_roce_default_tos",
-                          "ToS byte RoCE traffic of the port is sent with by default (DSCP = ToS / 4); source: "
-                          "traffic_class (mlx5 tc/N override), configfs (rdma_cm default_roce_tos) or kernel_default (0).");
-    for (const RoceTosPortFacts& p : facts->ports) {
-      if (!p.effective_tos) continue;
-      const std::string port = std::to_string(p.port);
-      tos.Add({{"device", p.device}, {"port", port}, {"source", SourceName(p)}}, *p.effective_tos);
-    }
+Result<std::string_view> RoceTosCollector::ReadTrafficClass(const NodeFs& fs, const HostRdmaDevice& d,
+                                                            std::uint32_t port, std::chrono::steady_clock::time_point now) {
+  const std::uint64_t generation = d.topology != nullptr ? d.topology->generation : 0;
+  TcFile& tc = tc_files_[std::make_pair(d.name, port)];
+  if (tc.generation != generation || (!tc.file && now - tc.absent_at >= kNetdevRelistInterval)) {
+    tc.generation = generation;
+    tc.file.emplace(fs.Sys("class/infiniband/" + d.name + "/tc/" + std::to_string(port) + "/traffic_class"));
   }
-};
+  if (!tc.file) return Error{"absent (looked up again after " + std::to_string(kNetdevRelistInterval.count()) + " s)", ENOENT};
+  Result<std::string_view> r = tc.file->Read(fs, read_buf_);
+  if (!r && IsAbsent(r.error().errno_value)) {
+    tc.file.reset();
+    tc.absent_at = now;
+  }
+  return r;
+}
+
+void RoceTosCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
+  const RoceTosFacts* facts = snapshot.Get<RoceTosFacts>();
+  if (facts == nullptr) return;
+  auto tos = sink.Gauge("rdma_roce_default_tos",
+                        "ToS byte RoCE traffic of the port is sent with by default (DSCP = ToS / 4); source: "
+                        "traffic_class (mlx5 tc/N override), configfs (rdma_cm default_roce_tos) or kernel_default (0).");
+  for (const RoceTosPortFacts& p : facts->ports) {
+    if (!p.effective_tos) continue;
+    const std::string port = std::to_string(p.port);
+    tos.Add({{"device", p.device}, {"port", port}, {"source", SourceName(p)}}, *p.effective_tos);
+  }
+}
 
 RDMAHD_REGISTER_COLLECTOR(
     "roce_tos", RoceTosCollector,
     "default ToS of RoCE traffic per port: rdma_cm configfs default_roce_tos, mlx5 tc/N/traffic_class");
 
-}  // namespace
 }  // namespace rdmahd
