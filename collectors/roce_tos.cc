@@ -61,11 +61,11 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
         if (!p.note.empty()) outcome.errors.push_back(p.note);
       }
       Result<std::string_view> tc_text = ReadTrafficClass(fs, d, port.number, now);
-      const std::string tc = fs.Sys("class/infiniband/" + d.name + "/tc/" + n + "/traffic_class");
       bool tc_unknown = false;  // an override file that cannot be read or parsed
       if (tc_text) {
         p.traffic_class_file = true;
         if (auto v = ParseTrafficClass(*tc_text); !v) {
+          const std::string tc = fs.Sys("class/infiniband/" + d.name + "/tc/" + n + "/traffic_class");
           tc_unknown = true;
           p.note += (p.note.empty() ? "" : "; ") + tc + ": " + v.error().message;
           outcome.errors.push_back(tc + ": " + v.error().message);
@@ -102,14 +102,16 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
 }
 
 Result<std::string_view> RoceTosCollector::ReadTrafficClass(const NodeFs& fs, const HostRdmaDevice& d,
-                                                            std::uint32_t port, std::chrono::steady_clock::time_point now) {
+                                                            std::uint32_t port,
+                                                            std::chrono::steady_clock::time_point now) {
   const std::uint64_t generation = d.topology != nullptr ? d.topology->generation : 0;
   TcFile& tc = tc_files_[std::make_pair(d.name, port)];
   if (tc.generation != generation || (!tc.file && now - tc.absent_at >= kNetdevRelistInterval)) {
     tc.generation = generation;
     tc.file.emplace(fs.Sys("class/infiniband/" + d.name + "/tc/" + std::to_string(port) + "/traffic_class"));
   }
-  if (!tc.file) return Error{"absent (looked up again after " + std::to_string(kNetdevRelistInterval.count()) + " s)", ENOENT};
+  // Absent at the last look, less than kNetdevRelistInterval ago (only ENOENT is looked at).
+  if (!tc.file) return Error{"traffic_class absent", ENOENT};
   Result<std::string_view> r = tc.file->Read(fs, read_buf_);
   if (!r && IsAbsent(r.error().errno_value)) {
     tc.file.reset();
