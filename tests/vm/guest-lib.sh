@@ -84,7 +84,7 @@ rxe_self_traffic() {
   wait "$server" || { cat "$server_log"; fail "ib_send_lat server failed"; }
   # Result row: #bytes #iterations t_min t_max t_typical ...
   local typical
-  typical="$(awk -v with_min="$2" '$1 == 2 && $2 ~ /^[0-9]+$/ { print (with_min == "min") ? $5 " " $3 : $5 }' "$client_log" | tail -n1)"
+  typical="$(awk -v with_min="${2:-}" '$1 == 2 && $2 ~ /^[0-9]+$/ { print (with_min == "min") ? $5 " " $3 : $5 }' "$client_log" | tail -n1)"
   [[ -n "$typical" ]] || { cat "$client_log"; fail "ib_send_lat printed no result row"; }
   rm -f "$server_log" "$client_log"
   echo "$typical"
