@@ -205,16 +205,6 @@ struct Session {
   std::thread thread;
 };
 
-Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length) {
-  ibv_sge sge{reinterpret_cast<std::uintptr_t>(addr), length, s.mr.get()->lkey};
-  ibv_recv_wr wr{};
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (const int rc = ibv_post_recv(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_recv", rc);
-  return Status::Ok();
-}
-
 // A cm event pending on the session's channel ends the session (a disconnect, or an error).
 bool PeerLeft(VerbsSession& s) {
   Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now(), nullptr);

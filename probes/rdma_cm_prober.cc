@@ -32,17 +32,6 @@ ProbeFailure Fail(std::string reason, const PeerEndpoint& peer, const std::strin
   return ProbeFailure{std::move(reason), "peer " + peer.name + " (" + peer.address + "): " + what};
 }
 
-Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length) {
-  ibv_sge sge{reinterpret_cast<std::uintptr_t>(addr), length, s.mr.get()->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = 0;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (const int rc = ibv_post_recv(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_recv", rc);
-  return Status::Ok();
-}
-
 // Disconnects politely so the responder sees the end at once rather than at its session cap.
 void Disconnect(VerbsSession& s) {
   if (s.id) rdma_disconnect(s.id.get());

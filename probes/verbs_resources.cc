@@ -199,6 +199,16 @@ Result<int> WaitCompletions(VerbsSession& s, ibv_wc* wc, int max_wc, std::chrono
   }
 }
 
+Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length) {
+  ibv_sge sge{reinterpret_cast<std::uintptr_t>(addr), length, s.mr.get()->lkey};
+  ibv_recv_wr wr{};
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (const int rc = ibv_post_recv(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_recv", rc);
+  return Status::Ok();
+}
+
 std::string WcStatusReason(ibv_wc_status status) {
   switch (status) {
     case IBV_WC_SUCCESS: return "wc_success";

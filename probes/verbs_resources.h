@@ -189,6 +189,9 @@ inline constexpr auto kSpinWithoutProgress = std::chrono::milliseconds(20);
 Result<int> WaitCompletions(VerbsSession& s, ibv_wc* wc, int max_wc, std::chrono::steady_clock::time_point spin_until,
                             std::chrono::steady_clock::time_point deadline, int extra_fd = -1);
 
+// Posts one receive of `length` bytes at `addr` (inside the session's registered buffer).
+Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length);
+
 // Selective signaling of a ping-pong's sends, as perftest's latency tests do: only one send in
 // `every` asks for a completion, and that completion retires it and every unsignaled send posted
 // before it (a QP completes its send queue in order). The device then writes one send completion
@@ -201,12 +204,13 @@ class SendWindow {
   // False while the queue is full: wait for a send completion (Retire) before posting.
   bool CanPost() const { return outstanding_ < depth_; }
   // Sets IBV_SEND_SIGNALED and wr_id on `wr` for the next send (`last`: the final one of a
-  // round, always signaled so the round leaves nothing unaccounted). Call after a post succeeded.
+  // round, always signaled so the round leaves nothing unaccounted). Call before posting it.
   void Prepare(ibv_send_wr& wr, bool last) {
     const bool signal = last || run_ + 1 >= every_ || outstanding_ + 1 >= depth_;
     wr.send_flags = signal ? (wr.send_flags | IBV_SEND_SIGNALED) : (wr.send_flags & ~unsigned{IBV_SEND_SIGNALED});
     wr.wr_id = signal ? run_ + 1 : 0;  // the sends this completion retires
   }
+  // Call after the post of `wr` succeeded.
   void Posted(const ibv_send_wr& wr) {
     ++outstanding_;
     run_ = (wr.send_flags & IBV_SEND_SIGNALED) != 0 ? 0 : run_ + 1;
