@@ -21,17 +21,12 @@ std::string FormatDuration(std::chrono::milliseconds d) {
   return std::to_string(d.count()) + "ms";
 }
 
-// What one collector's run left behind: written by its job, read by the collection that posted it.
-struct CollectorRun {
-  bool done = false;  // guarded by Shared::mu
-  Snapshot facts;
-  CollectorOutcome outcome;
-};
-
-struct TopologyRun {
-  bool done = false;  // guarded by Shared::mu
-  Topology topology;
-};
+// A lane hands a collection over to another one when it has claimed nothing for this long (a
+// collector or the topology stage is taking its time), so one slow plug-in never holds up the
+// others. Normal collectors take microseconds to a few milliseconds.
+Clock::duration HandoffAfter(const Config& config) {
+  return std::min<Clock::duration>(std::chrono::milliseconds(50), config.collection_timeout / 4);
+}
 
 }  // namespace
 
@@ -57,9 +52,34 @@ struct CollectionEngine::Shared {
   struct CollectorSlot {
     std::string name;
     std::shared_ptr<Collector> collector;
-    PluginWorker worker;
-    bool running = false;  // guarded by mu: posted and not yet returned
+    bool running = false;  // guarded by mu: claimed by a lane and not yet returned
     bool stuck = false;    // guarded by mu: past a deadline and not yet returned
+  };
+
+  // A thread that runs collections' work: the topology stage, then collectors one after another.
+  struct Lane {
+    PluginWorker worker;
+    bool busy = false;  // guarded by mu: a job is posted and has not yet returned
+  };
+
+  // One collection's work, shared by the caller and the lanes running it.
+  struct Work {
+    struct Item {
+      CollectorSlot* slot = nullptr;
+      std::string not_started;  // why it is not run (empty: runnable)
+      bool claimed = false;     // every field from here on is guarded by mu
+      bool done = false;
+      Clock::time_point start{};
+      Snapshot facts;
+      CollectorOutcome outcome;
+    };
+    std::shared_ptr<const Config> config;
+    std::vector<Item> items;               // fixed once the work is handed to a lane
+    std::shared_ptr<const Topology> topology;  // guarded by mu; set once, before any claim
+    std::size_t next = 0;                  // guarded by mu: the first item not yet claimed
+    std::size_t unfinished = 0;            // guarded by mu: runnable items not yet done
+    Clock::time_point last_claim{};        // guarded by mu
+    bool closed = false;                   // guarded by mu: the collection ended, claim nothing more
   };
 
   Shared(NodeFs f, EnginePlugins p) : fs(std::move(f)), topology(std::move(p.topology)), checks(std::move(p.checks)) {
@@ -74,23 +94,30 @@ struct CollectionEngine::Shared {
   // Runs one collection for `config`; never waits past its deadline (or past Stop()).
   std::shared_ptr<const Report> RunCollection(const std::shared_ptr<Shared>& self,
                                               const std::shared_ptr<const Config>& config);
-  // The topology of this collection: a fresh one, or the last one with `failure` set.
-  std::shared_ptr<const Topology> RunTopology(const std::shared_ptr<Shared>& self,
-                                              const std::shared_ptr<const Config>& config, Clock::time_point deadline);
+  // Posts a lane job that (first running the topology stage when `with_topology`) claims and runs
+  // `work`'s items until none is left; false when no lane could take it. Needs mu held.
+  bool StartLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work, bool with_topology);
+  // The lane job's body.
+  static void RunLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work, Lane* lane,
+                      bool with_topology);
+  // The last topology, marked with `failure` (mu held).
+  std::shared_ptr<const Topology> Stale(std::string failure) const;
   // An empty report for `config` (shutdown before any collection).
   std::shared_ptr<const Report> Empty(const std::shared_ptr<const Config>& config) const;
 
   const NodeFs fs;
   const std::shared_ptr<TopologySource> topology;
-  PluginWorker topology_worker;
   std::vector<std::unique_ptr<CollectorSlot>> collectors;
   const std::vector<Instance<Check>> checks;
   const ProbeScheduler* probes = nullptr;  // the engine's; its boards hold the probes' results
 
   mutable std::mutex mu;
-  // The topology run or a collection's last collector run returned, a collection ended, or Stop().
+  // A collection's work all done, a collection ended, or Stop().
   std::condition_variable changed;
   // Everything below is guarded by mu.
+  // One lane runs a whole collection; more are added only while a plug-in holds one up, and
+  // stay for later (at most one per collector, as each holds at most one collector up).
+  std::vector<std::unique_ptr<Lane>> lanes;
   bool stopping = false;
   bool collecting = false;
   std::uint64_t collection = 0;  // id of the last collection started
@@ -102,152 +129,198 @@ struct CollectionEngine::Shared {
   std::map<std::string, std::uint64_t> timeouts;
 };
 
-std::shared_ptr<const Topology> CollectionEngine::Shared::RunTopology(const std::shared_ptr<Shared>& self,
-                                                                      const std::shared_ptr<const Config>& config,
-                                                                      Clock::time_point deadline) {
-  if (!topology) return std::make_shared<const Topology>();
-  // Collectors go on with what was known last; the devices collector reports the failure.
-  auto stale = [&](std::string failure) {  // needs mu held
-    auto t = std::make_shared<Topology>(last_topology ? *last_topology : Topology{});
-    t->failure = std::move(failure);
-    return std::shared_ptr<const Topology>(std::move(t));
-  };
-  auto run = std::make_shared<TopologyRun>();
-  std::unique_lock lock(mu);
-  if (topology_running) return stale("device discovery is still stuck in an earlier collection");
-  topology_running = true;
-  lock.unlock();
-  const bool posted = topology_worker.Post([self, run, cfg = config] {
+std::shared_ptr<const Topology> CollectionEngine::Shared::Stale(std::string failure) const {
+  auto t = std::make_shared<Topology>(last_topology ? *last_topology : Topology{});
+  t->failure = std::move(failure);
+  return t;
+}
+
+bool CollectionEngine::Shared::StartLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work,
+                                         bool with_topology) {
+  Lane* lane = nullptr;
+  for (auto& l : lanes) {
+    if (!l->busy) {
+      lane = l.get();
+      break;
+    }
+  }
+  if (lane == nullptr) lane = lanes.emplace_back(std::make_unique<Lane>()).get();
+  lane->busy = true;
+  if (lane->worker.Post([self, work, lane, with_topology] { RunLane(self, work, lane, with_topology); })) return true;
+  lane->busy = false;  // only while the engine is being destroyed
+  return false;
+}
+
+void CollectionEngine::Shared::RunLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work,
+                                       Lane* lane, bool with_topology) {
+  const Config& config = *work->config;
+  if (with_topology) {
     Topology t;
     try {
-      t = self->topology->Discover(self->fs, *cfg);
+      t = self->topology->Discover(self->fs, config);
     } catch (...) {
       t = Topology{};
       t.failure = "device discovery failed: " + CurrentExceptionMessage();
     }
-    std::lock_guard guard(self->mu);
-    run->topology = std::move(t);
-    run->done = true;
+    std::lock_guard lock(self->mu);
     self->topology_running = false;
     self->topology_stuck = false;
-    self->changed.notify_all();
-  });
-  lock.lock();
-  if (!posted) {  // only while the engine is being destroyed
-    topology_running = false;
-    return stale("device discovery could not start");
+    // Too late when the caller already gave the collectors the last discovery instead.
+    if (!work->topology) {
+      work->topology = std::make_shared<const Topology>(std::move(t));
+      self->last_topology = work->topology;
+    }
   }
-  if (!changed.wait_until(lock, deadline, [&] { return run->done || stopping; })) {
-    topology_stuck = true;
-    return stale("device discovery did not finish within " + FormatDuration(config->collection_timeout));
+  std::unique_lock lock(self->mu);
+  for (;;) {
+    if (work->closed || self->stopping || work->next == work->items.size()) break;
+    Work::Item& item = work->items[work->next++];
+    if (!item.not_started.empty()) continue;
+    const Clock::time_point start = Clock::now();
+    item.claimed = true;
+    item.start = start;
+    work->last_claim = start;
+    item.slot->running = true;
+    const std::shared_ptr<Collector> collector = item.slot->collector;
+    const std::shared_ptr<const Topology> topo = work->topology;
+    lock.unlock();
+
+    CollectorOutcome outcome;
+    outcome.collector = item.slot->name;
+    Snapshot facts;
+    Status st;
+    try {
+      st = collector->Collect(CollectContext{self->fs, config, *topo}, facts, outcome);
+    } catch (...) {
+      st = Error{"collector " + item.slot->name + " failed: " + CurrentExceptionMessage()};
+      facts = Snapshot{};  // what it stored before throwing is not trusted
+    }
+    outcome.duration = Clock::now() - start;
+    outcome.success = st.ok();
+    if (!st.ok()) outcome.errors.push_back(st.error().message);
+
+    lock.lock();
+    item.facts = std::move(facts);
+    item.outcome = std::move(outcome);
+    item.done = true;
+    item.slot->running = false;
+    item.slot->stuck = false;
+    // Only the last item wakes the caller: a wake-up per collector made it run a dozen times a
+    // collection for nothing (each a futex round trip and a context switch on a 2-core node).
+    if (--work->unfinished == 0) self->changed.notify_all();
   }
-  if (!run->done) return stale("device discovery did not finish before shutdown");
-  last_topology = std::make_shared<const Topology>(std::move(run->topology));
-  return last_topology;
+  lane->busy = false;
 }
 
 std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std::shared_ptr<Shared>& self,
                                                                       const std::shared_ptr<const Config>& config) {
-  const Clock::time_point deadline = Clock::now() + config->collection_timeout;
+  const Clock::time_point begin = Clock::now();
+  const Clock::time_point deadline = begin + config->collection_timeout;
+  // The topology stage gets half the time; the collectors always get the other half.
+  const Clock::time_point topology_deadline = begin + config->collection_timeout / 2;
+  const Clock::duration handoff = HandoffAfter(*config);
   auto report = std::make_shared<Report>();
   report->config = config;
   report->snapshot.taken_at = std::chrono::system_clock::now();
 
-  std::shared_ptr<const Topology> topo = RunTopology(self, config, deadline);
-  report->snapshot.PutShared(topo);
-
-  // Every enabled collector at once, each on its own worker.
-  struct Posted {
-    CollectorSlot* slot;
-    std::shared_ptr<CollectorRun> run;
-    Clock::time_point start;
-    std::string not_started;  // why it was not run (empty: posted)
-  };
-  std::vector<Posted> posted;
-  // Runs of this collection not yet returned (guarded by mu). Only the last one to return wakes
-  // this thread: a wake-up per collector made the waiting thread run ten times a collection for
-  // nothing (each a futex round trip and a context switch on a 2-core node).
-  auto pending = std::make_shared<std::size_t>(0);
+  auto work = std::make_shared<Work>();
+  work->config = config;
+  std::unique_lock lock(mu);
   for (auto& slot : collectors) {
     if (!config->CollectorEnabled(slot->name)) continue;
-    Posted p{slot.get(), std::make_shared<CollectorRun>(), Clock::now(), ""};
-    {
-      std::lock_guard lock(mu);
-      if (stopping) {
-        p.not_started = "not run: shutting down";
-      } else if (slot->running) {
-        p.not_started = "collector " + slot->name + " is still stuck in an earlier collection; not run";
-      } else {
-        slot->running = true;
-        ++*pending;
-      }
+    Work::Item& item = work->items.emplace_back();
+    item.slot = slot.get();
+    if (stopping) {
+      item.not_started = "not run: shutting down";
+    } else if (slot->running) {
+      item.not_started = "collector " + slot->name + " is still stuck in an earlier collection; not run";
+    } else {
+      ++work->unfinished;
     }
-    if (p.not_started.empty()) {
-      const bool ok = slot->worker.Post([self, run = p.run, collector = slot->collector, name = slot->name, config,
-                                         topo, slot = slot.get(), pending] {
-        const Clock::time_point start = Clock::now();
-        CollectorOutcome outcome;
-        outcome.collector = name;
-        Snapshot facts;
-        Status st;
-        try {
-          st = collector->Collect(CollectContext{self->fs, *config, *topo}, facts, outcome);
-        } catch (...) {
-          st = Error{"collector " + name + " failed: " + CurrentExceptionMessage()};
-          facts = Snapshot{};  // what it stored before throwing is not trusted
-        }
-        outcome.duration = Clock::now() - start;
-        outcome.success = st.ok();
-        if (!st.ok()) outcome.errors.push_back(st.error().message);
-        std::lock_guard lock(self->mu);
-        run->facts = std::move(facts);
-        run->outcome = std::move(outcome);
-        run->done = true;
-        slot->running = false;
-        slot->stuck = false;
-        if (--*pending == 0) self->changed.notify_all();
-      });
-      if (!ok) {  // only while the engine is being destroyed
-        std::lock_guard lock(mu);
-        slot->running = false;
-        --*pending;
-        p.not_started = "collector " + slot->name + " could not start";
-      }
-    }
-    posted.push_back(std::move(p));
   }
-  {
-    std::unique_lock lock(mu);
-    changed.wait_until(lock, deadline, [&] {
-      return stopping || std::all_of(posted.begin(), posted.end(),
-                                     [](const Posted& p) { return !p.not_started.empty() || p.run->done; });
-    });
+  bool run_topology = false;
+  if (!topology) {
+    work->topology = std::make_shared<const Topology>();
+  } else if (topology_running) {
+    // Collectors go on with what was known last; the devices collector reports the failure.
+    work->topology = Stale("device discovery is still stuck in an earlier collection");
+  } else {
+    run_topology = true;
+  }
+  work->last_claim = begin;
+  if (!stopping && (run_topology || work->unfinished > 0)) {
+    if (run_topology) topology_running = true;
+    if (!StartLane(self, work, run_topology)) {
+      if (run_topology) {
+        topology_running = false;
+        work->topology = Stale("device discovery could not start");
+      }
+      work->closed = true;
+    }
+  } else if (run_topology) {
+    work->topology = Stale("device discovery did not start: shutting down");
+  }
+
+  for (;;) {
+    if (stopping || work->closed || (work->topology && work->unfinished == 0)) break;
     const Clock::time_point now = Clock::now();
-    for (Posted& p : posted) {
-      if (p.run->done) {
-        report->snapshot.Merge(p.run->facts);
-        report->snapshot.outcomes.push_back(std::move(p.run->outcome));
-        continue;
-      }
-      CollectorOutcome o;
-      o.collector = p.slot->name;
-      if (!p.not_started.empty()) {
-        o.errors.push_back(p.not_started);
-      } else {
-        o.duration = now - p.start;
-        if (stopping && now < deadline) {
-          o.errors.push_back("collector " + p.slot->name + " did not finish before shutdown");
-        } else {
-          o.errors.push_back("collector " + p.slot->name + " did not finish within " +
-                             FormatDuration(config->collection_timeout));
-          ++timeouts[p.slot->name];
-        }
-        p.slot->stuck = true;
-      }
-      report->snapshot.outcomes.push_back(std::move(o));
+    if (now >= deadline) break;
+    if (!work->topology && now >= topology_deadline) {
+      topology_stuck = true;
+      work->topology = Stale("device discovery did not finish within " +
+                             FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 config->collection_timeout / 2)));
+      // The lane is still in the topology stage: another one runs the collectors now.
+      work->last_claim = now;
+      if (work->next < work->items.size() && !StartLane(self, work, false)) break;
     }
-    report->collection_timeouts = timeouts;
+    // Work left that nobody claimed for a while: a plug-in is holding its lane up.
+    const bool waiting_items = work->topology && work->next < work->items.size();
+    if (waiting_items && now - work->last_claim >= handoff) {
+      work->last_claim = now;
+      if (!StartLane(self, work, false)) break;
+    }
+    Clock::time_point wake = deadline;
+    if (!work->topology) wake = std::min(wake, std::min(topology_deadline, now + handoff));
+    if (waiting_items) wake = std::min(wake, work->last_claim + handoff);
+    changed.wait_until(lock, wake);
   }
+  work->closed = true;
+  if (!work->topology) work->topology = Stale("device discovery did not finish before shutdown");
+  report->snapshot.PutShared(work->topology);
+
+  const Clock::time_point now = Clock::now();
+  for (Work::Item& item : work->items) {
+    CollectorSlot& slot = *item.slot;
+    if (item.done) {
+      report->snapshot.Merge(item.facts);
+      report->snapshot.outcomes.push_back(std::move(item.outcome));
+      continue;
+    }
+    CollectorOutcome o;
+    o.collector = slot.name;
+    const bool shutdown = stopping && now < deadline;
+    if (!item.not_started.empty()) {
+      o.errors.push_back(item.not_started);
+    } else if (!item.claimed) {
+      o.errors.push_back(shutdown ? "not run: shutting down"
+                                  : "collector " + slot.name + " did not start within " +
+                                        FormatDuration(config->collection_timeout));
+    } else {
+      o.duration = now - item.start;
+      if (shutdown) {
+        o.errors.push_back("collector " + slot.name + " did not finish before shutdown");
+      } else {
+        o.errors.push_back("collector " + slot.name + " did not finish within " +
+                           FormatDuration(config->collection_timeout));
+        ++timeouts[slot.name];
+      }
+      slot.stuck = true;
+    }
+    report->snapshot.outcomes.push_back(std::move(o));
+  }
+  report->collection_timeouts = timeouts;
+  lock.unlock();
 
   if (probes != nullptr) probes->CopyInto(report->snapshot, *config);
   for (const auto& check : checks) {

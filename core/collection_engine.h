@@ -1,15 +1,22 @@
-// CollectionEngine: one collection = the topology stage, then every enabled collector at once
-// (each on its own PluginWorker), then the probes' latest results, then every enabled check, into
-// one immutable Report. Concurrent callers share one collection; a caller arriving within the
-// cache window of the last report gets that report (the window only merges scrapes that overlap or
-// follow each other closely; a Report is never served older than the window).
+// CollectionEngine: one collection = the topology stage, then every enabled collector, then the
+// probes' latest results, then every enabled check, into one immutable Report. Concurrent callers
+// share one collection; a caller arriving within the cache window of the last report gets that
+// report (the window only merges scrapes that overlap or follow each other closely; a Report is
+// never served older than the window).
 //
-// Deadlines: a collection takes at most config->collection_timeout. The topology stage and the
-// collectors run on workers the engine owns; at the deadline, whatever has not finished is
-// reported failed ("did not finish within 5s"), and the collectors that finished keep their
-// facts. Collectors run concurrently, so a slow one costs only its own facts, never another's.
-// A collector still stuck at the next collection is not started again (it keeps state without
-// locking): it is reported failed at once while the others collect as usual.
+// Lanes: the topology stage and the collectors run on worker threads the engine owns ("lanes"),
+// never on the caller's, so the caller can always leave at the deadline. One lane runs a whole
+// collection, collector after collector: waking a thread per collector cost a context switch each
+// and made thread hand-offs a tenth of a scrape's CPU. When a lane has started nothing for 50 ms
+// (a quarter of the timeout if that is shorter), because a plug-in is slow or hung, another lane
+// takes over the collectors not yet started; so a slow collector costs only its own facts.
+//
+// Deadlines: a collection takes at most config->collection_timeout. The topology stage gets half
+// of it; past that the collectors work from the last discovery (its `failure` says why). At the
+// deadline, whatever has not finished is reported failed ("did not finish within 5s"), and the
+// collectors that finished keep their facts. A collector (or the topology stage) still stuck at
+// the next collection is not started again (it keeps state without locking): it is reported
+// failed at once while the others collect as usual.
 #pragma once
 
 #include <chrono>

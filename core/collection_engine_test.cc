@@ -216,6 +216,15 @@ std::unique_ptr<CollectionEngine> EngineWith(std::vector<Instance<Collector>> co
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+bool WaitUntilIdle(const CollectionEngine& engine) {
+  const Clock::time_point until = Clock::now() + std::chrono::seconds(5);
+  while (engine.busy_collector() != "") {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
 TEST(CollectionEngineDeadlineTest, ThrowingCollectorFailsAloneAndLaterCollectionsWork) {
   auto engine = EngineWith(Collectors(Named("test_steady", std::make_unique<SteadyCollector<1>>()),
                                       Named("test_throwing", std::make_unique<ThrowingCollector>())));
@@ -348,6 +357,106 @@ TEST(CollectionEngineDeadlineTest, StuckCollectorCostsOnlyItsOwnFactsAndIsNotWai
   std::lock_guard lock(gate->mu);
   EXPECT_EQ(gate->entered, 2);
   EXPECT_EQ(gate->max_inside, 1);
+}
+
+// Discovery that hangs (a sysfs read stuck in a driver) until the gate opens; the first call
+// answers at once with one device, so there is a last discovery to fall back on.
+class BlockingTopology : public TopologySource {
+ public:
+  explicit BlockingTopology(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
+  Topology Discover(const NodeFs&, const Config&) override {
+    Topology t;
+    t.class_dir_present = true;
+    t.devices.push_back(TopologyDevice{"rxe" + std::to_string(calls_), {}, {}, {}, 1, {}});
+    if (calls_++ == 0) return t;
+    std::unique_lock lock(gate_->mu);
+    ++gate_->entered;
+    gate_->cv.notify_all();
+    gate_->cv.wait(lock, [&] { return gate_->open; });
+    return t;
+  }
+
+ private:
+  std::shared_ptr<Gate> gate_;
+  int calls_ = 0;  // one discovery at a time: the engine never runs the stage twice at once
+};
+
+TEST(CollectionEngineDeadlineTest, StuckDiscoveryLeavesTheCollectorsTheLastTopologyAndHalfTheDeadline) {
+  auto gate = std::make_shared<Gate>();
+  EnginePlugins plugins;
+  plugins.topology = std::make_unique<BlockingTopology>(gate);
+  plugins.collectors = Collectors(Named("a_steady", std::make_unique<SteadyCollector<1>>()),
+                                  Named("b_reader", std::make_unique<TopologyReadingCollector>()));
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  auto first = engine.Collect(ConfigWithTimeout(400));
+  ASSERT_EQ(first->snapshot.Get<Topology>()->devices.at(0).name, "rxe0");
+
+  const Clock::time_point start = Clock::now();
+  auto stuck = engine.Collect(ConfigWithTimeout(400));
+  const double waited = Seconds(Clock::now() - start);
+  EXPECT_GE(waited, 0.19);  // the stage had half the deadline
+  EXPECT_LT(waited, 0.39);  // and the collectors did not wait for the rest of it
+  const Topology* topo = stuck->snapshot.Get<Topology>();
+  ASSERT_NE(topo, nullptr);
+  EXPECT_EQ(topo->devices.at(0).name, "rxe0");  // the last discovery
+  EXPECT_EQ(topo->failure, std::optional<std::string>("device discovery did not finish within 200ms"));
+  for (const auto& o : stuck->snapshot.outcomes) EXPECT_TRUE(o.success) << o.collector;
+  ASSERT_NE(stuck->snapshot.Get<SeenFacts>(), nullptr);
+  EXPECT_EQ(stuck->snapshot.Get<SeenFacts>()->topology_devices, 1u);
+  EXPECT_EQ(stuck->snapshot.Get<FakeFacts<1>>()->run, 2);
+  EXPECT_EQ(engine.busy_collector(), "topology");
+  EXPECT_TRUE(engine.stuck());
+
+  // Still stuck: not started again, and the collection does not wait for it at all.
+  const Clock::time_point again = Clock::now();
+  auto next = engine.Collect(ConfigWithTimeout(400));
+  EXPECT_LT(Seconds(Clock::now() - again), 0.1);
+  EXPECT_EQ(next->snapshot.Get<Topology>()->failure,
+            std::optional<std::string>("device discovery is still stuck in an earlier collection"));
+  EXPECT_EQ(next->snapshot.Get<FakeFacts<1>>()->run, 3);
+
+  // Released: the late answer is not used for a collection that already ended; the next
+  // collection discovers afresh.
+  gate->Open();
+  ASSERT_TRUE(WaitUntilIdle(engine));
+  auto fresh = engine.Collect(ConfigWithTimeout(400));
+  EXPECT_FALSE(fresh->snapshot.Get<Topology>()->failure.has_value());
+  EXPECT_EQ(fresh->snapshot.Get<Topology>()->devices.at(0).name, "rxe2");
+  EXPECT_FALSE(engine.stuck());
+}
+
+// Records the thread each run is on.
+template <int N>
+class ThreadRecordingCollector : public Collector {
+ public:
+  explicit ThreadRecordingCollector(std::shared_ptr<std::vector<std::thread::id>> seen) : seen_(std::move(seen)) {}
+  Status Collect(const CollectContext&, Snapshot&, CollectorOutcome&) override {
+    seen_->push_back(std::this_thread::get_id());  // one at a time: the engine orders the runs
+    return Status::Ok();
+  }
+  void Render(const Snapshot&, MetricSink&) const override {}
+
+ private:
+  std::shared_ptr<std::vector<std::thread::id>> seen_;
+};
+
+// Waking a thread per collector cost a futex round trip and a context switch each, every scrape:
+// when no plug-in is slow, one thread runs the whole collection, the same one every time.
+TEST(CollectionEngineTest, QuickCollectorsShareOneLaneAcrossCollections) {
+  auto seen = std::make_shared<std::vector<std::thread::id>>();
+  EnginePlugins plugins;
+  plugins.topology = std::make_unique<FixedTopology>();
+  plugins.collectors = Collectors(Named("a", std::make_unique<ThreadRecordingCollector<1>>(seen)),
+                                  Named("b", std::make_unique<ThreadRecordingCollector<2>>(seen)),
+                                  Named("c", std::make_unique<ThreadRecordingCollector<3>>(seen)));
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  for (int i = 0; i < 3; ++i) {
+    auto report = engine.Collect(ConfigWithTimeout(5000));
+    for (const auto& o : report->snapshot.outcomes) EXPECT_TRUE(o.success) << o.collector;
+  }
+  ASSERT_EQ(seen->size(), 9u);
+  for (const std::thread::id& id : *seen) EXPECT_EQ(id, seen->front());
+  EXPECT_NE(seen->front(), std::this_thread::get_id());  // never the caller's: it must keep its deadline
 }
 
 TEST(CollectionEngineDeadlineTest, ConcurrentCallersShareOneDeadline) {
