@@ -169,6 +169,7 @@ void CollectionEngine::Shared::RunLane(const std::shared_ptr<Shared>& self, cons
     if (!work->topology) {
       work->topology = std::make_shared<const Topology>(std::move(t));
       self->last_topology = work->topology;
+      if (work->unfinished == 0) self->changed.notify_all();  // no collector to run: done
     }
   }
   std::unique_lock lock(self->mu);

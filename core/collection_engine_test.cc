@@ -425,6 +425,21 @@ TEST(CollectionEngineDeadlineTest, StuckDiscoveryLeavesTheCollectorsTheLastTopol
   EXPECT_FALSE(engine.stuck());
 }
 
+TEST(CollectionEngineTest, ACollectionWithEveryCollectorDisabledEndsWhenDiscoveryDoes) {
+  EnginePlugins plugins;
+  plugins.topology = std::make_unique<FixedTopology>();
+  plugins.collectors = Collectors(Named("a_steady", std::make_unique<SteadyCollector<1>>()));
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  auto cfg = ConfigWithTimeout(5000);
+  cfg->collectors["a_steady"] = false;
+  const Clock::time_point start = Clock::now();
+  auto report = engine.Collect(cfg);
+  EXPECT_LT(Seconds(Clock::now() - start), 0.04);  // not at the next look at the lanes, 50 ms on
+  ASSERT_NE(report->snapshot.Get<Topology>(), nullptr);
+  EXPECT_EQ(report->snapshot.Get<Topology>()->devices.size(), 1u);
+  EXPECT_TRUE(report->snapshot.outcomes.empty());
+}
+
 // Records the thread each run is on.
 template <int N>
 class ThreadRecordingCollector : public Collector {
