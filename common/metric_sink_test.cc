@@ -3,7 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "common/utf8.h"
 
 namespace rdmahd {
 namespace {
@@ -120,6 +126,46 @@ TEST(MetricSinkTest, EscapesAtEveryPositionOfLongValues) {
   sink.Gauge("g", "G.").Add({{"l", "\x5d\x0b\x23\x5c\x7f\xdc\x8a\xa2" "zzzzzzzz"}}, 1);
   EXPECT_EQ(sink.Serialize(),
             "# HELP g G.\n# TYPE g gauge\ng{l=\"\x5d\x0b\x23\\\\\x7f\xdc\x8a\xEF\xBF\xBD" "zzzzzzzz\"} 1\n");
+}
+
+// The reference for a label value: ill-formed UTF-8 replaced first, then the three escapes (the
+// replacement adds no byte that needs one).
+std::string ReferenceLabelValue(std::string_view value) {
+  std::string out;
+  for (char c : ValidUtf8(value)) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+TEST(MetricSinkTest, LabelValuesMatchTheByteWiseReference) {
+  // The word-at-a-time fast path must give what the byte-wise rules give, whatever the length and
+  // wherever a special byte, a near miss (0x5b, 0x5d, 0x0b, 0x09, 0x23, 0x21, 0x7f, 0x00) or a
+  // multi-byte sequence (possibly across a word boundary, possibly truncated) falls.
+  const std::string alphabet[] = {"a", "Z", "_", "0", "\\", "\n", "\"", "[", "]", "\x0b", "\x09", "#", "!",
+                                  std::string(1, '\0'), "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                  "\xe2\x82", "\xa2", "\xff", "\xed\xa0\x80"};
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 3000; ++round) {
+    std::string value;
+    const std::size_t pieces = rng() % 30;
+    for (std::size_t k = 0; k < pieces; ++k) {
+      // Mostly plain letters, as real values are, so long plain runs reach the fast path.
+      value += rng() % 4 != 0 ? std::string(1, static_cast<char>('a' + rng() % 26))
+                              : alphabet[rng() % std::size(alphabet)];
+    }
+    MetricSink sink;
+    sink.Gauge("g", "G.").Add({{"l", value}}, 1);
+    ASSERT_EQ(sink.Serialize(), "# HELP g G.\n# TYPE g gauge\ng{l=\"" + ReferenceLabelValue(value) + "\"} 1\n")
+        << "value bytes: " << testing::PrintToString(value);
+  }
 }
 
 }  // namespace
