@@ -14,20 +14,38 @@ std::vector<VerdictChange> VerdictTracker::Observe(const std::shared_ptr<const R
   keep_alive_ = report;  // so the address cannot be reused by a later report
 
   const std::uint64_t gen = ++generation_;
-  for (const CheckResult& r : report->verdicts) {
+  const std::vector<CheckResult>& verdicts = report->verdicts;
+  auto update = [&](const CheckResult& r, Entry& e) {
+    e.seen_in = gen;
+    if (e.verdict != r.verdict) {
+      changes.push_back({r, e.verdict});
+      e.verdict = r.verdict;
+    }
+  };
+  std::size_t i = 0;
+  for (; i < verdicts.size() && i < order_.size(); ++i) {
+    const CheckResult& r = verdicts[i];
+    Map::value_type& node = *order_[i];
+    if (node.first.subject != r.subject || node.first.check != r.check) break;
+    update(r, node.second);
+  }
+  if (i == verdicts.size() && i == order_.size()) return changes;  // same subjects, same order
+
+  order_.resize(i);
+  order_.reserve(verdicts.size());
+  for (; i < verdicts.size(); ++i) {
+    const CheckResult& r = verdicts[i];
     auto it = last_.find(r);  // CheckResult has .check and .subject: compared in place
     if (it == last_.end()) {
       changes.push_back({r, std::nullopt});
-      last_.emplace(Key{r.check, r.subject}, Entry{r.verdict, gen});
-      continue;
+      it = last_.emplace(Key{r.check, r.subject}, Entry{r.verdict, gen}).first;
+    } else {
+      update(r, it->second);
     }
-    it->second.seen_in = gen;
-    if (it->second.verdict != r.verdict) {
-      changes.push_back({r, it->second.verdict});
-      it->second.verdict = r.verdict;
-    }
+    order_.push_back(&*it);
   }
-  // Subjects that vanished (device removed) are forgotten, so their return is logged again.
+  // Subjects that vanished (device removed) are forgotten, so their return is logged again. None
+  // of them is in order_: every entry it points to was seen in this report.
   std::erase_if(last_, [gen](const auto& kv) { return kv.second.seen_in != gen; });
   return changes;
 }

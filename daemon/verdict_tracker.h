@@ -49,7 +49,13 @@ class VerdictTracker {
   const Report* last_report_ = nullptr;  // identity only, never dereferenced
   std::shared_ptr<const Report> keep_alive_;
   std::uint64_t generation_ = 0;
-  std::map<Key, Entry, KeyLess> last_;
+  using Map = std::map<Key, Entry, KeyLess>;
+  Map last_;
+  // The entries of the last report's verdicts, in its order (nodes of last_, which stay put). A
+  // report lists its subjects in the same order as the one before while nothing was added or
+  // removed, so each verdict is matched by position with two string equalities instead of a map
+  // lookup; the first mismatch sends the rest of the report to the map.
+  std::vector<Map::value_type*> order_;
 };
 
 }  // namespace rdmahd
