@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "core/collection_engine.h"
 
 namespace rdmahd {
@@ -44,6 +47,60 @@ TEST(VerdictTrackerTest, VanishedSubjectIsReportedAgainWhenItReturns) {
   auto back = t.Observe(ReportWith({R("rxe0/1", Verdict::kOk)}));
   ASSERT_EQ(back.size(), 1u);
   EXPECT_FALSE(back[0].before.has_value());
+}
+
+// "subject:before>now" for each change, "subject:new>now" for a first sighting.
+std::vector<std::string> Changes(const std::vector<VerdictChange>& changes) {
+  std::vector<std::string> out;
+  for (const VerdictChange& c : changes) {
+    out.push_back(c.now.subject + ":" + (c.before ? std::string(VerdictName(*c.before)) : "new") + ">" +
+                  std::string(VerdictName(c.now.verdict)));
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(VerdictTrackerTest, ReorderedSubjectsAreMatchedByName) {
+  // Matching by position is a shortcut: a report in another order must compare subject by subject.
+  VerdictTracker t;
+  (void)t.Observe(ReportWith({R("a", Verdict::kOk), R("b", Verdict::kFailed), R("c", Verdict::kOk)}));
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("c", Verdict::kOk), R("b", Verdict::kFailed), R("a", Verdict::kOk)}))),
+            Strings{});
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("c", Verdict::kOk), R("b", Verdict::kOk), R("a", Verdict::kFailed)}))),
+            (Strings{"b:failed>ok", "a:ok>failed"}));
+  // Same check name, other subject; same subject, other check name.
+  CheckResult other_check = R("a", Verdict::kFailed);
+  other_check.check = "port_rate";
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("c", Verdict::kOk), R("b", Verdict::kOk), other_check}))),
+            (Strings{"a:new>failed"}));
+}
+
+TEST(VerdictTrackerTest, SubjectsAddedAndRemovedBetweenReportsShowInTheNext) {
+  VerdictTracker t;
+  (void)t.Observe(ReportWith({R("a", Verdict::kOk), R("b", Verdict::kOk)}));
+  // Added in the middle: only it is new; the subjects after it are still known.
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kOk), R("x", Verdict::kFailed), R("b", Verdict::kOk)}))),
+            (Strings{"x:new>failed"}));
+  // Removed again, and the tail changed: the change is seen although the positions moved.
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kOk), R("b", Verdict::kFailed)}))),
+            (Strings{"b:ok>failed"}));
+  // x was forgotten when it vanished: its return is a first sighting again.
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kOk), R("x", Verdict::kFailed), R("b", Verdict::kFailed)}))),
+            (Strings{"x:new>failed"}));
+  // Same length, last subject replaced; then the old one back.
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kOk), R("x", Verdict::kFailed), R("y", Verdict::kOk)}))),
+            (Strings{"y:new>ok"}));
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kOk), R("x", Verdict::kFailed), R("b", Verdict::kOk)}))),
+            (Strings{"b:new>ok"}));
+  // Steady state after all that: nothing.
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kOk), R("x", Verdict::kFailed), R("b", Verdict::kOk)}))),
+            Strings{});
+  // Shorter and longer by one at the end.
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kFailed), R("x", Verdict::kFailed)}))),
+            (Strings{"a:ok>failed"}));
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kFailed), R("x", Verdict::kFailed), R("b", Verdict::kOk)}))),
+            (Strings{"b:new>ok"}));
 }
 
 }  // namespace
