@@ -5,6 +5,7 @@
 // disabled or failed) a check says nothing.
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "core/check.h"
 #include "core/topology.h"
@@ -347,15 +348,33 @@ class LinkFlapsCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
     const auto* facts = snapshot.Get<LinkFlapFacts>();
     if (facts == nullptr) return;
+    // Runs for every port on every scrape: the text is appended into one buffer per verdict
+    // rather than built from chained temporaries (a dozen allocations per port).
+    const std::string window = Secs(facts->window_seconds);
     for (const LinkFlapPortFacts& p : facts->ports) {
-      const std::string subject = p.device + "/" + std::to_string(p.port);
-      const std::string netdev = p.netdev.empty() ? "" : " (netdev " + p.netdev + ")";
-      std::string counters;
-      if (p.link_downed) counters += "link_downed " + std::to_string(*p.link_downed);
-      if (p.carrier_changes) {
-        counters += (counters.empty() ? "" : ", ") + std::string("carrier_changes ") + std::to_string(*p.carrier_changes);
+      std::string subject = p.device;
+      subject += '/';
+      subject += std::to_string(p.port);
+      // " (netdev X) [link_downed N, carrier_changes M]", each part only when known.
+      std::string tail;
+      if (!p.netdev.empty()) {
+        tail += " (netdev ";
+        tail += p.netdev;
+        tail += ')';
       }
-      if (!counters.empty()) counters = " [" + counters + "]";
+      if (p.link_downed || p.carrier_changes) {
+        tail += " [";
+        if (p.link_downed) {
+          tail += "link_downed ";
+          tail += std::to_string(*p.link_downed);
+        }
+        if (p.carrier_changes) {
+          if (p.link_downed) tail += ", ";
+          tail += "carrier_changes ";
+          tail += std::to_string(*p.carrier_changes);
+        }
+        tail += ']';
+      }
       std::string reason;
       if (p.link_dropped) {
         reason = p.down_for_seconds ? "link down for " + Secs(*p.down_for_seconds) + ", longer than the " +
@@ -365,25 +384,32 @@ class LinkFlapsCheck : public Check {
       }
       if (p.flapping) {
         if (!reason.empty()) reason += "; ";
-        reason += std::to_string(p.flaps_in_window) + " flaps in the last " + Secs(facts->window_seconds) +
-                  " (threshold " + std::to_string(facts->threshold) + ")";
+        reason += std::to_string(p.flaps_in_window) + " flaps in the last " + window + " (threshold " +
+                  std::to_string(facts->threshold) + ")";
         if (p.last_flap_age_seconds) reason += ", last " + Secs(*p.last_flap_age_seconds) + " ago";
       }
       if (!reason.empty()) {
         const std::string nd = p.netdev.empty() ? std::string("<netdev>") : p.netdev;
-        out.push_back(Result(subject, Verdict::kFailed, reason + netdev + counters,
+        reason += tail;
+        out.push_back(Result(subject, Verdict::kFailed, std::move(reason),
                              "check the cable, transceiver and switch port: `ethtool " + nd + "`, `ethtool -m " + nd +
                                  "` (optical power), the switch port's error counters and `rdma link show " +
                                  subject + "`; reseat or replace the cable/transceiver"));
         continue;
       }
       if (!p.active) {
-        out.push_back(Result(subject, Verdict::kUnknown, "port state unknown: " + p.note));
+        out.push_back(Result(std::move(subject), Verdict::kUnknown, "port state unknown: " + p.note));
         continue;
       }
-      std::string ok = "no flaps in the last " + Secs(facts->window_seconds);
-      if (!*p.active) ok += " (port down, not yet past the drop window, or never up since the daemon started)";
-      out.push_back(Result(subject, Verdict::kOk, ok + netdev + counters));
+      constexpr std::string_view kNotUp =
+          " (port down, not yet past the drop window, or never up since the daemon started)";
+      constexpr std::string_view kNoFlaps = "no flaps in the last ";
+      reason.reserve(kNoFlaps.size() + window.size() + kNotUp.size() + tail.size());
+      reason += kNoFlaps;
+      reason += window;
+      if (!*p.active) reason += kNotUp;
+      reason += tail;
+      out.push_back(Result(std::move(subject), Verdict::kOk, std::move(reason)));
     }
   }
 };

@@ -337,5 +337,56 @@ TEST(LinkFlapsCheckTest, FlappingAndDroppedFailQuietPortIsOk) {
   EXPECT_EQ(out[3].verdict, Verdict::kUnknown);
 }
 
+TEST(LinkFlapsCheckTest, ReasonTextsAreExact) {
+  // The whole reason, for each combination of the optional parts (netdev, link_downed,
+  // carrier_changes, port down): operators and log searches read these verbatim.
+  LinkFlapFacts facts;
+  facts.drop_window_seconds = 30;
+  facts.window_seconds = 600;
+  facts.recovery_seconds = 900;
+  facts.threshold = 1;
+  LinkFlapPortFacts both;
+  both.device = "mlx5_0";
+  both.port = 1;
+  both.netdev = "ens1f0np0";
+  both.active = true;
+  both.link_downed = 0;
+  both.carrier_changes = 3;
+  LinkFlapPortFacts carrier_only_down;
+  carrier_only_down.device = "mlx5_1";
+  carrier_only_down.port = 2;
+  carrier_only_down.active = false;
+  carrier_only_down.carrier_changes = 5;
+  LinkFlapPortFacts bare;
+  bare.device = "mlx5_2";
+  bare.port = 1;
+  bare.active = true;
+  LinkFlapPortFacts flapping = both;
+  flapping.device = "mlx5_3";
+  flapping.carrier_changes.reset();
+  flapping.link_downed = 7;
+  flapping.flapping = true;
+  flapping.flaps_in_window = 2;
+  facts.ports = {both, carrier_only_down, bare, flapping};
+  Snapshot s;
+  s.Put(facts);
+  auto out = Evaluate("link_flaps", s);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].subject, "mlx5_0/1");
+  EXPECT_EQ(out[0].reason, "no flaps in the last 600 s (netdev ens1f0np0) [link_downed 0, carrier_changes 3]");
+  EXPECT_EQ(out[0].fix, "");
+  EXPECT_EQ(out[1].subject, "mlx5_1/2");
+  EXPECT_EQ(out[1].reason,
+            "no flaps in the last 600 s (port down, not yet past the drop window, or never up since the daemon "
+            "started) [carrier_changes 5]");
+  EXPECT_EQ(out[2].reason, "no flaps in the last 600 s");
+  EXPECT_EQ(out[3].verdict, Verdict::kFailed);
+  EXPECT_EQ(out[3].reason, "2 flaps in the last 600 s (threshold 1) (netdev ens1f0np0) [link_downed 7]");
+  EXPECT_EQ(out[3].fix,
+            "check the cable, transceiver and switch port: `ethtool ens1f0np0`, `ethtool -m ens1f0np0` (optical "
+            "power), the switch port's error counters and `rdma link show mlx5_3/1`; reseat or replace the "
+            "cable/transceiver");
+}
+
 }  // namespace
 }  // namespace rdmahd
