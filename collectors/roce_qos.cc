@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <set>
 #include <stdexcept>
 
 #include "collectors/dcb_json.h"
@@ -425,9 +424,10 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
   RdmaNetdevFacts facts;
   facts.links = ctx.topology.links;
   const auto now = now_();
-  std::set<std::string> seen;
-  for (const std::string& name : ctx.topology.Netdevs()) {
-    seen.insert(name);
+  // Sorted and unique: what left the topology is found by binary search, without a set of copies.
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  auto seen = [&](const std::string& name) { return std::binary_search(netdevs.begin(), netdevs.end(), name); };
+  for (const std::string& name : netdevs) {
     NetdevFacts f;
     std::vector<std::string> errors;
     std::unique_ptr<NetdevLayout>& layout = netdev_layouts_[name];
@@ -456,13 +456,9 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
     ComputeGrowth(f);
     facts.netdevs.push_back(std::move(f));
   }
-  std::erase_if(netdev_layouts_, [&](const auto& kv) { return !seen.count(kv.first); });
-  for (auto it = previous_.begin(); it != previous_.end();) {
-    it = seen.count(it->first) ? std::next(it) : previous_.erase(it);
-  }
-  for (auto it = layouts_.begin(); it != layouts_.end();) {
-    it = seen.count(it->first) ? std::next(it) : layouts_.erase(it);
-  }
+  std::erase_if(netdev_layouts_, [&](const auto& kv) { return !seen(kv.first); });
+  std::erase_if(previous_, [&](const auto& kv) { return !seen(kv.first); });
+  std::erase_if(layouts_, [&](const auto& kv) { return !seen(kv.first); });
   snapshot.Put(std::move(facts));
   return Status::Ok();
 }
@@ -545,6 +541,9 @@ struct RoceCollector::NetdevLayout {
   // ~15k instructions a netdev) only when their bytes changed.
   std::optional<std::string> pfc_text, app_text;
   std::optional<Result<DcbState>> parsed;
+  // This collection's read of the capture files, compared with pfc_text/app_text; swapped with
+  // them when different, so steady-state reads land in memory already allocated.
+  std::optional<std::string> pfc_next, app_next;
   std::chrono::steady_clock::time_point listed_at;
 
   std::size_t HeldDescriptors() const {
@@ -601,15 +600,13 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
   }
   RoceQosFacts facts;
   const auto now = now_();
-  std::set<std::string> seen;
-  for (const std::string& name : ctx.topology.Netdevs()) {
-    seen.insert(name);
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();  // sorted, unique
+  for (const std::string& name : netdevs) {
     RoceNetdevFacts f;
     // A netdev missing from <sysfs>/class/net lives in another network namespace (or the tree is a
     // capture without it): the kernel cannot be asked about it here, and it has no ECN files. It is
     // looked for again on every collection.
     std::unique_ptr<NetdevLayout>& layout = layouts_[name];
-    std::optional<std::string> pfc_text, app_text;
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (!layout || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval || !layout->present) {
         layout = DiscoverRoceNetdev(ctx.fs, name, now, work_);
@@ -623,32 +620,42 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       }
       // Capture files: a missing one is "not captured"; one gone while held is listed again next time.
       auto read_capture = [&](std::optional<HeldFile>& file, std::optional<std::string>& out) {
-        if (!file) return;
-        if (auto text = reader.Read(*file)) out.emplace(*text);
-        else if (reader.gone()) layout->listed_at = {};
+        if (!file) {
+          out.reset();
+          return;
+        }
+        if (auto text = reader.Read(*file)) {
+          if (out) {
+            out->assign(*text);  // reuses the capacity of an earlier read
+          } else {
+            out.emplace(*text);
+          }
+          return;
+        }
+        out.reset();
+        if (reader.gone()) layout->listed_at = {};
       };
-      read_capture(layout->pfc_json, pfc_text);
-      read_capture(layout->app_json, app_text);
+      read_capture(layout->pfc_json, layout->pfc_next);
+      read_capture(layout->app_json, layout->app_next);
       break;
     }
     const bool present = layout->present;
-    const std::string netdev_dir = ctx.fs.Sys("class/net/" + name);
     Result<DcbState> dcb = Error{"unread"};
     if (!ctx.fs.dcb_dir().empty()) {
       f.dcb_source = ctx.fs.dcb_dir();
       if (!layout->capture_dir) {
         dcb = Error{"no DCB capture for " + name + " (" + layout->capture_base + ")", ENOENT};
       } else {
-        if (!layout->parsed || pfc_text != layout->pfc_text || app_text != layout->app_text) {
-          layout->parsed = DcbStateFromCapture(layout->capture_base, pfc_text, app_text);
-          layout->pfc_text = std::move(pfc_text);
-          layout->app_text = std::move(app_text);
+        if (!layout->parsed || layout->pfc_next != layout->pfc_text || layout->app_next != layout->app_text) {
+          layout->parsed = DcbStateFromCapture(layout->capture_base, layout->pfc_next, layout->app_next);
+          std::swap(layout->pfc_text, layout->pfc_next);
+          std::swap(layout->app_text, layout->app_next);
         }
         dcb = *layout->parsed;
       }
     } else if (!present) {
       f.dcb_source = "netlink";
-      dcb = Error{name + ": no " + netdev_dir + " (netdev in another network namespace?)", ENODEV};
+      dcb = Error{name + ": no " + ctx.fs.Sys("class/net/" + name) + " (netdev in another network namespace?)", ENODEV};
     } else {
       f.dcb_source = "netlink";
       dcb = dcb_.Read(name);
@@ -667,7 +674,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     }
     facts.netdevs.push_back(std::move(f));
   }
-  std::erase_if(layouts_, [&](const auto& kv) { return !seen.count(kv.first); });
+  std::erase_if(layouts_, [&](const auto& kv) { return !std::binary_search(netdevs.begin(), netdevs.end(), kv.first); });
   snapshot.Put(std::move(facts));
   return Status::Ok();
 }

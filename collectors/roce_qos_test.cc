@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -434,6 +436,32 @@ TEST_F(HeldLayoutTest, SteadyStateScrapesOpenAndListNothing) {
   ASSERT_TRUE(eth1->dcb && eth1->dcb->pfc);
   EXPECT_EQ(eth1->dcb->pfc->enabled_mask, 0x10);
   EXPECT_EQ(changed.netdevs().Find("eth1")->carrier_changes, 3u);
+}
+
+// The capture is parsed again whenever its bytes differ from the last parse, in either direction
+// (the collector keeps the last text and reuses the buffers it reads into): changed, changed
+// back, and an APP table emptied and filled again.
+TEST_F(HeldLayoutTest, CaptureChangesBackAndForthAreEachSeen) {
+  const std::string pfc3 = R"({"pfc_cap":8,"prio_pfc":[false,false,false,true,false,false,false,false]})";
+  const std::string pfc4 = R"({"pfc_cap":8,"prio_pfc":[false,false,false,false,true,false,false,false]})";
+  auto mask = [](const Run& r, const char* name) -> std::optional<std::uint32_t> {
+    const RoceNetdevFacts* f = r.roce().Find(name);
+    if (f == nullptr || !f->dcb || !f->dcb->pfc) return std::nullopt;
+    return f->dcb->pfc->enabled_mask;
+  };
+  EXPECT_EQ(mask(Scrape(), "eth0"), 0x08u);
+  tree.dir.Write("dcb/eth0/pfc.json", pfc4);
+  EXPECT_EQ(mask(Scrape(), "eth0"), 0x10u);
+  EXPECT_EQ(mask(Scrape(), "eth0"), 0x10u);  // unchanged: the same facts from the kept parse
+  tree.dir.Write("dcb/eth0/pfc.json", pfc3);
+  Run back = Scrape();
+  EXPECT_EQ(mask(back, "eth0"), 0x08u);
+  EXPECT_EQ(mask(back, "eth1"), 0x08u);
+  EXPECT_EQ(back.roce().Find("eth0")->dscp_priority, (std::map<int, int>{{26, 3}}));
+  tree.dir.Write("dcb/eth0/app.json", R"({"dscp_prio":[]})");
+  EXPECT_TRUE(Scrape().roce().Find("eth0")->dscp_priority.empty());
+  tree.dir.Write("dcb/eth0/app.json", R"({"dscp_prio":[[26,3]]})");
+  EXPECT_EQ(Scrape().roce().Find("eth0")->dscp_priority, (std::map<int, int>{{26, 3}}));
 }
 
 // Nothing signals a file added beside held ones (sysfs has no inotify): a new DCQCN parameter is
