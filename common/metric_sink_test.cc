@@ -168,5 +168,30 @@ TEST(MetricSinkTest, LabelValuesMatchTheByteWiseReference) {
   }
 }
 
+TEST(MetricSinkTest, LabelNamesAndSuffixesOfEveryLength) {
+  // Short strings are copied word-wise (overlapping words up to 16 bytes): every length, 0 to 24.
+  const std::string letters = "abcdefghijklmnopqrstuvwxyz";
+  for (std::size_t len = 0; len <= 24; ++len) {
+    std::string name = "l";
+    name += letters.substr(0, len);
+    std::string suffix;
+    if (len > 0) {
+      suffix = "_";
+      suffix += letters.substr(26 - len);
+    }
+    const std::string value = letters.substr(0, len);
+    MetricSink sink;
+    sink.Gauge("h", "H.").AddSuffixed(suffix, {{name, "v"}, {"x", value}}, 1);
+    std::string expected = "# HELP h H.\n# TYPE h gauge\nh";
+    expected += suffix;
+    expected += '{';
+    expected += name;
+    expected += "=\"v\",x=\"";
+    expected += value;
+    expected += "\"} 1\n";
+    EXPECT_EQ(sink.Serialize(), expected) << "length " << len;
+  }
+}
+
 }  // namespace
 }  // namespace rdmahd
