@@ -75,13 +75,14 @@ void ReadCounterFile(DeviceReader& reader, CounterDir& dir, std::size_t i, Count
   HeldFile& f = dir.files[i];
   std::optional<std::string_view> text = reader.Read(f);
   if (!text) return;
-  if (IsNotAvailableValue(*text)) return;  // "N/A (no PMA)": absent, not an error
-  std::optional<std::uint64_t> v = ParseU64(*text);
-  if (!v) {
-    reader.Unparseable(f.path(), *text);
+  // A number first: "N/A (no PMA)" (absent, not an error) is the exception, and this runs for
+  // every counter file on every scrape.
+  if (std::optional<std::uint64_t> v = ParseU64(*text)) {
+    out.Set(i, *v);
     return;
   }
-  out.Set(i, *v);
+  if (IsNotAvailableValue(*text)) return;
+  reader.Unparseable(f.path(), *text);
 }
 
 void ReadCounters(DeviceReader& reader, CounterDir& dir, CounterValues& out) {
