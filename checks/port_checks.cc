@@ -11,13 +11,28 @@
 namespace rdmahd {
 namespace {
 
-std::string Describe(const std::optional<SysfsEnumValue>& v) {
-  if (!v) return "unreadable";
-  return v->name + " (" + std::to_string(v->id) + ")";
+// The texts below are built for every port on every scrape: appended into one string rather than
+// chained out of temporaries.
+
+// "ACTIVE (4)", or "unreadable".
+void AppendDescribe(std::string& out, const std::optional<SysfsEnumValue>& v) {
+  if (!v) {
+    out += "unreadable";
+    return;
+  }
+  out += v->name;
+  out += " (";
+  out += std::to_string(v->id);
+  out += ')';
 }
 
 // "100", "2.5", "14.0625": Gb/s without trailing zeros.
 std::string FormatGbps(double gbps) {
+  // Whole rates (nearly all) without printf: "%.4f" of a whole number, trailing zeros stripped, is
+  // the integer.
+  if (gbps >= 0 && gbps < 1e15 && gbps == static_cast<double>(static_cast<long long>(gbps))) {
+    return std::to_string(static_cast<long long>(gbps));
+  }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4f", gbps);
   std::string s = buf;
@@ -28,6 +43,12 @@ std::string FormatGbps(double gbps) {
 
 std::string LinkHint(const TopologyPort& t) {
   return t.netdev.empty() ? "" : " (netdev " + t.netdev + ")";
+}
+void AppendLinkHint(std::string& out, const TopologyPort& t) {
+  if (t.netdev.empty()) return;
+  out += " (netdev ";
+  out += t.netdev;
+  out += ')';
 }
 
 std::string NetdevOrPlaceholder(const TopologyPort& t) { return t.netdev.empty() ? std::string("<netdev>") : t.netdev; }
@@ -62,14 +83,18 @@ class PortActiveCheck : public Check {
     if (!config.ports.require_active) return;
     ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
-      const std::string observed = "state " + Describe(p.state) + ", physical state " + Describe(p.phys_state) + LinkHint(t);
+      std::string observed = "state ";
+      AppendDescribe(observed, p.state);
+      observed += ", physical state ";
+      AppendDescribe(observed, p.phys_state);
+      AppendLinkHint(observed, t);
       if (!p.state || !p.phys_state) {
         r.reason = observed + ": cannot tell whether the port is up";
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/state and phys_state are readable by rdma-healthd";
       } else if (p.state->id == kPortStateActive && p.phys_state->id == kPhysStateLinkUp) {
         r.verdict = Verdict::kOk;
-        r.reason = observed;
+        r.reason = std::move(observed);
       } else {
         r.verdict = Verdict::kFailed;
         r.reason = observed + "; expected ACTIVE (4) and LinkUp (5)";
@@ -121,9 +146,13 @@ class PortRateCheck : public Check {
         return;
       }
       const double gbps = static_cast<double>(*p.rate_bytes_per_second) * 8 / 1e9;
-      const std::string observed = "rate " + FormatGbps(gbps) + " Gb/s" + LinkHint(t);
+      std::string observed = "rate ";
+      observed += FormatGbps(gbps);
+      observed += " Gb/s";
+      AppendLinkHint(observed, t);
       if (!config.ports.min_rate_gbps) {
-        r.reason = observed + "; no minimum configured (ports.min_rate_gbps)";
+        observed += "; no minimum configured (ports.min_rate_gbps)";
+        r.reason = std::move(observed);
         r.fix = "set ports.min_rate_gbps in the config to the rate this node's links must train at";
       } else if (!p.state || p.state->id != kPortStateActive) {
         // A port that is not up reports a default rate; port_active already says what is wrong.
@@ -137,7 +166,10 @@ class PortRateCheck : public Check {
                 "` / `ibstat " + p.device + " " + std::to_string(p.port) + "` for the active speed and width";
       } else {
         r.verdict = Verdict::kOk;
-        r.reason = observed + " >= minimum " + FormatGbps(*config.ports.min_rate_gbps) + " Gb/s";
+        observed += " >= minimum ";
+        observed += FormatGbps(*config.ports.min_rate_gbps);
+        observed += " Gb/s";
+        r.reason = std::move(observed);
       }
       out.push_back(std::move(r));
     });
@@ -168,7 +200,9 @@ class RoceV2GidCheck : public Check {
                 "`show_gids " + p.device + "`";
       } else {
         r.verdict = Verdict::kOk;
-        r.reason = std::to_string(*t.roce_v2_gid_count) + " RoCE v2 GIDs" + LinkHint(t);
+        r.reason = std::to_string(*t.roce_v2_gid_count);
+        r.reason += " RoCE v2 GIDs";
+        AppendLinkHint(r.reason, t);
       }
       out.push_back(std::move(r));
     });

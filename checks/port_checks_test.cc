@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <utility>
 
 #include "collectors/rdma_devices.h"
 #include "collectors/topology_discovery.h"
@@ -117,6 +120,35 @@ TEST(PortRateCheckTest, VerdictsAgainstThePolicyMinimum) {
   config.ports.min_rate_gbps = 2.5;
   slow.rate_bytes_per_second = 312'500'000;  // exactly 2.5 Gb/s: not below
   EXPECT_EQ(Evaluate("port_rate", slow, config)[0].verdict, Verdict::kOk);
+}
+
+TEST(PortChecksTest, ReasonTextsAreExact) {
+  // The reasons of the verdicts every healthy port gets on every scrape, whole: operators and log
+  // searches read them verbatim.
+  TestPort port = HealthyRocePort();
+  EXPECT_EQ(Evaluate("port_active", port)[0].reason, "state ACTIVE (4), physical state LinkUp (5) (netdev ens1f0np0)");
+  EXPECT_EQ(Evaluate("roce_v2_gid", port)[0].reason, "2 RoCE v2 GIDs (netdev ens1f0np0)");
+  Config config;
+  auto unset = Evaluate("port_rate", port, config)[0];
+  EXPECT_EQ(unset.reason, "rate 100 Gb/s (netdev ens1f0np0); no minimum configured (ports.min_rate_gbps)");
+  EXPECT_EQ(unset.fix, "set ports.min_rate_gbps in the config to the rate this node's links must train at");
+  config.ports.min_rate_gbps = 2.5;
+  EXPECT_EQ(Evaluate("port_rate", port, config)[0].reason, "rate 100 Gb/s (netdev ens1f0np0) >= minimum 2.5 Gb/s");
+  // Rates that are not whole Gb/s, and a port without a netdev (InfiniBand).
+  port.netdev.clear();
+  port.link_layer = "InfiniBand";
+  for (auto [bytes_per_second, text] : std::initializer_list<std::pair<std::uint64_t, const char*>>{
+           {1'757'812'500, "rate 14.0625 Gb/s >= minimum 2.5 Gb/s"},
+           {312'500'000, "rate 2.5 Gb/s >= minimum 2.5 Gb/s"},
+           {6'250'000'000, "rate 50 Gb/s >= minimum 2.5 Gb/s"},
+           {50'000'000'000, "rate 400 Gb/s >= minimum 2.5 Gb/s"}}) {
+    port.rate_bytes_per_second = bytes_per_second;
+    EXPECT_EQ(Evaluate("port_rate", port, config)[0].reason, text);
+  }
+  EXPECT_EQ(Evaluate("port_active", port)[0].reason, "state ACTIVE (4), physical state LinkUp (5)");
+  port.state.reset();
+  EXPECT_EQ(Evaluate("port_active", port)[0].reason,
+            "state unreadable, physical state LinkUp (5): cannot tell whether the port is up");
 }
 
 TEST(PortRateCheckTest, DownPortOrUnreadableRateIsUnknown) {
