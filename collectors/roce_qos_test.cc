@@ -519,6 +519,31 @@ TEST_F(HeldLayoutTest, NewDeviceAndNetdevAreSeenAtOnce) {
   EXPECT_EQ(roce.held_descriptors(), 3u * (2 * (8 + 2) + 2));
 }
 
+// A device leaving the topology takes its netdev with it: the netdev's facts are gone from the
+// next scrape and both collectors close its descriptors (what is kept per netdev is dropped by
+// looking the name up in the topology's netdev list).
+TEST_F(HeldLayoutTest, NetdevLeavingTheTopologyIsDroppedInTheNextScrape) {
+  tree.AddPort("mlx5_1", 1, "eth2");
+  Run three = Scrape();
+  ASSERT_NE(three.roce().Find("eth2"), nullptr);
+  EXPECT_EQ(roce.held_descriptors(), 3u * (2 * (8 + 2) + 2));
+  EXPECT_EQ(netdev.held_descriptors(), 3u * 4);
+
+  std::filesystem::remove_all(tree.Path("sys/class/infiniband/mlx5_1"));
+  Run two = Scrape();
+  EXPECT_EQ(two.roce().Find("eth2"), nullptr);
+  EXPECT_EQ(two.netdevs().Find("eth2"), nullptr);
+  ASSERT_NE(two.roce().Find("eth1"), nullptr);
+  EXPECT_EQ(roce.held_descriptors(), 2u * (2 * (8 + 2) + 2));
+  EXPECT_EQ(netdev.held_descriptors(), 2u * 4);
+
+  tree.AddPort("mlx5_1", 1, "eth2");  // and back
+  Run back = Scrape();
+  ASSERT_NE(back.roce().Find("eth2"), nullptr);
+  EXPECT_EQ(back.roce().Find("eth2")->ecn_np.enabled[3], true);
+  EXPECT_EQ(roce.held_descriptors(), 3u * (2 * (8 + 2) + 2));
+}
+
 // ---- the real kernel ------------------------------------------------------------------------------
 // A veth pair in a network namespace this test creates (only the test thread enters it). Runs the
 // real SIOCETHTOOL and DCB netlink code, and both collectors over a sysfs tree naming the veth as a
