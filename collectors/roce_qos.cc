@@ -694,11 +694,12 @@ void RoceCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
   auto ecn_param = sink.Gauge("rdma_ecn_parameter", "Raw value of a RoCE ECN (DCQCN) parameter file.");
   for (const auto& f : facts->netdevs) {
     const std::string& n = f.netdev;
+    const MetricSink::LabelPrefix netdev_labels({{"netdev", n}});  // leads every series below
     if (f.dcb) {
       supported.Add({{"netdev", n}}, f.dcb->supported ? 1 : 0);
       if (f.dcb->pfc) {
         for (int p = 0; p < kDcbPriorities; ++p) {
-          pfc.Add({{"netdev", n}, {"priority", Priority(p)}}, f.dcb->pfc->Enabled(p) ? 1 : 0);
+          pfc.Add(netdev_labels, {{"priority", Priority(p)}}, f.dcb->pfc->Enabled(p) ? 1 : 0);
         }
         cap.Add({{"netdev", n}}, f.dcb->pfc->pfc_cap);
       }
@@ -709,14 +710,15 @@ void RoceCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
       const char* role_name = role == &f.ecn_np ? "np" : "rp";
       for (int p = 0; p < kDcbPriorities; ++p) {
         if (role->enabled[p]) {
-          ecn.Add({{"netdev", n}, {"priority", Priority(p)}, {"role", role_name}}, *role->enabled[p] ? 1 : 0);
+          ecn.Add(netdev_labels, {{"priority", Priority(p)}, {"role", role_name}}, *role->enabled[p] ? 1 : 0);
         }
       }
       const EcnParameters& params = role->parameters;
+      if (params.slot_count() == 0) continue;
+      const MetricSink::LabelPrefix role_labels({{"netdev", n}, {"role", role_name}});
       for (std::size_t i = 0; i < params.slot_count(); ++i) {
         if (params.value(i)) {
-          ecn_param.Add({{"netdev", n}, {"role", role_name}, {"parameter", params.name(i)}},
-                        static_cast<double>(*params.value(i)));
+          ecn_param.Add(role_labels, {{"parameter", params.name(i)}}, static_cast<double>(*params.value(i)));
         }
       }
     }

@@ -196,33 +196,55 @@ MetricSink::FamilyRef MetricSink::Family(std::string_view name, std::string_view
   return FamilyRef(this, it->second);
 }
 
+MetricSink::LabelPrefix::LabelPrefix(std::initializer_list<Label> labels) {
+  std::size_t bound = 0;
+  for (const Label& l : labels) bound += l.first.size() + LabelValueBound(l.second) + 4;
+  text_.resize(bound);
+  char* const start = text_.data();
+  char* p = start;
+  for (const Label& l : labels) {
+    if (p != start) *p++ = ',';
+    p = WriteRaw(p, l.first);
+    *p++ = '=';
+    *p++ = '"';
+    p = WriteLabelValue(p, l.second);
+    *p++ = '"';
+  }
+  text_.resize(static_cast<std::size_t>(p - start));
+}
+
 void MetricSink::FamilyRef::Add(std::initializer_list<Label> labels, double value) const {
-  AddRange({}, labels.begin(), labels.end(), value);
+  AddRange({}, {}, labels.begin(), labels.end(), value);
+}
+
+void MetricSink::FamilyRef::Add(const LabelPrefix& prefix, std::initializer_list<Label> labels, double value) const {
+  AddRange({}, prefix.text(), labels.begin(), labels.end(), value);
 }
 
 void MetricSink::FamilyRef::Add(const std::vector<Label>& labels, double value) const {
-  AddRange({}, labels.data(), labels.data() + labels.size(), value);
+  AddRange({}, {}, labels.data(), labels.data() + labels.size(), value);
 }
 
 void MetricSink::FamilyRef::AddSuffixed(std::string_view suffix, const std::vector<Label>& labels,
                                         double value) const {
-  AddRange(suffix, labels.data(), labels.data() + labels.size(), value);
+  AddRange(suffix, {}, labels.data(), labels.data() + labels.size(), value);
 }
 
-void MetricSink::FamilyRef::AddRange(std::string_view suffix, const Label* begin, const Label* end,
-                                     double value) const {
+void MetricSink::FamilyRef::AddRange(std::string_view suffix, std::string_view prefix, const Label* begin,
+                                     const Label* end, double value) const {
   // One size check per sample, then plain writes: this runs for every series of every scrape.
   FamilyData& f = sink_->families_[index_];
-  std::size_t bound = f.name.size() + suffix.size() + 2 + kMaxValueChars + 2;
+  std::size_t bound = f.name.size() + suffix.size() + prefix.size() + 3 + kMaxValueChars + 2;
   for (const Label* l = begin; l != end; ++l) bound += l->first.size() + LabelValueBound(l->second) + 4;
   if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
   p = WriteShort(p, suffix);  // (an empty view may hold nullptr: WriteShort reads nothing then)
-  if (begin != end) {
+  if (!prefix.empty() || begin != end) {
     *p++ = '{';
+    if (!prefix.empty()) p = WriteRaw(p, prefix);
     for (const Label* l = begin; l != end; ++l) {
-      if (l != begin) *p++ = ',';
+      if (l != begin || !prefix.empty()) *p++ = ',';
       p = WriteShort(p, l->first);
       *p++ = '=';
       *p++ = '"';

@@ -22,10 +22,25 @@ using Label = std::pair<std::string_view, std::string_view>;
 
 class MetricSink {
  public:
+  // The leading labels of many samples (a port's device and port, a netdev's name), escaped and
+  // formatted once: `a="x",b="y"`. Adding with it prints exactly what adding the same labels one
+  // by one prints.
+  class LabelPrefix {
+   public:
+    LabelPrefix() = default;
+    explicit LabelPrefix(std::initializer_list<Label> labels);
+    std::string_view text() const { return text_; }
+
+   private:
+    std::string text_;
+  };
+
   // Handle of one family inside this sink; cheap to copy, valid for the sink's lifetime.
   class FamilyRef {
    public:
     void Add(std::initializer_list<Label> labels, double value) const;
+    // The labels of `prefix`, then `labels`.
+    void Add(const LabelPrefix& prefix, std::initializer_list<Label> labels, double value) const;
     void Add(const std::vector<Label>& labels, double value) const;
     // A sample named family name + `suffix`: the _bucket, _sum and _count lines of a histogram
     // (or summary) family, which share its HELP and TYPE.
@@ -34,7 +49,8 @@ class MetricSink {
    private:
     friend class MetricSink;
     FamilyRef(MetricSink* sink, std::size_t index) : sink_(sink), index_(index) {}
-    void AddRange(std::string_view suffix, const Label* begin, const Label* end, double value) const;
+    void AddRange(std::string_view suffix, std::string_view prefix, const Label* begin, const Label* end,
+                  double value) const;
     MetricSink* sink_;
     std::size_t index_;
   };

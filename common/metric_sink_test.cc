@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/utf8.h"
 
@@ -191,6 +192,46 @@ TEST(MetricSinkTest, LabelNamesAndSuffixesOfEveryLength) {
     expected += "\"} 1\n";
     EXPECT_EQ(sink.Serialize(), expected) << "length " << len;
   }
+}
+
+TEST(MetricSinkTest, LabelPrefixPrintsWhatTheSameLabelsPrint) {
+  // Every split of a label list into a formatted prefix and the rest, with values that need
+  // escaping or UTF-8 repair in either part, prints the very line the whole list prints.
+  const std::vector<Label> labels = {
+      {"device", "mlx5_0"}, {"port", "1"}, {"q", "a\"b\\c\nd"}, {"bad", "x\xff\xe2\x82y"}, {"counter", "rx_write_requests"}};
+  for (std::size_t split = 0; split <= labels.size(); ++split) {
+    MetricSink whole, prefixed;
+    whole.Counter("c_total", "C.").Add(labels, 7);
+    auto list = [&](std::size_t from, std::size_t to) {
+      // Add() takes an initializer_list: build the variants that exist in the renderers.
+      return std::vector<Label>(labels.begin() + static_cast<std::ptrdiff_t>(from),
+                                labels.begin() + static_cast<std::ptrdiff_t>(to));
+    };
+    const std::vector<Label> head = list(0, split), tail = list(split, labels.size());
+    MetricSink::LabelPrefix prefix;
+    switch (head.size()) {
+      case 0: break;
+      case 1: prefix = MetricSink::LabelPrefix({head[0]}); break;
+      case 2: prefix = MetricSink::LabelPrefix({head[0], head[1]}); break;
+      case 3: prefix = MetricSink::LabelPrefix({head[0], head[1], head[2]}); break;
+      case 4: prefix = MetricSink::LabelPrefix({head[0], head[1], head[2], head[3]}); break;
+      default: prefix = MetricSink::LabelPrefix({head[0], head[1], head[2], head[3], head[4]}); break;
+    }
+    auto family = prefixed.Counter("c_total", "C.");
+    switch (tail.size()) {
+      case 0: family.Add(prefix, {}, 7); break;
+      case 1: family.Add(prefix, {tail[0]}, 7); break;
+      case 2: family.Add(prefix, {tail[0], tail[1]}, 7); break;
+      case 3: family.Add(prefix, {tail[0], tail[1], tail[2]}, 7); break;
+      case 4: family.Add(prefix, {tail[0], tail[1], tail[2], tail[3]}, 7); break;
+      default: family.Add(prefix, {tail[0], tail[1], tail[2], tail[3], tail[4]}, 7); break;
+    }
+    EXPECT_EQ(prefixed.Serialize(), whole.Serialize()) << "split at " << split;
+  }
+  // An empty prefix and no labels: no braces at all.
+  MetricSink bare;
+  bare.Gauge("g", "G.").Add(MetricSink::LabelPrefix(), {}, 1);
+  EXPECT_EQ(bare.Serialize(), "# HELP g G.\n# TYPE g gauge\ng 1\n");
 }
 
 }  // namespace
