@@ -169,6 +169,27 @@ void AppendEscaped(std::string& out, std::string_view s, bool quote) {
 }
 
 // Room for any value AppendValue prints (the shortest round-trip double is at most 24 chars).
+// Room WriteLabels needs for [begin, end): each name, `="`, its value at its longest, `"` and a comma.
+constexpr std::size_t LabelsBound(const Label* begin, const Label* end) {
+  std::size_t bound = 0;
+  for (const Label* l = begin; l != end; ++l) bound += l->first.size() + LabelValueBound(l->second) + 4;
+  return bound;
+}
+
+// `a="x",b="y"` for [begin, end); a comma before the first too when `after_others`. What a
+// LabelPrefix holds and what every sample's braces hold, so the two always print alike.
+[[gnu::always_inline]] inline char* WriteLabels(char* p, const Label* begin, const Label* end, bool after_others) {
+  for (const Label* l = begin; l != end; ++l) {
+    if (l != begin || after_others) *p++ = ',';
+    p = WriteShort(p, l->first);
+    *p++ = '=';
+    *p++ = '"';
+    p = WriteLabelValue(p, l->second);
+    *p++ = '"';
+  }
+  return p;
+}
+
 constexpr std::size_t kMaxValueChars = 32;
 
 // Writes `v` at `p` (room for kMaxValueChars) and returns the end.
@@ -197,20 +218,9 @@ MetricSink::FamilyRef MetricSink::Family(std::string_view name, std::string_view
 }
 
 MetricSink::LabelPrefix::LabelPrefix(std::initializer_list<Label> labels) {
-  std::size_t bound = 0;
-  for (const Label& l : labels) bound += l.first.size() + LabelValueBound(l.second) + 4;
-  text_.resize(bound);
+  text_.resize(LabelsBound(labels.begin(), labels.end()));
   char* const start = text_.data();
-  char* p = start;
-  for (const Label& l : labels) {
-    if (p != start) *p++ = ',';
-    p = WriteRaw(p, l.first);
-    *p++ = '=';
-    *p++ = '"';
-    p = WriteLabelValue(p, l.second);
-    *p++ = '"';
-  }
-  text_.resize(static_cast<std::size_t>(p - start));
+  text_.resize(static_cast<std::size_t>(WriteLabels(start, labels.begin(), labels.end(), false) - start));
 }
 
 void MetricSink::FamilyRef::Add(std::initializer_list<Label> labels, double value) const {
@@ -234,8 +244,8 @@ void MetricSink::FamilyRef::AddRange(std::string_view suffix, std::string_view p
                                      const Label* end, double value) const {
   // One size check per sample, then plain writes: this runs for every series of every scrape.
   FamilyData& f = sink_->families_[index_];
-  std::size_t bound = f.name.size() + suffix.size() + prefix.size() + 3 + kMaxValueChars + 2;
-  for (const Label* l = begin; l != end; ++l) bound += l->first.size() + LabelValueBound(l->second) + 4;
+  const std::size_t bound =
+      f.name.size() + suffix.size() + prefix.size() + 3 + LabelsBound(begin, end) + kMaxValueChars + 2;
   if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
@@ -243,14 +253,7 @@ void MetricSink::FamilyRef::AddRange(std::string_view suffix, std::string_view p
   if (!prefix.empty() || begin != end) {
     *p++ = '{';
     if (!prefix.empty()) p = WriteRaw(p, prefix);
-    for (const Label* l = begin; l != end; ++l) {
-      if (l != begin || !prefix.empty()) *p++ = ',';
-      p = WriteShort(p, l->first);
-      *p++ = '=';
-      *p++ = '"';
-      p = WriteLabelValue(p, l->second);
-      *p++ = '"';
-    }
+    p = WriteLabels(p, begin, end, !prefix.empty());
     *p++ = '}';
   }
   *p++ = ' ';
