@@ -41,9 +41,7 @@ std::string FormatGbps(double gbps) {
   return s;
 }
 
-std::string LinkHint(const TopologyPort& t) {
-  return t.netdev.empty() ? "" : " (netdev " + t.netdev + ")";
-}
+// " (netdev X)" when the port has one.
 void AppendLinkHint(std::string& out, const TopologyPort& t) {
   if (t.netdev.empty()) return;
   out += " (netdev ";
@@ -139,7 +137,8 @@ class PortRateCheck : public Check {
     ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       if (!p.rate_bytes_per_second) {
-        r.reason = "rate unreadable" + LinkHint(t);
+        r.reason = "rate unreadable";
+        AppendLinkHint(r.reason, t);
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/rate is readable by rdma-healthd";
         out.push_back(std::move(r));
@@ -187,7 +186,8 @@ class RoceV2GidCheck : public Check {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       const std::string netdev = NetdevOrPlaceholder(t);
       if (!t.roce_v2_gid_count) {
-        r.reason = "GID table unreadable" + LinkHint(t);
+        r.reason = "GID table unreadable";
+        AppendLinkHint(r.reason, t);
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/gids is readable by rdma-healthd";
       } else if (*t.roce_v2_gid_count == 0) {
