@@ -12,6 +12,11 @@ namespace {
 
 std::string Priority(int p) { return std::to_string(p); }
 
+// Whether `name` is among the topology's netdevs (Topology::Netdevs(): sorted, unique), for
+// dropping what a netdev that left it held, without a set of copies per collection.
+bool IsListed(const std::vector<std::string>& netdevs, const std::string& name) {
+  return std::binary_search(netdevs.begin(), netdevs.end(), name);
+}
 
 }  // namespace
 
@@ -424,9 +429,8 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
   RdmaNetdevFacts facts;
   facts.links = ctx.topology.links;
   const auto now = now_();
-  // Sorted and unique: what left the topology is found by binary search, without a set of copies.
   const std::vector<std::string> netdevs = ctx.topology.Netdevs();
-  auto seen = [&](const std::string& name) { return std::binary_search(netdevs.begin(), netdevs.end(), name); };
+  auto seen = [&](const std::string& name) { return IsListed(netdevs, name); };
   for (const std::string& name : netdevs) {
     NetdevFacts f;
     std::vector<std::string> errors;
@@ -674,7 +678,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     }
     facts.netdevs.push_back(std::move(f));
   }
-  std::erase_if(layouts_, [&](const auto& kv) { return !std::binary_search(netdevs.begin(), netdevs.end(), kv.first); });
+  std::erase_if(layouts_, [&](const auto& kv) { return !IsListed(netdevs, kv.first); });
   snapshot.Put(std::move(facts));
   return Status::Ok();
 }
