@@ -296,12 +296,19 @@ TEST(CpuGovernorCheckTest, PolicyJudgesEveryLocalCpu) {
 
 // ---- link_flaps -----------------------------------------------------------------------------------
 
-TEST(LinkFlapsCheckTest, FlappingAndDroppedFailQuietPortIsOk) {
+// The collector's windows these tests read reasons against: a 30 s drop window, flaps counted
+// over 600 s, a 900 s recovery, flap threshold 1.
+LinkFlapFacts FlapWindows() {
   LinkFlapFacts facts;
   facts.drop_window_seconds = 30;
   facts.window_seconds = 600;
   facts.recovery_seconds = 900;
   facts.threshold = 1;
+  return facts;
+}
+
+TEST(LinkFlapsCheckTest, FlappingAndDroppedFailQuietPortIsOk) {
+  LinkFlapFacts facts = FlapWindows();
   LinkFlapPortFacts quiet;
   quiet.device = "mlx5_0";
   quiet.port = 1;
@@ -340,11 +347,7 @@ TEST(LinkFlapsCheckTest, FlappingAndDroppedFailQuietPortIsOk) {
 TEST(LinkFlapsCheckTest, ReasonTextsAreExact) {
   // The whole reason, for each combination of the optional parts (netdev, link_downed,
   // carrier_changes, port down): operators and log searches read these verbatim.
-  LinkFlapFacts facts;
-  facts.drop_window_seconds = 30;
-  facts.window_seconds = 600;
-  facts.recovery_seconds = 900;
-  facts.threshold = 1;
+  LinkFlapFacts facts = FlapWindows();
   LinkFlapPortFacts both;
   both.device = "mlx5_0";
   both.port = 1;
