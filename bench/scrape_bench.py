@@ -10,8 +10,17 @@ wider than rdma-healthd's cache window so every one is a fresh collection.
 The tree (bench/gen_tree.py) has the netdevs behind the RDMA ports with the MLNX_OFED ECN folders
 (--no-ecn: without) and a `dcb -j` capture given as --path.dcb, so rdma-healthd's devices, netdev
 and roce collectors all run; node_exporter runs its infiniband collector. The floor is one pread of
-every file rdma-healthd holds open after the warm-up (all it reads on a steady-state scrape).
+every file rdma-healthd holds open after the warm-up (all it reads on a steady-state scrape), by a
+single-threaded process; the same reads with a second, idle thread (a shared descriptor table, which
+makes the kernel count a reference per read, as in any multi-threaded server) are shown beside it.
 Targets (issue #8): CPU per scrape <= 1.3x the floor and <= 0.35x node_exporter's, peak RSS <= 0.5x.
+
+The tree is on tmpfs, where a read is cheaper than on any sysfs. To show by how much, each round also
+reads, once each, up to 800 attribute files of this host's own /sys (network, block-queue, CPU-cache
+and NUMA-node attributes: plain show() functions) and copies of the same bytes on tmpfs; the ratio of
+the two is the "sysfs cost factor". The last line projects CPU per scrape / floor onto a tree whose
+reads cost that much more (rdma-healthd's work besides the reads unchanged): a projection from
+figures of the same run, not a measurement of rdma-healthd on a real sysfs.
 """
 
 import argparse
@@ -72,6 +81,46 @@ def floor_pass(proc):
     proc.stdin.flush()
     if not proc.stdout.readline().startswith("ok"):
         sys.exit("rdmahd_pread_floor failed")
+
+
+SYSFS_REFERENCE_GLOBS = ("/sys/class/net/*/*", "/sys/class/net/*/statistics/*", "/sys/block/*/queue/*",
+                         "/sys/devices/system/cpu/cpu*/cache/index*/*", "/sys/devices/system/node/node*/*")
+
+
+def sysfs_reference_lists(workdir, limit=800):
+    """Up to `limit` readable sysfs attribute files of this host, and a tmpfs copy of each (same bytes);
+    writes the two lists for rdmahd_pread_floor and returns their paths, or None without enough files."""
+    real, copies = [], []
+    copy_dir = os.path.join(workdir, "sysfs-copy")
+    os.makedirs(copy_dir, exist_ok=True)
+    for path in sorted(p for g in SYSFS_REFERENCE_GLOBS for p in glob.glob(g)):
+        if len(real) >= limit:
+            break
+        try:
+            if not os.path.isfile(path) or os.path.islink(path):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                data = os.pread(fd, 4096, 0)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue  # write-only, or the driver refuses the read (EOPNOTSUPP, EINVAL)
+        if not data:
+            continue
+        copy = os.path.join(copy_dir, f"f{len(real)}")
+        with open(copy, "wb") as f:
+            f.write(data)
+        real.append(path)
+        copies.append(copy)
+    if len(real) < 100:
+        return None
+    lists = []
+    for name, paths in (("sysfs-real.txt", real), ("sysfs-copy.txt", copies)):
+        lists.append(os.path.join(workdir, name))
+        with open(lists[-1], "w") as f:
+            f.write("\n".join(paths) + "\n")
+    return lists, len(real)
 
 
 def scrape(port):
@@ -140,6 +189,19 @@ def main():
             floor = subprocess.Popen([floor_bin, list_file], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             floor_pass(floor)
             floor_samples = []
+            # The same reads in a process whose descriptor table two threads share.
+            floor_mt = subprocess.Popen([floor_bin, "--shared-fd-table", list_file], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+            floor_pass(floor_mt)
+            floor_mt_samples = []
+            # The sysfs cost factor: this host's sysfs attributes against the same bytes on tmpfs.
+            reference = sysfs_reference_lists(tree)
+            ref_procs, ref_samples = {}, {"sysfs": [], "tmpfs copy": []}
+            if reference:
+                for name, lst in zip(ref_samples, reference[0]):
+                    ref_procs[name] = subprocess.Popen([floor_bin, lst], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                       text=True)
+                    floor_pass(ref_procs[name])
             reads = []
             for _ in range(a.scrapes):
                 for name, (proc, port) in procs.items():
@@ -155,10 +217,20 @@ def main():
                 floor_pass(floor)
                 time.sleep(0.05)
                 floor_samples.append(cpu_ns(floor.pid) - before)
+                before = cpu_ns(floor_mt.pid)
+                floor_pass(floor_mt)
+                time.sleep(0.02)
+                floor_mt_samples.append(cpu_ns(floor_mt.pid) - before)
+                for name, proc in ref_procs.items():
+                    before = cpu_ns(proc.pid)
+                    floor_pass(proc)
+                    time.sleep(0.02)
+                    ref_samples[name].append(cpu_ns(proc.pid) - before)
                 time.sleep(a.spacing)
             rss = {name: proc_status_kib(proc.pid, "VmHWM") for name, (proc, _) in procs.items()}
-            floor.stdin.close()
-            floor.wait(timeout=10)
+            for proc in (floor, floor_mt, *ref_procs.values()):
+                proc.stdin.close()
+                proc.wait(timeout=10)
         finally:
             for proc, _ in procs.values():
                 proc.terminate()
@@ -188,14 +260,31 @@ def main():
                   f"files held: {len(held)}")
         print(f"floor: one pread of each of the {len(held)} files rdma-healthd holds: {floor_med / 1e6:.3f} ms "
               f"= {floor_med / med['node_exporter']:.3f} of node_exporter's scrape")
+        floor_mt_med = statistics.median(floor_mt_samples)
+        print(f"the same reads with a shared descriptor table (two threads): {floor_mt_med / 1e6:.3f} ms "
+              f"= {floor_mt_med / floor_med:.3f} x the floor; CPU per scrape / this: "
+              f"{med['rdma-healthd'] / floor_mt_med:.3f}")
         if "baseline" in med:
             print(f"baseline ({a.baseline}): CPU per scrape {med['baseline'] / med['node_exporter']:.3f} of "
                   f"node_exporter's, {med['baseline'] / floor_med:.2f} x the floor, peak RSS "
                   f"{rss['baseline'] / rss['node_exporter']:.3f} of node_exporter's")
+        sysfs_factor = None
+        if ref_procs:
+            n = reference[1]
+            per_read = {name: statistics.median(v) / n for name, v in ref_samples.items()}
+            sysfs_factor = per_read["sysfs"] / per_read["tmpfs copy"]
+            print(f"sysfs cost factor: {n} attribute files of this host's /sys, one pread each: "
+                  f"{per_read['sysfs']:.0f} ns per read; the same bytes on tmpfs: {per_read['tmpfs copy']:.0f} ns; "
+                  f"factor {sysfs_factor:.2f}")
         for what, value, target in (("CPU per scrape / floor", floor_ratio, 1.3),
                                     ("CPU per scrape / node_exporter", cpu_ratio, 0.35),
                                     ("peak RSS / node_exporter", rss_ratio, 0.5)):
             print(f"target {what:32} {value:6.3f} <= {target:<5} {'met' if value <= target else 'NOT MET'}")
+        if sysfs_factor:
+            sysfs_floor = floor_med * sysfs_factor
+            projected = (med["rdma-healthd"] - floor_med + sysfs_floor) / sysfs_floor
+            print(f"projection: with every read costing {sysfs_factor:.2f}x (a sysfs tree), CPU per scrape / floor "
+                  f"would be {projected:.3f}")
     finally:
         shutil.rmtree(tree, ignore_errors=True)
 
