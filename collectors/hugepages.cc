@@ -9,8 +9,10 @@
 namespace rdmahd {
 namespace {
 
-// Reads one attribute: `held` when given (re-read with pread), else open/read/close.
+// Reads one attribute: held (re-read with pread) in the collector, else open/read/close.
 using AttrReader = std::function<Result<std::string>(const std::string& path)>;
+// Lists a folder: from the collector's ListingCache, else afresh.
+using DirLister = std::function<Result<std::vector<std::string>>(const std::string& dir)>;
 
 bool IsMissing(const Error& e) { return e.errno_value == ENOENT || e.errno_value == ENOTDIR; }
 
@@ -64,13 +66,14 @@ std::optional<int> NodeNumber(const std::string& name) {
   return static_cast<int>(*n);
 }
 
-HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, std::vector<std::string>& errors) {
+HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, const DirLister& list,
+                     std::vector<std::string>& errors) {
   HostMemoryFacts facts;
 
-  // /proc/meminfo (procfs: whole-file read each time).
+  // /proc/meminfo (procfs makes it anew on every read from offset 0).
   const std::string meminfo_path = fs.Proc("meminfo");
   std::optional<MeminfoHugepages> meminfo;
-  if (auto text = fs.ReadFile(meminfo_path)) {
+  if (auto text = read_attr(meminfo_path)) {
     if (auto m = ParseMeminfoHugepages(*text)) {
       meminfo = *m;
       facts.default_hugepage_size_bytes = m->page_size_bytes;
@@ -87,7 +90,7 @@ HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, std::vector<
 
   // System-wide pools.
   const std::string pools_dir = fs.Sys("kernel/mm/hugepages");
-  if (auto entries = fs.ListDir(pools_dir)) {
+  if (auto entries = list(pools_dir)) {
     for (const std::string& name : *entries) {
       auto size = ParseHugepageDirName(name);
       if (!size) continue;
@@ -108,12 +111,12 @@ HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, std::vector<
 
   // Per-node pools.
   const std::string nodes_dir = fs.Sys("devices/system/node");
-  if (auto entries = fs.ListDir(nodes_dir)) {
+  if (auto entries = list(nodes_dir)) {
     for (const std::string& name : *entries) {
       auto node = NodeNumber(name);
       if (!node) continue;
       const std::string node_pools = nodes_dir + "/" + name + "/hugepages";
-      auto sizes = fs.ListDir(node_pools);
+      auto sizes = list(node_pools);
       if (sizes) {
         for (const std::string& size_name : *sizes) {
           auto size = ParseHugepageDirName(size_name);
@@ -155,7 +158,7 @@ HostMemoryFacts Read(const NodeFs& fs, const AttrReader& read_attr, std::vector<
 
   // Automatic NUMA balancing (absent on kernels without CONFIG_NUMA_BALANCING).
   const std::string balancing_path = fs.Proc("sys/kernel/numa_balancing");
-  if (auto text = fs.ReadFile(balancing_path)) {
+  if (auto text = read_attr(balancing_path)) {
     if (auto mode = ParseNumaBalancing(*text)) {
       facts.numa_balancing_mode = *mode;
       facts.numa_balancing = *mode != 0;
@@ -174,16 +177,26 @@ std::string SizeLabel(std::uint64_t bytes) { return std::to_string(bytes); }
 }  // namespace
 
 HostMemoryFacts ReadHostMemory(const NodeFs& fs, std::vector<std::string>& errors) {
-  return Read(fs, [&](const std::string& path) { return fs.ReadFile(path); }, errors);
+  return Read(fs, [&](const std::string& path) { return fs.ReadFile(path); },
+              [&](const std::string& dir) { return fs.ListDir(dir); }, errors);
 }
 
 Status HugepagesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  // A count file that went away under a listed folder (a node taken offline, a pool size gone):
+  // list the folders again next time.
+  const std::string pools_dir = ctx.fs.Sys("kernel/mm/hugepages/"), nodes_dir = ctx.fs.Sys("devices/system/node/");
+  bool listed_entry_gone = false;
   AttrReader held = [&](const std::string& path) -> Result<std::string> {
     auto r = held_.Read(ctx.fs, path);
-    if (!r) return r.error();
+    if (!r) {
+      listed_entry_gone |= (path.starts_with(pools_dir) || path.starts_with(nodes_dir)) && ListedEntryGone(ctx.fs, path, r.error());
+      return r.error();
+    }
     return std::string(*r);
   };
-  snapshot.Put(Read(ctx.fs, held, outcome.errors));
+  DirLister list = [&](const std::string& dir) { return listings_.List(ctx.fs, dir); };
+  snapshot.Put(Read(ctx.fs, held, list, outcome.errors));
+  if (listed_entry_gone) listings_.Forget();
   return Status::Ok();
 }
 

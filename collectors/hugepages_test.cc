@@ -6,6 +6,11 @@
 #include <map>
 #include <sstream>
 
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -13,6 +18,7 @@ namespace {
 
 using testing::ProjectFixture;
 using testing::RealFixture;
+using testing::ScopedHeldFdBudget;
 using testing::TempDir;
 
 constexpr std::uint64_t k2M = 2u << 20;
@@ -162,6 +168,80 @@ TEST(HugepagesCollectorTest, EmptyRootsGiveNotesNotValues) {
   EXPECT_FALSE(f.numa_balancing);
   EXPECT_TRUE(errors.empty());  // missing files are not errors: kernels without hugetlb or NUMA
   EXPECT_EQ(Render(NodeFs(dir.path(), dir.path())), "");
+}
+
+// A tree with one 2 MiB pool, system-wide and on the given nodes, and a collector on a clock the
+// test moves.
+class HugepageFolders {
+ public:
+  HugepageFolders() {
+    for (const char* f : {"nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages"}) {
+      dir_.Write(std::string("sys/kernel/mm/hugepages/hugepages-2048kB/") + f, "8\n");
+    }
+  }
+  void Node(int n, const std::string& free) {
+    const std::string d = NodeDir(n) + "/hugepages/hugepages-2048kB/";
+    dir_.Write(d + "nr_hugepages", "4\n");
+    dir_.Write(d + "free_hugepages", free + "\n");
+    dir_.Write(d + "surplus_hugepages", "0\n");
+  }
+  void RemoveNode(int n) { std::filesystem::remove_all(dir_.path() + "/" + NodeDir(n)); }
+  void Advance(std::chrono::seconds s) { *clock_ += s; }
+  // node -> free 2 MiB pages on it (nullopt: listed, but its count unreadable)
+  std::map<int, std::optional<std::uint64_t>> FreeByNode(std::vector<std::string>* errors = nullptr) {
+    Config config;
+    Topology topology;
+    Snapshot snapshot;
+    CollectorOutcome outcome;
+    const NodeFs fs(dir_.path() + "/sys", dir_.path() + "/proc");
+    EXPECT_TRUE(collector_.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());
+    if (errors) *errors = outcome.errors;
+    std::map<int, std::optional<std::uint64_t>> out;
+    const auto* f = snapshot.Get<HostMemoryFacts>();
+    const HugepageSizeFacts* s = f ? f->FindSize(k2M) : nullptr;
+    if (s == nullptr) return out;
+    for (const auto& [node, pool] : s->nodes) out[node] = pool.free;
+    return out;
+  }
+
+ private:
+  static std::string NodeDir(int n) { return "sys/devices/system/node/node" + std::to_string(n); }
+  TempDir dir_;
+  std::shared_ptr<std::chrono::steady_clock::time_point> clock_ =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  HugepagesCollector collector_{[clock = clock_] { return *clock; }};
+};
+
+using FreeByNode = std::map<int, std::optional<std::uint64_t>>;
+
+// A steady-state collection lists no folder but re-reads the counts; a node added beside the
+// listed ones is seen once kNetdevRelistInterval has passed.
+TEST(HugepagesCollectorTest, FoldersAreListedAgainOnlyAfterTheInterval) {
+  HugepageFolders tree;
+  tree.Node(0, "4");
+  EXPECT_EQ(tree.FreeByNode(), (FreeByNode{{0, 4}}));
+  tree.Node(0, "3");
+  tree.Node(1, "2");  // nothing signals a new folder in sysfs
+  tree.Advance(kNetdevRelistInterval - std::chrono::seconds(1));
+  EXPECT_EQ(tree.FreeByNode(), (FreeByNode{{0, 3}}));
+  tree.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(tree.FreeByNode(), (FreeByNode{{0, 3}, {1, 2}}));
+}
+
+// A node folder that went away (memory hot-unplug) while its files were not held (past the
+// descriptor budget every read opens the file): the collection that fails to read it has no
+// value for it, and the next one lists the folders again instead of waiting for the interval.
+TEST(HugepagesCollectorTest, ANodeFolderThatWentAwayIsListedAgainAtOnce) {
+  ScopedHeldFdBudget nothing_held(0);
+  HugepageFolders tree;
+  tree.Node(0, "4");
+  tree.Node(1, "2");
+  EXPECT_EQ(tree.FreeByNode(), (FreeByNode{{0, 4}, {1, 2}}));
+  tree.RemoveNode(1);
+  EXPECT_EQ(tree.FreeByNode(), (FreeByNode{{0, 4}, {1, std::nullopt}}));
+  std::vector<std::string> errors;
+  EXPECT_EQ(tree.FreeByNode(&errors), (FreeByNode{{0, 4}}));
+  EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
 TEST(HugepagesCollectorTest, Metrics) {

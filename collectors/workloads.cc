@@ -209,7 +209,7 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
   WorkloadsFacts facts;
 
   // The daemon's own limit and CAP_IPC_LOCK (on the live /proc, self is the daemon).
-  if (auto text = fs.ReadFile(fs.Proc("self/status"))) {
+  if (auto text = held_.Read(fs, fs.Proc("self/status"))) {
     if (auto status = ParseProcStatus(*text); status && status->cap_effective) {
       facts.daemon_cap_ipc_lock = ((*status->cap_effective >> kCapIpcLock) & 1) != 0;
     }
@@ -229,13 +229,15 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
 
   // NUMA nodes' CPUs.
   const std::string nodes_dir = fs.Sys("devices/system/node");
-  if (auto entries = fs.ListDir(nodes_dir)) {
+  bool node_gone = false;
+  if (const auto& entries = node_listings_.List(fs, nodes_dir)) {
     for (const std::string& name : *entries) {
       auto node = NodeNumber(name);
       if (!node) continue;
       const std::string path = nodes_dir + "/" + name + "/cpulist";
       auto text = held_.Read(fs, path);
       if (!text) {
+        node_gone |= ListedEntryGone(fs, path, text.error());
         outcome.errors.push_back(text.error().message);
         continue;
       }
@@ -249,6 +251,7 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
   } else {
     facts.nodes_note = entries.error().message;
   }
+  if (node_gone) node_listings_.Forget();  // a node went offline: list them again next time
 
   // Workloads.
   const auto& specs = ctx.config.host.workloads;

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <filesystem>
 #include <unistd.h>
 
@@ -246,6 +249,35 @@ TEST(WorkloadsCollectorTest, LiveProcFindsThisTestByName) {
     EXPECT_TRUE(p.memlock);
   }
   EXPECT_TRUE(found);
+}
+
+// The NUMA node folder is listed when the collector first runs and again after
+// kNetdevRelistInterval; the cpulists are re-read on every collection.
+TEST(WorkloadsCollectorTest, NodeFolderIsListedAgainOnlyAfterTheInterval) {
+  TempDir dir;
+  dir.Write("sys/devices/system/node/node0/cpulist", "0-3\n");
+  dir.MkDir("proc");
+  auto clock = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  WorkloadsCollector collector(OwnMemlockLimit, [clock] { return *clock; });
+  const NodeFs fs(dir.path() + "/sys", dir.path() + "/proc");
+  auto node_cpus = [&] {
+    Config config;
+    Topology topology;
+    Snapshot snapshot;
+    CollectorOutcome outcome;
+    EXPECT_TRUE(collector.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());
+    std::map<int, std::string> out;
+    for (const auto& [node, cpus] : snapshot.Get<WorkloadsFacts>()->node_cpus) out[node] = cpus.ToString();
+    return out;
+  };
+  using M = std::map<int, std::string>;
+  EXPECT_EQ(node_cpus(), (M{{0, "0-3"}}));
+  dir.Write("sys/devices/system/node/node0/cpulist", "0-1\n");
+  dir.Write("sys/devices/system/node/node1/cpulist", "2-3\n");
+  *clock += kNetdevRelistInterval - std::chrono::seconds(1);
+  EXPECT_EQ(node_cpus(), (M{{0, "0-1"}}));
+  *clock += std::chrono::seconds(1);
+  EXPECT_EQ(node_cpus(), (M{{0, "0-1"}, {1, "2-3"}}));
 }
 
 }  // namespace
