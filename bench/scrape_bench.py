@@ -4,7 +4,9 @@ on the same generated tree, in the same run, scraped alternately. Prints absolut
 ratios (rdma-healthd / node_exporter); the ratios are what to compare across machines.
 
 CPU per scrape = growth of the sum of every thread's run time (/proc/PID/task/*/schedstat, ns)
-across the scrape, so HTTP handling, collection and serialisation all count. Scrapes are spaced
+across the scrape, so HTTP handling, collection and serialisation all count. rdma-healthd's is also
+split by thread name: "collect" (topology and collectors), "http-worker" (checks, rendering,
+serialisation), "MHD-single" (libmicrohttpd: the connection and sending the text). Scrapes are spaced
 wider than rdma-healthd's cache window so every one is a fresh collection.
 
 The tree (bench/gen_tree.py) has the netdevs behind the RDMA ports with the MLNX_OFED ECN folders
@@ -49,6 +51,19 @@ def cpu_ns(pid):
         except (OSError, ValueError, IndexError):
             pass  # a thread that just exited
     return total
+
+
+def cpu_ns_by_thread_name(pid):
+    """Run time (ns) so far per thread name (/proc/PID/task/*/comm): rdma-healthd names its threads."""
+    out = {}
+    for task in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            with open(f"{task}/comm") as fc, open(f"{task}/schedstat") as fs:
+                name = fc.read().strip()
+                out[name] = out.get(name, 0) + int(fs.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just exited
+    return out
 
 
 def held_files(pid, root):
@@ -189,6 +204,7 @@ def main():
             floor = subprocess.Popen([floor_bin, list_file], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             floor_pass(floor)
             floor_samples = []
+            thread_samples = {}  # rdma-healthd's CPU per scrape by thread name
             # The same reads in a process whose descriptor table two threads share.
             floor_mt = subprocess.Popen([floor_bin, "--shared-fd-table", list_file], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)
@@ -207,9 +223,13 @@ def main():
                 for name, (proc, port) in procs.items():
                     before = cpu_ns(proc.pid)
                     syscr = read_syscalls(proc.pid) if name == "rdma-healthd" else None
+                    by_thread = cpu_ns_by_thread_name(proc.pid) if name == "rdma-healthd" else None
                     body = scrape(port)
                     time.sleep(0.05)  # let the server finish its bookkeeping after the response
                     samples[name].append(cpu_ns(proc.pid) - before)
+                    if by_thread is not None:
+                        for thread, ns in cpu_ns_by_thread_name(proc.pid).items():
+                            thread_samples.setdefault(thread, []).append(ns - by_thread.get(thread, 0))
                     if syscr is not None:
                         reads.append(read_syscalls(proc.pid) - syscr)
                     sizes[name] = body
@@ -260,6 +280,9 @@ def main():
                   f"files held: {len(held)}")
         print(f"floor: one pread of each of the {len(held)} files rdma-healthd holds: {floor_med / 1e6:.3f} ms "
               f"= {floor_med / med['node_exporter']:.3f} of node_exporter's scrape")
+        print("rdma-healthd CPU per scrape by thread (means): " + ", ".join(
+            f"{thread} {statistics.mean(v) / 1e6:.3f} ms" for thread, v in
+            sorted(thread_samples.items(), key=lambda kv: -sum(kv[1])) if statistics.mean(v) >= 1000))
         floor_mt_med = statistics.median(floor_mt_samples)
         print(f"the same reads with a shared descriptor table (two threads): {floor_mt_med / 1e6:.3f} ms "
               f"= {floor_mt_med / floor_med:.3f} x the floor; CPU per scrape / this: "

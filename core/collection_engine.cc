@@ -58,7 +58,7 @@ struct CollectionEngine::Shared {
 
   // A thread that runs collections' work: the topology stage, then collectors one after another.
   struct Lane {
-    PluginWorker worker;
+    PluginWorker worker{"collect"};
     bool busy = false;  // guarded by mu: a job is posted and has not yet returned
   };
 

@@ -1,6 +1,7 @@
 #include "core/collection_engine.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -472,6 +473,33 @@ TEST(CollectionEngineTest, QuickCollectorsShareOneLaneAcrossCollections) {
   ASSERT_EQ(seen->size(), 9u);
   for (const std::thread::id& id : *seen) EXPECT_EQ(id, seen->front());
   EXPECT_NE(seen->front(), std::this_thread::get_id());  // never the caller's: it must keep its deadline
+}
+
+// Collections run on threads named "collect" (common/thread_name.h), so `top -H` and
+// /proc/PID/task/*/comm tell an operator when collection is what keeps the daemon busy.
+class ThreadNameCollector : public Collector {
+ public:
+  explicit ThreadNameCollector(std::shared_ptr<std::string> name) : name_(std::move(name)) {}
+  Status Collect(const CollectContext&, Snapshot&, CollectorOutcome&) override {
+    char buf[16] = {};
+    ::pthread_getname_np(::pthread_self(), buf, sizeof buf);
+    *name_ = buf;
+    return Status::Ok();
+  }
+  void Render(const Snapshot&, MetricSink&) const override {}
+
+ private:
+  std::shared_ptr<std::string> name_;
+};
+
+TEST(CollectionEngineTest, CollectorsRunOnAThreadNamedCollect) {
+  auto name = std::make_shared<std::string>();
+  EnginePlugins plugins;
+  plugins.topology = std::make_unique<FixedTopology>();
+  plugins.collectors = Collectors(Named("a", std::make_unique<ThreadNameCollector>(name)));
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  (void)engine.Collect(ConfigWithTimeout(5000));
+  EXPECT_EQ(*name, "collect");
 }
 
 TEST(CollectionEngineDeadlineTest, ConcurrentCallersShareOneDeadline) {

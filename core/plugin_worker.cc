@@ -2,10 +2,15 @@
 
 #include <utility>
 
+#include "common/thread_name.h"
+
 namespace rdmahd {
 
-PluginWorker::PluginWorker()
-    : state_(std::make_shared<State>()), thread_([state = state_] { Loop(state); }) {}
+PluginWorker::PluginWorker(std::string thread_name)
+    : state_(std::make_shared<State>()), thread_([state = state_, name = std::move(thread_name)] {
+        NameThisThread(name);
+        Loop(state);
+      }) {}
 
 PluginWorker::~PluginWorker() {
   bool busy;

@@ -12,13 +12,15 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace rdmahd {
 
 class PluginWorker {
  public:
-  PluginWorker();
+  // `thread_name`: what the thread is called (common/thread_name.h).
+  explicit PluginWorker(std::string thread_name);
   ~PluginWorker();
   PluginWorker(const PluginWorker&) = delete;
   PluginWorker& operator=(const PluginWorker&) = delete;

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_name.h"
 #include "core/exceptions.h"
 
 namespace rdmahd {
@@ -88,7 +89,10 @@ void ProbeScheduler::Configure(std::shared_ptr<const Config> config) {
     std::lock_guard lock(slot->mu);
     slot->config = config;
     if (!slot->thread.joinable() && !slot->stopping) {
-      slot->thread = std::thread([s = slot] { Slot::Loop(s); });
+      slot->thread = std::thread([s = slot] {
+        NameThisThread("probe-" + s->name);
+        Slot::Loop(s);
+      });
     }
     slot->cv.notify_all();
   }

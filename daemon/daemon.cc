@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstring>
 
+#include "common/thread_name.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
 #include "common/node_fs.h"
@@ -383,7 +384,10 @@ int Daemon::Run() {
 
   // First collection before reporting ready, so the first scrape and the log show the node's state.
   // It runs on the evaluator thread; signals are read meanwhile.
-  evaluator_ = std::jthread([this](std::stop_token stop) { EvaluatePeriodically(std::move(stop)); });
+  evaluator_ = std::jthread([this](std::stop_token stop) {
+    NameThisThread("evaluator");
+    EvaluatePeriodically(std::move(stop));
+  });
   engine_->RunProbes(config_.Get());
   ReconcileResponder(*config_.Get());
   int exit_code = 0;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_name.h"
 #include "daemon/basic_auth.h"
 #include "daemon/listen_address.h"
 #include "daemon/logging.h"
@@ -40,7 +41,12 @@ class WorkerPool {
   using Job = std::function<void(bool cancelled)>;
 
   explicit WorkerPool(int threads) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] {
+        NameThisThread("http-worker");
+        Loop();
+      });
+    }
   }
   ~WorkerPool() { Stop(); }
 

@@ -21,6 +21,7 @@
 
 #include "common/net_address.h"
 #include "common/node_fs.h"
+#include "common/thread_name.h"
 #include "config/yaml_document.h"
 
 namespace rdmahd {
@@ -231,6 +232,7 @@ class SystemResolver : public AddressResolver {
     running_->fetch_add(1);
     try {
       std::thread([lookup, running = running_, target, fn = lookup_] {
+        NameThisThread("dns-lookup");
         Result<std::string> r = fn(target);
         {
           std::lock_guard lock(lookup->mu);

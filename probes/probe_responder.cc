@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/parse.h"
+#include "common/thread_name.h"
 #include "daemon/logging.h"
 #include "probes/rdma_cm_connection.h"
 #include "probes/verbs_resources.h"
@@ -390,7 +391,10 @@ void ProbeResponder::Impl::OnConnectRequest(CmEvent& e) {
                                           {"size", std::to_string(hello.message_size)}});
   Session& ref = *session;
   sessions.push_back(std::move(session));
-  ref.thread = std::thread([&ref, this] { RunSession(ref, stop); });
+  ref.thread = std::thread([&ref, this] {
+    NameThisThread("probe-session");
+    RunSession(ref, stop);
+  });
 }
 
 void ProbeResponder::Impl::Run() {
@@ -434,7 +438,10 @@ Result<std::unique_ptr<ProbeResponder>> ProbeResponder::Start(const PeerResponde
   if (rdma_listen(l.id.get(), static_cast<int>(std::min<std::uint32_t>(policy.max_sessions * 2 + 4, 128))) != 0)
     return Error::FromErrno("probe responder: listen " + where, errno);
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->Run(); });
+  impl->thread = std::thread([raw] {
+    NameThisThread("probe-responder");
+    raw->Run();
+  });
   log::Info("probe responder listening", {{"address", where}, {"allow", std::to_string(raw->allow.size()) + " entries"}});
   return std::unique_ptr<ProbeResponder>(new ProbeResponder(std::move(impl)));
 }
