@@ -23,6 +23,7 @@ namespace rdmahd {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using std::chrono::seconds;
 
 std::unique_ptr<Collector> Make(const std::string& name) {
@@ -144,6 +145,18 @@ TEST(PcieLinkTest, SoftwareDeviceHasNoPciFunction) {
   EXPECT_FALSE(f.pci_function);
   EXPECT_THAT(f.note, HasSubstr("software RDMA device"));
   EXPECT_EQ(r.text, "");
+}
+
+// A hardware device whose device/ link a capture left out is not called a software device.
+TEST(PcieLinkTest, HardwareDeviceWithoutDeviceLinkIsNotCalledSoftware) {
+  testing::TempDir t;
+  t.Write("sys/class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+  auto c = Make("pcie");
+  NodeFs fs(t.path() + "/sys", "/nonexistent");
+  const PcieLinkFacts& f = CollectWith(*c, fs).snapshot.Get<PcieFacts>()->devices.at(0);
+  EXPECT_FALSE(f.pci_function);
+  EXPECT_THAT(f.note, Not(HasSubstr("software")));
+  EXPECT_THAT(f.note, HasSubstr("mlx5_0 has no device/ link: not captured"));
 }
 
 // ---- roce_tos -------------------------------------------------------------------------------------

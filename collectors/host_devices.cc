@@ -29,6 +29,17 @@ std::string KernelPaths(const NodeFs& fs, std::string text) {
   return text;
 }
 
+std::optional<std::string> HostRdmaDevice::SoftwareDriverModule() const {
+  if (name.starts_with("rxe")) return "rdma_rxe";
+  if (name.starts_with("siw")) return "siw";
+  return std::nullopt;
+}
+
+std::string HostRdmaDevice::NoPciFunctionReason() const {
+  if (SoftwareDriverModule()) return name + " has no device/: a software RDMA device";
+  return name + " has no device/ link: not captured, or a driver without one";
+}
+
 std::vector<HostRdmaDevice> HostRdmaDevices(const Topology& topology) {
   std::vector<HostRdmaDevice> out;
   for (const TopologyDevice& t : topology.devices) {

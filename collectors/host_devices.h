@@ -26,6 +26,13 @@ struct HostRdmaDevice {
   std::optional<std::string> pci_address;  // basename of the device/ link, e.g. "0000:3b:00.0"
   std::vector<HostRdmaPort> ports;         // by number
   const TopologyDevice* topology = nullptr;  // the device in the collection's Topology
+
+  // The kernel module of a software device, known by its name (rdma_rxe for rxe*, siw for siw*);
+  // nullopt for any other name.
+  std::optional<std::string> SoftwareDriverModule() const;
+  // Why there is no PCI function: a software device has none; any other device without device/ is
+  // a capture that left the link out (or a kernel object this daemon does not know).
+  std::string NoPciFunctionReason() const;
 };
 
 // `text` (a message or path) with the NodeFs roots written as the kernel's own (/sys, /proc, /dev),

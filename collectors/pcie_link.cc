@@ -107,7 +107,7 @@ Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
     PcieLinkFacts f;
     f.device = d.name;
     if (!d.device_dir) {
-      f.note = "no PCI function (" + d.name + " has no device/: a software RDMA device)";
+      f.note = "no PCI function (" + d.NoPciFunctionReason() + ")";
       facts.devices.push_back(std::move(f));
       continue;
     }

@@ -31,9 +31,8 @@ std::string Basename(std::string_view path) {
 // software devices have no device/ and are known by name.
 std::optional<std::string> DriverModule(const NodeFs& fs, const HostRdmaDevice& d, std::string& note) {
   if (!d.device_dir) {
-    if (d.name.rfind("rxe", 0) == 0) return "rdma_rxe";
-    if (d.name.rfind("siw", 0) == 0) return "siw";
-    note = d.name + " has no device/ link and is not a known software device";
+    if (auto module = d.SoftwareDriverModule()) return module;
+    note = d.NoPciFunctionReason();
     return std::nullopt;
   }
   auto module = fs.ReadLink(*d.device_dir + "/driver/module");
