@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,14 +37,11 @@ class ListingCache {
     const auto now = now_();
     auto it = listings_.find(dir);
     if (it == listings_.end() || now - it->second.at >= kNetdevRelistInterval) {
-      ++listed_;
       it = listings_.insert_or_assign(dir, Listing{fs.ListDir(dir), now}).first;
     }
     return it->second.names;
   }
   void Forget() { listings_.clear(); }
-  // Folders listed so far (tests: a steady-state collection lists none).
-  std::uint64_t listed() const { return listed_; }
 
  private:
   struct Listing {
@@ -54,7 +50,6 @@ class ListingCache {
   };
   SteadyNow now_;
   std::map<std::string, Listing> listings_;
-  std::uint64_t listed_ = 0;
 };
 
 }  // namespace rdmahd
