@@ -153,7 +153,8 @@ TEST(PcieLinkTest, HardwareDeviceWithoutDeviceLinkIsNotCalledSoftware) {
   t.Write("sys/class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
   auto c = Make("pcie");
   NodeFs fs(t.path() + "/sys", "/nonexistent");
-  const PcieLinkFacts& f = CollectWith(*c, fs).snapshot.Get<PcieFacts>()->devices.at(0);
+  CollectRun r = CollectWith(*c, fs);
+  const PcieLinkFacts& f = r.snapshot.Get<PcieFacts>()->devices.at(0);
   EXPECT_FALSE(f.pci_function);
   EXPECT_THAT(f.note, Not(HasSubstr("software")));
   EXPECT_THAT(f.note, HasSubstr("mlx5_0 has no device/ link: not captured"));
