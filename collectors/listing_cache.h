@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/device_reader.h"
 #include "collectors/rdma_netdevs.h"
 #include "common/node_fs.h"
 #include "common/result.h"
@@ -22,9 +23,10 @@ namespace rdmahd {
 // under a held descriptor (ENODEV, ENXIO), or the file and its folder are both missing. A file
 // that is merely absent from a folder that stands does not count (it would re-list every scrape).
 inline bool ListedEntryGone(const NodeFs& fs, const std::string& path, const Error& e) {
-  if (e.errno_value == ENODEV || e.errno_value == ENXIO) return true;
+  if (!IsGoneErrno(e.errno_value)) return false;
+  if (e.errno_value != ENOENT) return true;
   const std::size_t slash = path.rfind('/');
-  return e.errno_value == ENOENT && slash != std::string::npos && !fs.Exists(path.substr(0, slash));
+  return slash != std::string::npos && !fs.Exists(path.substr(0, slash));
 }
 
 class ListingCache {
