@@ -135,12 +135,16 @@ TEST(PcieLinkTest, UnknownSpeedTextIsUnknownAndConfigIsReadAtMostEveryInterval) 
   EXPECT_EQ(CollectWith(c, fs).snapshot.Get<PcieFacts>()->devices.at(0).max_read_request_bytes, 4096u);
 }
 
-TEST(PcieLinkTest, SoftwareDeviceHasNoPciFunction) {
+// The pcie collector's run over a tree holding one RDMA device, `name`, without a device/ link.
+CollectRun PcieOfDeviceWithoutDeviceLink(const std::string& name) {
   testing::TempDir t;
-  t.Write("sys/class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
+  t.Write("sys/class/infiniband/" + name + "/ports/1/link_layer", "Ethernet\n");
   auto c = Make("pcie");
-  NodeFs fs(t.path() + "/sys", "/nonexistent");
-  CollectRun r = CollectWith(*c, fs);
+  return CollectWith(*c, NodeFs(t.path() + "/sys", "/nonexistent"));
+}
+
+TEST(PcieLinkTest, SoftwareDeviceHasNoPciFunction) {
+  CollectRun r = PcieOfDeviceWithoutDeviceLink("rxe0");
   const PcieLinkFacts& f = r.snapshot.Get<PcieFacts>()->devices.at(0);
   EXPECT_FALSE(f.pci_function);
   EXPECT_THAT(f.note, HasSubstr("software RDMA device"));
@@ -149,11 +153,7 @@ TEST(PcieLinkTest, SoftwareDeviceHasNoPciFunction) {
 
 // A hardware device whose device/ link a capture left out is not called a software device.
 TEST(PcieLinkTest, HardwareDeviceWithoutDeviceLinkIsNotCalledSoftware) {
-  testing::TempDir t;
-  t.Write("sys/class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
-  auto c = Make("pcie");
-  NodeFs fs(t.path() + "/sys", "/nonexistent");
-  CollectRun r = CollectWith(*c, fs);
+  CollectRun r = PcieOfDeviceWithoutDeviceLink("mlx5_0");
   const PcieLinkFacts& f = r.snapshot.Get<PcieFacts>()->devices.at(0);
   EXPECT_FALSE(f.pci_function);
   EXPECT_THAT(f.note, Not(HasSubstr("software")));
