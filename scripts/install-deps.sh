@@ -38,14 +38,20 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "install-deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
   exit 1
 fi
-echo "install-deps: installing ${missing[*]}" >&2
+log=${TMPDIR:-/tmp}/rdmahd-apt.log
+echo "install-deps: installing ${#missing[@]} Debian packages for '$*' with apt-get (a few minutes on a" \
+     "fresh machine; apt's output goes to $log): ${missing[*]}" >&2
+start=$SECONDS
 export DEBIAN_FRONTEND=noninteractive
 # The package lists may be absent or stale on a fresh machine: refresh once, then install.
-if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rdmahd-apt.log 2>&1; then
-  apt-get update -qq >/tmp/rdmahd-apt-update.log 2>&1
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rdmahd-apt.log 2>&1 || {
-    tail -20 /tmp/rdmahd-apt.log >&2; exit 1; }
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+  echo "install-deps: the package lists are missing or stale: apt-get update (log: $log)" >&2
+  apt-get update -qq >>"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
+  echo "install-deps: apt-get install, again (log: $log)" >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$log" 2>&1 || {
+    tail -20 "$log" >&2; exit 1; }
 fi
+echo "install-deps: installed in $((SECONDS - start)) s" >&2
 # Debian starts services its packages ship (node_exporter, prometheus) where systemd runs; the
 # project's tests start their own instances on chosen ports, so stop those.
 for svc in prometheus prometheus-node-exporter; do
