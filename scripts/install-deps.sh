@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages a tier needs, only those missing. Tiers: build, test, vm, bench.
-# Usage: scripts/install-deps.sh build [test vm bench ...]
+# Installs the Debian packages a tier needs, only those missing. Tiers: build, test, vm, bench, fresh.
+# Usage: scripts/install-deps.sh build [test vm bench fresh ...]
 set -euo pipefail
 
 declare -A PKGS=(
@@ -13,11 +13,12 @@ declare -A PKGS=(
   [vm]="qemu-system-x86 busybox-static cpio kmod jq xz-utils curl rdma-core ibverbs-utils ibverbs-providers
         rdmacm-utils perftest iproute2"
   [bench]="prometheus-node-exporter python3 curl"
+  [fresh]="debootstrap git curl"
 )
 
 wanted=()
 for tier in "${@:-build}"; do
-  [[ -n "${PKGS[$tier]+x}" ]] || { echo "install-deps: unknown tier '$tier' (build, test, vm, bench)" >&2; exit 2; }
+  [[ -n "${PKGS[$tier]+x}" ]] || { echo "install-deps: unknown tier '$tier' (build, test, vm, bench, fresh)" >&2; exit 2; }
   for p in ${PKGS[$tier]}; do wanted+=("$p"); done
 done
 

@@ -6,15 +6,19 @@
 #   4. fuzz targets for a bounded time
 #   5. the Soft-RoCE VM tier (real RoCEv2 under QEMU); skipped with a reason when QEMU or the kernel
 #      cannot be had, unless RDMAHD_REQUIRE_VM=1 (CI sets it)
-# Exits non-zero on any failure. RDMAHD_TEST_TIERS="unit asan tsan fuzz vm" selects tiers.
+#   6. README's first command on a fresh Debian 12 (a debootstrapped chroot, tests/fresh); needs
+#      root and the Debian archive: skipped with a reason without them, unless
+#      RDMAHD_REQUIRE_FRESH=1 (CI sets it)
+# Exits non-zero on any failure. RDMAHD_TEST_TIERS="unit asan tsan fuzz vm fresh" selects tiers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TIERS=${RDMAHD_TEST_TIERS:-"unit asan tsan fuzz vm"}
+TIERS=${RDMAHD_TEST_TIERS:-"unit asan tsan fuzz vm fresh"}
 JOBS=${RDMAHD_JOBS:-$(nproc)}
 has() { [[ " $TIERS " == *" $1 "* ]]; }
 
 scripts/install-deps.sh build test
 has vm && scripts/install-deps.sh vm
+if has fresh && [[ $(id -u) -eq 0 ]]; then scripts/install-deps.sh fresh; fi
 
 step() { printf '\n==== %s ====\n' "$*"; }
 
@@ -55,5 +59,15 @@ if has vm; then
   step "Soft-RoCE VM tier"
   [[ -d build ]] || { cmake -S . -B build -G Ninja >/dev/null; ninja -C build -j "$JOBS"; }
   (cd build && ctest --output-on-failure -L 'vm')
+fi
+if has fresh; then
+  step "fresh machine: README's first command in a debootstrapped Debian 12"
+  if [[ $(id -u) -eq 0 ]]; then
+    tests/fresh/fresh-machine-test.sh
+  elif [[ ${RDMAHD_REQUIRE_FRESH:-0} == 1 ]]; then
+    echo "fresh tier: needs root (debootstrap, chroot, mounts) and RDMAHD_REQUIRE_FRESH=1 is set" >&2; exit 1
+  else
+    echo "fresh tier SKIPPED: needs root (debootstrap, chroot, mounts); run scripts/test.sh as root for it"
+  fi
 fi
 step "all requested tiers passed: $TIERS"

@@ -25,8 +25,9 @@ command -v debootstrap >/dev/null || die "debootstrap is missing (scripts/instal
 git -C "$src" rev-parse --verify -q HEAD >/dev/null || die "$src is not a git checkout"
 
 # The mirror apt already uses: the first http(s) Debian archive URI in its sources.
-mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-         grep -oE 'https?://[^ ]*/debian/?( |$)' | grep -v security | head -1 | tr -d ' ')
+mirror=$(shopt -s nullglob
+         cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+           grep -v '^[[:space:]]*#' | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -1 | tr -d ' ' || true)
 [[ -n $mirror ]] || die "no Debian archive found in /etc/apt/sources.list{,.d}"
 mirror=${mirror%/}
 
