@@ -3,19 +3,26 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/thread_name.h"
@@ -32,6 +39,14 @@ constexpr std::size_t kMinGzipBytes = 1024;
 // fds the rest of the daemon may hold (collectors, logs, netlink) besides HTTP connections.
 constexpr rlim_t kFdsKeptForTheRest = 256;
 constexpr std::chrono::milliseconds kShutdownGrace{1000};
+// How often ConnectionWatch looks at the connections (see there), and how soon it looks after a
+// new connection or to confirm a FIN it saw.
+constexpr std::chrono::milliseconds kSweepInterval{200};
+constexpr std::chrono::milliseconds kFinConfirmDelay{30};
+// A warning for accept failing for want of descriptors at most this often.
+constexpr std::chrono::seconds kFdWarningInterval{10};
+
+using Clock = std::chrono::steady_clock;
 
 // Jobs for routes that may be slow. A job runs with cancelled=true when the pool stops before it
 // started, so that its suspended connection is still resumed (libmicrohttpd cannot stop with
@@ -204,6 +219,182 @@ Status CheckTlsMaterial(const TlsServerConfig& tls, const std::string& source) {
   return st;
 }
 
+// The soft RLIMIT_NOFILE, for messages ("unlimited" when there is none).
+std::string OpenFileLimitText() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return "unknown";
+  if (rl.rlim_cur == RLIM_INFINITY) return "unlimited";
+  return std::to_string(rl.rlim_cur);
+}
+
+// " (out of file descriptors: the open-file limit is N; ...)" when the process cannot open one more
+// descriptor (EMFILE/ENFILE) or `seen` says it could not, else "".
+std::string OutOfDescriptorsNote(bool seen = false) {
+  if (!seen) {
+    int fd = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd >= 0) {
+      ::close(fd);
+      return "";
+    }
+    if (errno != EMFILE && errno != ENFILE) return "";
+  }
+  return " (out of file descriptors: the open-file limit is " + OpenFileLimitText() +
+         "; raise it with ulimit -n or systemd LimitNOFILE=)";
+}
+
+// Closes connections libmicrohttpd would hold for the whole idle timeout although their request can
+// never be served, so that they do not fill max_connections:
+//  - the peer closed (FIN) before its request header was complete. libmicrohttpd 0.9.75 under
+//    epoll often misses such a FIN (it arrives with the last bytes it read and no new edge
+//    follows), so the socket sits in CLOSE-WAIT until the idle timeout;
+//  - the header is not complete by its deadline (HttpServerOptions::header_timeout_seconds):
+//    libmicrohttpd's only timeout is an idle one, which a client sending a byte now and then
+//    resets for ever.
+// Mechanism: the connection-notify callback records each connection's fd; the callbacks that see a
+// request line (URI log), a complete header (the access handler's first call) and a finished
+// request move it between phases. A thread looks every kSweepInterval: in a phase without a
+// request in hand, recv(MSG_PEEK) returning 0 means the peer sent FIN with nothing left to read;
+// it must have been so on two sweeps in a row, kFinConfirmDelay apart (a complete request that
+// libmicrohttpd has read but not yet handed over looks the same for a moment). Such a connection, or one past its header
+// deadline, gets shutdown(SHUT_RDWR): libmicrohttpd then sees end-of-file and error on it and
+// closes it in its own thread, as for any dead peer. The fd cannot be closed and reused under the
+// sweep: libmicrohttpd calls the CLOSED notification (which removes it, under mu_) before it
+// closes the socket.
+class ConnectionWatch {
+ public:
+  explicit ConnectionWatch(std::chrono::seconds header_timeout) : header_timeout_(header_timeout) {}
+  ~ConnectionWatch() { Stop(); }
+
+  void Start() {
+    sweeper_ = std::thread([this] {
+      NameThisThread("http-sweep");
+      std::unique_lock lock(mu_);
+      next_sweep_ = Clock::now() + kSweepInterval;
+      while (!stopping_) {
+        if (cv_.wait_until(lock, next_sweep_, [this] { return stopping_ || rescheduled_; })) {
+          rescheduled_ = false;  // woken for an earlier sweep (or to stop)
+          continue;
+        }
+        auto now = Clock::now();
+        next_sweep_ = now + (SweepLocked(now) ? kFinConfirmDelay : kSweepInterval);
+      }
+    });
+  }
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (sweeper_.joinable()) sweeper_.join();
+  }
+
+  // The calls below come from libmicrohttpd's event thread.
+  void Opened(MHD_Connection* conn) {
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == nullptr) return;
+    std::lock_guard lock(mu_);
+    auto now = Clock::now();
+    conns_[conn] = Tracked{info->connect_fd, Phase::kAwaitingHeader, now + header_timeout_};
+    // A burst of connections that close half-way must not wait a whole interval to be seen.
+    if (now + kFinConfirmDelay < next_sweep_) {
+      next_sweep_ = now + kFinConfirmDelay;
+      rescheduled_ = true;
+      cv_.notify_one();
+    }
+  }
+  void Closed(MHD_Connection* conn) {
+    std::lock_guard lock(mu_);
+    conns_.erase(conn);
+  }
+  // A request line arrived: a later request on a keep-alive connection starts its header deadline.
+  // (The first request's deadline runs from the connection's start.)
+  void RequestLine(MHD_Connection* conn) {
+    std::lock_guard lock(mu_);
+    if (auto it = conns_.find(conn); it != conns_.end() && it->second.phase == Phase::kBetweenRequests) {
+      it->second.Enter(Phase::kAwaitingHeader);
+      it->second.header_deadline = Clock::now() + header_timeout_;
+    }
+  }
+  void HeaderComplete(MHD_Connection* conn) { SetPhase(conn, Phase::kInRequest); }
+  void RequestDone(MHD_Connection* conn) { SetPhase(conn, Phase::kBetweenRequests); }
+
+ private:
+  enum class Phase { kAwaitingHeader, kInRequest, kBetweenRequests };
+  struct Tracked {
+    int fd;
+    Phase phase;
+    Clock::time_point header_deadline;
+    bool fin_seen = false;  // on the previous sweep, in this phase
+    bool shut = false;      // shutdown() done; libmicrohttpd will close it
+    void Enter(Phase p) {
+      phase = p;
+      fin_seen = false;
+    }
+  };
+
+  void SetPhase(MHD_Connection* conn, Phase phase) {
+    std::lock_guard lock(mu_);
+    if (auto it = conns_.find(conn); it != conns_.end()) it->second.Enter(phase);
+  }
+
+  // True when a FIN is waiting to be confirmed by the next sweep.
+  bool SweepLocked(Clock::time_point now) {
+    unsigned peer_closed = 0, header_late = 0;
+    bool to_confirm = false;
+    for (auto& [conn, t] : conns_) {
+      if (t.shut || t.phase == Phase::kInRequest) continue;
+      char byte;
+      bool fin = ::recv(t.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+      bool late = t.phase == Phase::kAwaitingHeader && now >= t.header_deadline;
+      if (fin && !t.fin_seen && !late) {
+        t.fin_seen = true;
+        to_confirm = true;
+        continue;
+      }
+      t.fin_seen = fin;
+      if (!fin && !late) continue;
+      ::shutdown(t.fd, SHUT_RDWR);
+      t.shut = true;
+      ++(fin ? peer_closed : header_late);
+    }
+    if (peer_closed + header_late > 0) {
+      log::Debug("HTTP connections closed", {{"peer_closed_mid_request", std::to_string(peer_closed)},
+                                             {"header_timeout", std::to_string(header_late)}});
+    }
+    return to_confirm;
+  }
+
+  const std::chrono::seconds header_timeout_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<MHD_Connection*, Tracked> conns_;  // guarded by mu_
+  bool stopping_ = false;                               // guarded by mu_
+  bool rescheduled_ = false;                            // guarded by mu_: next_sweep_ moved earlier
+  Clock::time_point next_sweep_ = Clock::time_point::max();  // guarded by mu_
+  std::thread sweeper_;
+};
+
+// RFC 9112, 3.2 and 6.1: framing a proxy in front could read differently from us. A message with
+// both Content-Length and Transfer-Encoding, or with a Transfer-Encoding whose last coding is not
+// chunked (libmicrohttpd would read its body to the end of the connection), or a NUL in the target
+// (libmicrohttpd decodes %00 and the path ends there: "/metrics%00x" would be served as /metrics).
+std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_target) {
+  if (nul_in_target) return "a NUL (%00) in the request target";
+  const char* te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  if (te == nullptr) return std::nullopt;
+  if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) != nullptr) {
+    return "both Content-Length and Transfer-Encoding";
+  }
+  std::string lower;
+  for (const char* c = te; *c; ++c) {
+    if (*c != ' ' && *c != '\t') lower += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+  }
+  // Only "chunked" alone is supported: a coding before it (gzip, chunked) would have to be undone.
+  if (lower != "chunked") return "a Transfer-Encoding other than chunked";
+  return std::nullopt;
+}
+
 }  // namespace
 
 // One request's state, owned by libmicrohttpd's con_cls slot from the first callback to
@@ -212,6 +403,8 @@ Status CheckTlsMaterial(const TlsServerConfig& tls, const std::string& source) {
 // acquire of `done`.
 struct RequestState {
   HttpResponse response;
+  bool started = false;        // the access handler's first call (header complete) is past
+  bool nul_in_target = false;  // seen in the raw target by the URI log callback
   bool head = false;
   bool gzip = false;
   bool queued = false;
@@ -229,10 +422,15 @@ struct HttpServer::Impl {
   MHD_Daemon* daemon = nullptr;
   int port = 0;
   unsigned max_connections = 0;
+  unsigned max_per_client = 0;
   std::atomic<int> deferred_outstanding{0};  // requests handed to the pool and not yet completed
+  std::unique_ptr<ConnectionWatch> watch;
+  std::atomic<std::int64_t> last_fd_warning_ns{std::numeric_limits<std::int64_t>::min()};
+  std::atomic<bool> out_of_fds_seen{false};  // libmicrohttpd said so (at start: epoll, pipes)
 
   ~Impl() {
     if (daemon == nullptr) return;
+    watch->Stop();
     // Stop accepting, let the workers finish (each resumes its connection), then stop the event
     // thread. libmicrohttpd hands the quiesced listening socket back to us to close.
     MHD_socket listen_fd = MHD_quiesce_daemon(daemon);
@@ -248,7 +446,7 @@ struct HttpServer::Impl {
   }
 
   // Sends `r` (gzip-compressed when the request allows it and it is worth it).
-  MHD_Result Queue(MHD_Connection* conn, const HttpResponse& r, bool gzip) {
+  MHD_Result Queue(MHD_Connection* conn, const HttpResponse& r, bool gzip, bool close = false) {
     std::shared_ptr<const std::string> body =
         r.shared_body ? r.shared_body : std::make_shared<const std::string>(r.body);
     bool compressed = false;
@@ -278,6 +476,7 @@ struct HttpServer::Impl {
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     if (compressed) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (close) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (r.status == 405) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     if (r.status == 401) {
       MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"rdma-healthd\"");
@@ -333,11 +532,19 @@ struct HttpServer::Impl {
 
   MHD_Result Handle(MHD_Connection* conn, const char* url, const char* method, size_t* upload_size,
                     void** con_cls) {
-    if (*con_cls == nullptr) {
-      *con_cls = new RequestState();
+    if (*con_cls == nullptr) *con_cls = new RequestState();  // normally made by the URI log callback
+    auto* state = static_cast<RequestState*>(*con_cls);
+    if (!state->started) {  // the header is complete; any body comes in later calls
+      state->started = true;
+      watch->HeaderComplete(conn);
+      if (auto problem = FramingProblem(conn, state->nul_in_target)) {
+        // Queued before the body is read: libmicrohttpd reads nothing more from this connection
+        // and closes it after the answer (Connection: close says so to the client).
+        log::Debug("HTTP request refused", {{"reason", *problem}});
+        return Queue(conn, {400, kTextPlain, "bad request: " + *problem + "\n"}, false, /*close=*/true);
+      }
       return MHD_YES;
     }
-    auto* state = static_cast<RequestState*>(*con_cls);
     if (state->done.load(std::memory_order_acquire)) return Queue(conn, state->response, state->gzip);
     if (state->queued) return MHD_YES;  // resumed without a response cannot happen; be safe
     if (*upload_size != 0) {  // a request body: not wanted, read and dropped
@@ -408,27 +615,69 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* conn, const char* url, const
   return static_cast<HttpServer::Impl*>(cls)->Handle(conn, url, method, upload_size, con_cls);
 }
 
-void RequestCompleted(void* cls, MHD_Connection* /*conn*/, void** con_cls,
+void RequestCompleted(void* cls, MHD_Connection* conn, void** con_cls,
                       MHD_RequestTerminationCode /*toe*/) {
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  impl->watch->RequestDone(conn);
   auto* state = static_cast<RequestState*>(*con_cls);
-  if (state != nullptr && state->queued) --static_cast<HttpServer::Impl*>(cls)->deferred_outstanding;
+  if (state != nullptr && state->queued) --impl->deferred_outstanding;
   delete state;
   *con_cls = nullptr;
 }
 
 void ConnectionNotify(void* cls, MHD_Connection* conn, void** /*socket_context*/,
                       MHD_ConnectionNotificationCode code) {
-  if (code == MHD_CONNECTION_NOTIFY_STARTED) static_cast<HttpServer::Impl*>(cls)->OnConnectionStarted(conn);
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    impl->watch->Opened(conn);
+    impl->OnConnectionStarted(conn);
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    impl->watch->Closed(conn);
+  }
+}
+
+// Called with the raw request target, before libmicrohttpd decodes it; what it returns is the
+// request's con_cls. The decoded path is a C string, so a %00 is only visible here.
+void* RequestLineSeen(void* cls, const char* uri, MHD_Connection* conn) {
+  static_cast<HttpServer::Impl*>(cls)->watch->RequestLine(conn);
+  auto* state = new RequestState();
+  state->nul_in_target = uri != nullptr && strstr(uri, "%00") != nullptr;
+  return state;
 }
 
 // libmicrohttpd's own messages (client resets, the connection cap): debug level, as a flood of
 // bad clients must not flood the journal.
-__attribute__((format(printf, 2, 0))) void MhdLog(void* /*cls*/, const char* fmt, va_list ap) {
+// The exception: accept failing for want of descriptors means scrapes are not being answered, so it
+// is a warning (at most one per kFdWarningInterval) that names the limit.
+__attribute__((format(printf, 2, 0))) void MhdLog(void* cls, const char* fmt, va_list ap) {
+  const int saved_errno = errno;
   char buf[512];
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   std::string text(buf);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const bool out_of_fds = text.find("resource limit") != std::string::npos ||
+                          text.find(std::strerror(EMFILE)) != std::string::npos ||
+                          text.find(std::strerror(ENFILE)) != std::string::npos;
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  if (out_of_fds && impl != nullptr) {
+    impl->out_of_fds_seen = true;
+    std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    std::int64_t last = impl->last_fd_warning_ns.load();
+    std::int64_t interval = std::chrono::nanoseconds(kFdWarningInterval).count();
+    if (last == std::numeric_limits<std::int64_t>::min() || now - last >= interval) {
+      if (impl->last_fd_warning_ns.compare_exchange_strong(last, now)) {
+        log::Warn("HTTP server out of file descriptors: connections are not accepted",
+                  {{"open_file_limit", OpenFileLimitText()},
+                   {"max_connections", std::to_string(impl->max_connections)},
+                   {"hint", "raise the open-file limit (ulimit -n, systemd LimitNOFILE=)"},
+                   {"message", text}});
+        errno = saved_errno;
+        return;
+      }
+    }
+  }
   log::Debug("libmicrohttpd", {{"message", text}});
+  errno = saved_errno;
 }
 
 unsigned FitConnectionsToFdLimit(unsigned wanted) {
@@ -444,6 +693,7 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() = default;
 int HttpServer::port() const { return impl_->port; }
 unsigned HttpServer::max_connections() const { return impl_->max_connections; }
+unsigned HttpServer::max_connections_per_client() const { return impl_->max_per_client; }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                                                       std::map<std::string, HttpRoute> routes) {
@@ -453,7 +703,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
     if (Status st = CheckTlsMaterial(*options.web->tls, options.web->source); !st.ok()) return st.error();
   }
   auto socket = ListeningSocket::Open(*address);
-  if (!socket.ok()) return socket.error();
+  if (!socket.ok()) {
+    std::string note = OutOfDescriptorsNote();
+    if (!note.empty()) return Error{socket.error().message + note};
+    return socket.error();
+  }
 
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -464,6 +718,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
     impl->auth = std::make_unique<BasicAuth>(options.web->basic_auth_users);
   }
   impl->max_connections = FitConnectionsToFdLimit(options.max_connections);
+  impl->max_per_client = options.max_connections_per_client != 0
+                             ? options.max_connections_per_client
+                             : std::max(impl->max_connections / kPerClientShareDivisor, 4u);
+  impl->max_per_client = std::min(impl->max_per_client, impl->max_connections);
+  impl->watch = std::make_unique<ConnectionWatch>(std::chrono::seconds(options.header_timeout_seconds));
   impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
 
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
@@ -471,10 +730,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   std::vector<MHD_OptionItem> opts = {
       {MHD_OPTION_LISTEN_SOCKET, socket->fd(), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_connections), nullptr},
+      // Past it libmicrohttpd accepts and closes at once: one client cannot take every slot.
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_per_client), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options.idle_timeout_seconds), nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&RequestCompleted), impl.get()},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&ConnectionNotify), impl.get()},
-      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&MhdLog), nullptr},
+      {MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<intptr_t>(&RequestLineSeen), impl.get()},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&MhdLog), impl.get()},
   };
   if (impl->tls) {
     flags |= MHD_USE_TLS;
@@ -490,11 +752,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   impl->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &AccessHandler, impl.get(),
                                   MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
   if (impl->daemon == nullptr) {
-    // The socket is still ours (closed by its owner). A bad certificate or key is the usual cause.
-    return Error{"cannot start the HTTP server on " + options.listen_address +
-                 (impl->tls ? " (check the certificate and key in " + options.web->source + ")" : "")};
+    // The socket is still ours (closed by its owner). A bad certificate or key is the usual cause,
+    // or no descriptor left for the event loop (epoll, its wake-up pipe).
+    std::string why = OutOfDescriptorsNote(impl->out_of_fds_seen.load());
+    if (why.empty() && impl->tls) {
+      why = " (check the certificate and key in " + options.web->source + ")";
+    }
+    return Error{"cannot start the HTTP server on " + options.listen_address + why};
   }
   (void)socket->release();  // libmicrohttpd owns it now
+  impl->watch->Start();
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 

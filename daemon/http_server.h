@@ -49,6 +49,13 @@ struct HttpRoute {
 inline constexpr unsigned kDefaultMaxConnections = 1024;
 // A connection with no byte moving either way for this long is closed (dead peers, idle keep-alive).
 inline constexpr unsigned kDefaultIdleTimeoutSeconds = 60;
+// A request's header must be complete this long after the connection opened (first request) or
+// after its request line arrived (later requests on a keep-alive connection), however slowly its
+// bytes trickle in; past it the connection is closed (slowloris). Go's ReadHeaderTimeout.
+inline constexpr unsigned kDefaultHeaderTimeoutSeconds = 10;
+// Connections one client address may hold, as a fraction of max_connections (1/4: one client
+// cannot take every slot, several others still get in).
+inline constexpr unsigned kPerClientShareDivisor = 4;
 
 struct HttpServerOptions {
   std::string listen_address = ":9872";  // see ParseListenAddress
@@ -56,13 +63,20 @@ struct HttpServerOptions {
   int workers = 2;                       // threads for routes that are not inline_ok
   unsigned max_connections = kDefaultMaxConnections;
   unsigned idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
+  unsigned header_timeout_seconds = kDefaultHeaderTimeoutSeconds;
+  // 0: max_connections / kPerClientShareDivisor (at least 4, at most max_connections).
+  unsigned max_connections_per_client = 0;
 };
 
 class HttpServer {
  public:
   // Binds the listening socket and starts serving `routes` (exact paths) to GET and HEAD; other
   // paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
-  // Errors name the address ("address 127.0.0.1:9872 is already in use").
+  // Request framing a proxy could read differently is answered 400 and the connection closed:
+  // Content-Length with Transfer-Encoding, a Transfer-Encoding other than "chunked", a NUL (%00)
+  // in the target (RFC 9112, 6.1 and 3.2).
+  // Errors name the address ("address 127.0.0.1:9872 is already in use") and, when the start
+  // fails for want of file descriptors, the open-file limit.
   static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
                                                    std::map<std::string, HttpRoute> routes);
   ~HttpServer();  // in-flight handlers finish; queued ones are answered 503
@@ -71,6 +85,7 @@ class HttpServer {
 
   int port() const;
   unsigned max_connections() const;
+  unsigned max_connections_per_client() const;
 
   struct Impl;
 

@@ -36,6 +36,43 @@ int Connect(int port) {
   return fd;
 }
 
+// To ::1: a second client address next to 127.0.0.1 (the server must listen on both, ":0").
+int Connect6(int port) {
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_port = htons(static_cast<uint16_t>(port));
+  addr.sin6_addr = in6addr_loopback;
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void SendAll(int fd, const std::string& data) { (void)!write(fd, data.data(), data.size()); }
+
+// Reads from `fd` until the server closes or `timeout` passes; `closed` says which.
+std::string ReadUntilClosed(int fd, std::chrono::milliseconds timeout, bool* closed = nullptr) {
+  std::string resp;
+  char buf[4096];
+  auto deadline = Clock::now() + timeout;
+  if (closed) *closed = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) {
+      if (closed) *closed = true;
+      break;
+    }
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  return resp;
+}
+
 // Sends `request` as is and reads until the server closes or `timeout` passes.
 std::string Exchange(int port, const std::string& request, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
   int fd = Connect(port);
@@ -382,6 +419,172 @@ TEST(HttpServerBasicAuthTest, CachesOnlySuccesses) {
   EXPECT_FALSE(auth.Cached("alice", "pw2"));
   EXPECT_FALSE(auth.Verify("mallory", "pw"));
   EXPECT_FALSE(BasicAuth({}).enabled());
+}
+
+std::map<std::string, HttpRoute> HealthyAndMetrics(std::atomic<int>* metrics_calls = nullptr) {
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[metrics_calls] {
+    if (metrics_calls) ++*metrics_calls;
+    return HttpResponse{200, "text/plain", "up 1\n"};
+  }};
+  routes["/-/healthy"] = {[] { return HttpResponse{200, "text/plain", "OK\n"}; }, true};
+  return routes;
+}
+
+// Clients that send part of a request and close: each must give its slot back at once, not at the
+// idle timeout (libmicrohttpd alone leaves many in CLOSE-WAIT until then, and they fill the cap).
+TEST(HttpServerConnectionsTest, HalfRequestsThenFinFreeTheirSlotsAtOnce) {
+  HttpServerOptions o = Local();
+  o.max_connections = 64;
+  o.max_connections_per_client = 64;  // this test is about the FIN, not the per-client cap
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  int port = (*server)->port();
+  for (int i = 0; i < 400; ++i) {  // many times the cap, as fast as the loop goes
+    int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    SendAll(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-a: ");
+    close(fd);
+  }
+  auto t0 = Clock::now();
+  std::string r = Exchange(port, "GET /-/healthy HTTP/1.0\r\n\r\n", std::chrono::seconds(3));
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << "no answer within 3 s after the burst: " << r;
+  EXPECT_LT(took.count(), 1500);
+}
+
+// The FIN rule must not cut off a client that sent a whole request and then half-closed
+// (HTTP/1.0 style, as `nc -N` does): its answer still comes.
+TEST(HttpServerConnectionsTest, CompleteRequestThenFinIsStillAnswered) {
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  for (const char* path : {"/-/healthy", "/metrics"}) {
+    int fd = Connect((*server)->port());
+    ASSERT_GE(fd, 0);
+    SendAll(fd, std::string("GET ") + path + " HTTP/1.0\r\n\r\n");
+    shutdown(fd, SHUT_WR);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past two sweeps
+    std::string r = ReadUntilClosed(fd, std::chrono::seconds(3));
+    close(fd);
+    EXPECT_NE(r.find(" 200 OK"), std::string::npos) << path << ": " << r;
+  }
+}
+
+// A header trickled a byte at a time is closed at the header deadline, although bytes keep moving
+// (the idle timeout never fires); a keep-alive connection idle between requests is not.
+TEST(HttpServerConnectionsTest, HeaderDeadlineClosesSlowHeadersButNotIdleKeepAlive) {
+  HttpServerOptions o = Local();
+  o.header_timeout_seconds = 1;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+
+  int keep = Connect(port);  // one request answered, then idle
+  SendAll(keep, "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n");
+  pollfd p{keep, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 2000), 1);
+  char buf[512];
+  ASSERT_GT(read(keep, buf, sizeof buf), 0);
+
+  int slow = Connect(port);
+  SendAll(slow, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-a: ");
+  auto t0 = Clock::now();
+  bool closed = false;
+  while (!closed && Clock::now() - t0 < std::chrono::seconds(4)) {
+    SendAll(slow, "a");
+    ReadUntilClosed(slow, std::chrono::milliseconds(200), &closed);
+  }
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  close(slow);
+  EXPECT_TRUE(closed) << "a header trickled for 4 s was not cut off";
+  EXPECT_GE(took.count(), 800);
+  EXPECT_LT(took.count(), 2500);
+
+  // Still open and still served, past the header deadline.
+  SendAll(keep, "GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string again = ReadUntilClosed(keep, std::chrono::seconds(3));
+  close(keep);
+  EXPECT_NE(again.find(" 200 OK"), std::string::npos) << again;
+}
+
+// One client address holding many idle connections leaves room for others.
+TEST(HttpServerConnectionsTest, OneClientCannotTakeEverySlot) {
+  int probe = socket(AF_INET6, SOCK_STREAM, 0);
+  if (probe < 0) GTEST_SKIP() << "no IPv6";
+  close(probe);
+  HttpServerOptions o = Local();
+  o.listen_address = ":0";  // 127.0.0.1 and ::1: two client addresses
+  o.max_connections = 32;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  EXPECT_EQ((*server)->max_connections_per_client(), 8u);
+  int port = (*server)->port();
+  std::vector<int> held;
+  for (int i = 0; i < 40; ++i) held.push_back(Connect(port));  // idle: never a byte
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  int fd = Connect6(port);
+  ASSERT_GE(fd, 0);
+  auto t0 = Clock::now();
+  SendAll(fd, "GET /-/healthy HTTP/1.0\r\n\r\n");
+  std::string r = ReadUntilClosed(fd, std::chrono::seconds(3));
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  close(fd);
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << "::1 got no answer while 127.0.0.1 held 40: " << r;
+  EXPECT_LT(took.count(), 1000);
+  for (int h : held) {
+    if (h >= 0) close(h);
+  }
+}
+
+// RFC 9112 6.1: Content-Length with Transfer-Encoding is refused and the connection closed, so the
+// bytes after the body are never read as a second (smuggled) request.
+TEST(HttpServerFramingTest, ContentLengthWithTransferEncodingIsRefusedAndClosed) {
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok());
+  auto t0 = Clock::now();
+  std::string r = Exchange((*server)->port(),
+                           "POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                           "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                           std::chrono::seconds(3));
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << "the connection was kept open";
+  EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_EQ(r.find("HTTP/1.1", 1), std::string::npos) << "a second response: " << r;
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(HttpServerFramingTest, TransferEncodingOtherThanChunkedIsRefusedAtOnce) {
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  for (const char* te : {"gzip, chunked", "gzip", "chunked, chunked"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange((*server)->port(),
+                             std::string("POST /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") + te +
+                                 "\r\n\r\n0\r\n\r\n",
+                             std::chrono::seconds(3));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << te;
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << te << ": " << r;
+  }
+  // Plain chunked is still fine (the body is read and dropped; the method is not allowed).
+  std::string ok = Exchange((*server)->port(),
+                            "POST /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                            "Connection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                            std::chrono::seconds(3));
+  EXPECT_EQ(ok.rfind("HTTP/1.1 405 ", 0), 0u) << ok;
+}
+
+TEST(HttpServerFramingTest, NulInTheTargetIsRefused) {
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok());
+  for (const char* target : {"/metrics%00x", "/metrics%00", "/metrics?x=%00"}) {
+    std::string r = Get((*server)->port(), "GET", target);
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << target << ": " << r;
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(Body(Get((*server)->port(), "GET", "/metrics")), "up 1\n");
 }
 
 }  // namespace
