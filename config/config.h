@@ -197,6 +197,11 @@ struct HostPolicy {
 struct Config {
   // Where this config came from: a file path, or "<built-in defaults>".
   std::string source = "<built-in defaults>";
+  // The text held no settings at all: empty, blank, only comments, or a null document ("---",
+  // "~"). It still parses (to the built-in defaults), but a reload refuses it (an emptied file
+  // would silently drop every policy) and check-config warns. "{}" is the way to ask for the
+  // defaults on purpose.
+  bool no_settings = false;
 
   // Plug-in name -> enabled, per kind. Names absent here are enabled.
   std::map<std::string, bool> collectors;

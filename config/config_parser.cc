@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/excerpt.h"
 #include "common/net_address.h"
 #include "common/parse.h"
 #include "common/pattern.h"
@@ -83,14 +84,8 @@ struct Located {
   YAML::Mark mark;
 };
 
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+// A value (or a known name) in a message: a short escaped excerpt, never the whole text.
+std::string Quote(std::string_view s) { return QuoteExcerpt(s); }
 
 // What the user wrote, in words, for "got ..." in messages.
 std::string Describe(const YAML::Node& node) {
@@ -184,8 +179,14 @@ class ConfigParser {
   Status Parse(const YAML::Node& root, Config& config) const {
     Located top{root, "", root.Mark()};
     if (!root.IsMap()) {
-      return Fail(top.mark, "the top level must be a map of sections (collectors, checks, probes, devices, scrape, "
-                            "ports, limits, firmware, roce, host, peers), got " + Describe(root));
+      const std::string sections = "the top level must be a map of sections (collectors, checks, probes, devices, "
+                                   "scrape, ports, limits, firmware, roce, host, peers)";
+      if (root.IsScalar()) {
+        // The whole file is one scalar (a PEM key, /etc/passwd): none of it is shown.
+        return Fail(top.mark, "not a YAML mapping: the file is one scalar of " + std::to_string(root.Scalar().size()) +
+                                  " bytes (not shown); " + sections);
+      }
+      return Fail(top.mark, sections + ", got " + Describe(root));
     }
     return VisitMap(top, {
         {"collectors", [&](const Located& v) { return ParseSwitches(v, known_.collectors, "collector", config.collectors); }},
@@ -621,9 +622,17 @@ class ConfigParser {
   std::string UnknownKeyMessage(const std::string& name, const std::string& where,
                                 const std::vector<Field>& fields, std::string_view noun) const {
     std::vector<std::string> valid;
-    for (const auto& f : fields) valid.push_back(f.key);
-    std::string message = "unknown " + std::string(noun) + " " + Quote(name) + " " + where;
-    if (auto suggestion = ClosestKey(name, valid)) {
+    std::size_t longest = 0;
+    for (const auto& f : fields) {
+      valid.push_back(f.key);
+      longest = std::max(longest, f.key.size());
+    }
+    // Quoted only when it could be a mistyped key: a name no longer than the longest valid key
+    // plus a few typed letters. A shadow line or a hash is described, not shown.
+    const std::size_t shown = std::min(kExcerptBytes, valid.empty() ? kExcerptBytes : longest + 3);
+    std::string message = "unknown " + std::string(noun) + " " + DescribeKey(name, shown) + " " + where;
+    // (A key far longer than any valid one is no typo of one; nor worth the edit distance.)
+    if (auto suggestion = name.size() <= 2 * longest ? ClosestKey(name, valid) : std::nullopt) {
       return message + " (did you mean " + Quote(*suggestion) + "?)";
     }
     if (valid.empty()) return message + " (none are known)";
@@ -918,8 +927,7 @@ class ConfigParser {
       }
       const std::string& pattern = item.node.Scalar();
       if (Result<Pattern> compiled = Pattern::Compile(pattern); !compiled.ok()) {
-        std::string shown = pattern.size() > 80 ? Quote(pattern.substr(0, 80)) + "..." : Quote(pattern);
-        return FailAt(item, "invalid regular expression " + shown + ": " + compiled.error().message);
+        return FailAt(item, "invalid regular expression " + Quote(pattern) + ": " + compiled.error().message);
       }
       patterns.push_back(pattern);
       return Status::Ok();
@@ -1070,7 +1078,24 @@ std::optional<std::string> CheckOneDocument(const std::string& source, const std
 
 }  // namespace
 
-Result<YAML::Node> LoadSingleYamlDocument(const std::string& text, const std::string& source) {
+std::optional<std::string> YamlTextProblem(std::string_view text, const std::string& source) {
+  if (std::optional<TextProblem> problem = FindTextProblem(text)) {
+    return source + ":" + std::to_string(problem->at.line) + ":" + std::to_string(problem->at.column) + ": " +
+           problem->what;
+  }
+  const FlowScan scan = ScanFlows(text, kMaxFlowDepth);
+  if (scan.tab_indentation) {
+    return source + ":" + std::to_string(scan.tab_indentation->line) + ":" +
+           std::to_string(scan.tab_indentation->column) +
+           ": a tab in the indentation: YAML indents with spaces only";
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+Result<YAML::Node> LoadSingleYamlDocumentUncapped(const std::string& text, const std::string& source) {
+  if (std::optional<std::string> problem = YamlTextProblem(text, source)) return Error{*problem};
   const FlowScan scan = ScanFlows(text, kMaxFlowDepth);
   if (scan.too_deep) {
     return Error{OpeningPosition(source, *scan.too_deep) + ": invalid YAML: flow collections ('[', '{') "
@@ -1090,8 +1115,8 @@ Result<YAML::Node> LoadSingleYamlDocument(const std::string& text, const std::st
   }
 }
 
-Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
-                           const PluginNames& known) {
+Result<Config> ParseConfigUncapped(const std::string& yaml_text, const std::string& source_name,
+                                   const PluginNames& known) {
   const std::string source = source_name.empty() ? "<config>" : source_name;
   if (yaml_text.size() > kMaxConfigBytes) {
     return Error{source + ": " + std::to_string(yaml_text.size()) + " bytes, more than the " +
@@ -1104,8 +1129,11 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
     const YAML::Node& document = *loaded;
     Config config;
     config.source = source;
-    // Empty text or only comments: no document, or a null one. Built-in defaults.
-    if (!document.IsDefined() || document.IsNull()) return config;
+    // Empty text or only comments: no document, or a null one. Built-in defaults, marked as such.
+    if (!document.IsDefined() || document.IsNull()) {
+      config.no_settings = true;
+      return config;
+    }
     Status st = ConfigParser(source, known).Parse(document, config);
     if (!st.ok()) return st.error();
     return config;
@@ -1114,6 +1142,21 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
+}
+
+}  // namespace
+
+Result<YAML::Node> LoadSingleYamlDocument(const std::string& text, const std::string& source) {
+  Result<YAML::Node> loaded = LoadSingleYamlDocumentUncapped(text, source);
+  if (!loaded.ok()) return Error{CapMessage(loaded.error().message), loaded.error().errno_value};
+  return loaded;
+}
+
+Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
+                           const PluginNames& known) {
+  Result<Config> parsed = ParseConfigUncapped(yaml_text, source_name, known);
+  if (!parsed.ok()) return Error{CapMessage(parsed.error().message), parsed.error().errno_value};
+  return parsed;
 }
 
 namespace {
@@ -1165,7 +1208,7 @@ Result<std::string> ReadConfigText(const std::string& path) {
 Result<Config> LoadConfigFile(const std::string& path, const PluginNames& known) {
   Result<std::string> text = ReadConfigText(path);
   if (!text.ok()) {
-    return Error{"config file " + text.error().message, text.error().errno_value};
+    return Error{CapMessage("config file " + text.error().message), text.error().errno_value};
   }
   return ParseConfig(*text, path, known);
 }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/excerpt.h"
 #include "core/collection_engine.h"
 #include "tests/support/test_paths.h"
 
@@ -26,6 +27,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::AllOf;
+using ::testing::Not;
 using ::testing::StartsWith;
 using std::chrono::milliseconds;
 
@@ -230,7 +232,130 @@ TEST(ConfigParseTest, BoolsAcceptTrueAndFalseInAnyCase) {
 TEST(ConfigParseTest, TopLevelMustBeAMap) {
   EXPECT_THAT(ErrorOf("- roce\n- ports\n"),
               StartsWith("t.yaml:1:1: the top level must be a map of sections"));
-  EXPECT_THAT(ErrorOf("just some words\n"), StartsWith("t.yaml:1:1: the top level must be a map"));
+  EXPECT_EQ(ErrorOf("just some words\n"),
+            "t.yaml:1:1: not a YAML mapping: the file is one scalar of 15 bytes (not shown); the top level "
+            "must be a map of sections (collectors, checks, probes, devices, scrape, ports, limits, firmware, "
+            "roce, host, peers)");
+}
+
+// Issue #20 item 1: a file that is not a config (a private key, /etc/passwd, /etc/shadow) must not
+// come back in the message, which `sudo check-config` would print to someone who cannot read it.
+const char kPemSecret[] = "MIIEowIBAAKCAQEAu7Qz9sEcReTpAyLoAd";
+const char kShadowSalt[] = "j9T$Qx7Sa1tPepper";
+const char kShadowHash[] = "Hq2v8ZgMmS3cr3tH4shV4lue";
+
+std::string PemLikeText() {
+  return std::string("-----BEGIN RSA PRIVATE KEY-----\n") + kPemSecret + "\nK1mN0pQrStUvWxYz0123456789abcdefgh\n"
+         "-----END RSA PRIVATE KEY-----\n";
+}
+
+std::string ShadowLikeText() {
+  return std::string("root:$y$") + kShadowSalt + "$" + kShadowHash + ":19000:0:99999:7:::\n"
+         "daemon:*:19000:0:99999:7:::\n";
+}
+
+TEST(ConfigSecretsTest, WholeFileScalarIsNotAMappingAndNotShown) {
+  for (const std::string& text : {PemLikeText(), std::string("root:x:0:0:root:/root:/bin/bash\n"
+                                                              "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")}) {
+    const std::string message = ErrorOf(text);
+    EXPECT_THAT(message, StartsWith("t.yaml:1:1: not a YAML mapping: the file is one scalar of ")) << message;
+    for (const char* secret : {kPemSecret, "BEGIN RSA", "PRIVATE", "root:x", "/bin/bash", "nologin"}) {
+      EXPECT_THAT(message, Not(HasSubstr(secret)));
+    }
+  }
+}
+
+TEST(ConfigSecretsTest, ShadowLineKeyIsDescribedNotQuoted) {
+  const std::string message = ErrorOf(ShadowLikeText());
+  const std::size_t key_bytes = ShadowLikeText().find(":::") + 2;  // the key ends before the last ':'
+  EXPECT_EQ(message, "t.yaml:1:1: unknown key (a key of " + std::to_string(key_bytes) +
+                         " bytes, not shown: it is not a name) at the top level (expected one of: collectors, "
+                         "checks, probes, devices, scrape, ports, limits, firmware, roce, host, peers)");
+  for (const char* secret : {kShadowSalt, kShadowHash, "root", "$y$", "19000"}) {
+    EXPECT_THAT(message, Not(HasSubstr(secret)));
+  }
+  // Deeper in the schema too, and for a name-like key longer than any real one.
+  EXPECT_THAT(ErrorOf("roce:\n  " + std::string("pw:$6$") + kShadowHash + ": 1\n"),
+              AllOf(StartsWith("t.yaml:2:3: unknown key (a key of "), Not(HasSubstr(kShadowHash))));
+  EXPECT_EQ(ErrorOf("roce:\n  " + std::string(kShadowHash) + ": 1\n"),
+            "t.yaml:2:3: unknown key (a key of 24 bytes, not shown: it is not a name) in roce (expected one "
+            "of: priority, dscp, trust, require_ecn, min_mtu, extra_ethtool_stats)");
+}
+
+TEST(ConfigSecretsTest, ValuesAreShortEscapedExcerpts) {
+  const std::string value(100000, 'v');
+  const std::string message = ErrorOf("roce:\n  priority: " + value + "\n");
+  EXPECT_EQ(message, "t.yaml:2:13: roce.priority: must be an integer from 0 to 7, got \"" + std::string(40, 'v') +
+                         "...\" (100000 bytes)");
+  // Control characters in a value are escaped, never printed raw (a terminal would obey them).
+  EXPECT_EQ(ErrorOf("roce:\n  priority: \"\\e[2J\\u0007x\"\n"),
+            "t.yaml:2:13: roce.priority: must be an integer from 0 to 7, got \"\\x1b[2J\\x07x\"");
+}
+
+// Issue #20 item 15: a 1 MB key gave a 1 MB message.
+TEST(ConfigSecretsTest, HugeKeyGivesAShortMessage) {
+  const std::string key(1'000'000, 'k');
+  const std::string message = ErrorOf("? " + key + "\n: 1\n");  // an explicit key: no 1024-byte bound
+  EXPECT_EQ(message, "t.yaml:1:3: unknown key (a key of 1000000 bytes, not shown: it is not a name) at the top "
+                     "level (expected one of: collectors, checks, probes, devices, scrape, ports, limits, firmware, "
+                     "roce, host, peers)");
+  EXPECT_LE(message.size(), kMaxMessageBytes);
+  // Every message is capped, whatever its parts (here a long regex error).
+  const std::string pattern = std::string(1, '(').append(3000, 'p');
+  const std::string regex_message = ErrorOf("devices:\n  include: ['" + pattern + "']\n");
+  EXPECT_THAT(regex_message, StartsWith("t.yaml:2:13: devices.include[0]: invalid regular expression \"(ppp"));
+  EXPECT_LE(regex_message.size(), kMaxMessageBytes);
+}
+
+// Issue #20 item 15: odd bytes get a message saying what is wrong where, not a misleading one.
+TEST(ConfigTextTest, CrOnlyLineEndsAreNamed) {
+  EXPECT_EQ(ErrorOf("roce:\r  priority: 3\r"),
+            "t.yaml:1:6: a carriage return (CR) not followed by a line feed: end lines with LF or CRLF, not CR "
+            "alone");
+  EXPECT_EQ(ErrorOf("roce:\n  priority: 3\r"), "t.yaml:2:14: a carriage return (CR) not followed by a line feed: "
+                                              "end lines with LF or CRLF, not CR alone");
+  Result<Config> crlf = Parse("roce:\r\n  priority: 3\r\n");
+  ASSERT_TRUE(crlf.ok()) << crlf.error().message;
+  EXPECT_EQ(crlf->roce.priority, 3);
+}
+
+TEST(ConfigTextTest, NulByteIsNamed) {
+  EXPECT_EQ(ErrorOf(std::string("roce:\n  prio\0rity: 3\n", 20)),
+            "t.yaml:2:7: a NUL byte: a config file is UTF-8 text (is this a binary or UTF-16 file?)");
+  // A UTF-16 file: its first NUL.
+  EXPECT_THAT(ErrorOf(std::string("\xff\xfer\0o\0", 6)), StartsWith("t.yaml:1:"));
+  EXPECT_THAT(ErrorOf(std::string("r\0o\0", 4)), StartsWith("t.yaml:1:2: a NUL byte"));
+}
+
+TEST(ConfigTextTest, TabIndentationIsNamed) {
+  EXPECT_EQ(ErrorOf("roce:\n\tpriority: 3\n"), "t.yaml:2:1: a tab in the indentation: YAML indents with spaces only");
+  EXPECT_EQ(ErrorOf("roce:\n  \tpriority: 3\n"), "t.yaml:2:3: a tab in the indentation: YAML indents with spaces only");
+  // Tabs elsewhere are fine: separating a value, on a blank or comment-only line.
+  Result<Config> ok = Parse("roce:\t{priority:\t3}\n\t# a comment\n\t\nports:\n  min_rate_gbps:\t100\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->roce.priority, 3);
+}
+
+TEST(ConfigTextTest, InvalidUtf8IsNamed) {
+  EXPECT_EQ(ErrorOf("roce:\n  priority: \"\xff\"\n"), "t.yaml:2:14: invalid UTF-8 (byte 0xFF): YAML text must be UTF-8");
+  EXPECT_EQ(ErrorOf("# caf\xe9\nroce: {}\n"), "t.yaml:1:6: invalid UTF-8 (byte 0xE9): YAML text must be UTF-8");
+  Result<Config> ok = Parse("# caf\xc3\xa9\nroce: {priority: 3}\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+}
+
+// Issue #20 item 13: a file with no settings is marked, so that a reload can refuse it.
+TEST(ConfigParseTest, FileWithNoSettingsIsMarked) {
+  for (const char* text : {"", "\n\n", "# all commented out\n# roce:\n#   priority: 3\n", "---\n", "~\n"}) {
+    Result<Config> r = Parse(text);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->no_settings) << text;
+  }
+  for (const char* text : {"{}\n", "roce:\n", "roce: {priority: 3}\n"}) {
+    Result<Config> r = Parse(text);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_FALSE(r->no_settings) << text;
+  }
+  EXPECT_FALSE(Config{}.no_settings);
 }
 
 TEST(ConfigParseTest, OutOfRangeValueNamesFileLineColumnAndKeyPath) {
@@ -551,8 +676,8 @@ TEST(ConfigParseTest, TextOverTheSizeCapIsRefused) {
 TEST(ConfigParseTest, PatternsThatWouldExhaustARegexEngineAreRefusedWithTheirKey) {
   const std::string nested = std::string(20000, '(') + "a" + std::string(20000, ')');
   EXPECT_EQ(ErrorOf("devices:\n  include: ['" + nested + "']\n"),
-            "t.yaml:2:13: devices.include[0]: invalid regular expression \"" + std::string(80, '(') +
-                "\"...: longer than 4096 characters (40001)");
+            "t.yaml:2:13: devices.include[0]: invalid regular expression \"" + std::string(40, '(') +
+                "...\" (40001 bytes): longer than 4096 characters (40001)");
   EXPECT_THAT(ErrorOf("roce:\n  extra_ethtool_stats:\n    - '" + nested + "'\n"),
               StartsWith("t.yaml:3:7: roce.extra_ethtool_stats[0]: invalid regular expression"));
   std::string big;

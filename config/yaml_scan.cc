@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace rdmahd {
 namespace {
 
@@ -76,6 +78,13 @@ FlowScan ScanFlows(std::string_view text, std::size_t max_depth) {
           continue;
         }
         block_scalar_parent = -1;
+      }
+      if (c.peek() == '\t' && open.empty() && !out.tab_indentation) {
+        // Indentation, unless only blanks or a comment follow on this line.
+        std::size_t k = 0;
+        while (IsBlank(c.peek(k))) ++k;
+        const char next = c.peek(k);
+        if (next != '\0' && !IsBreak(next) && next != '#') out.tab_indentation = TextMark{c.line(), c.column()};
       }
       continue;
     }
@@ -186,6 +195,38 @@ FlowScan ScanFlows(std::string_view text, std::size_t max_depth) {
   }
   if (!open.empty()) out.unclosed = open.back();
   return out;
+}
+
+std::optional<TextProblem> FindTextProblem(std::string_view text) {
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const TextMark at{line, static_cast<int>(i - line_start) + 1};
+    if (b == 0) {
+      return TextProblem{at, "a NUL byte: a config file is UTF-8 text (is this a binary or UTF-16 file?)"};
+    }
+    if (b == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n')) {
+      return TextProblem{at, "a carriage return (CR) not followed by a line feed: end lines with LF or CRLF, "
+                             "not CR alone"};
+    }
+    if (b >= 0x80) {
+      const Utf8Step step = DecodeUtf8Step(text.substr(i));
+      if (!step.valid) {
+        static constexpr char kHex[] = "0123456789ABCDEF";
+        return TextProblem{at, std::string("invalid UTF-8 (byte 0x") + kHex[b >> 4] + kHex[b & 0xF] +
+                                   "): YAML text must be UTF-8"};
+      }
+      i += step.length;
+      continue;
+    }
+    if (b == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+    ++i;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rdmahd

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace rdmahd {
@@ -20,13 +21,32 @@ struct FlowOpening {
   int column = 0;      // 1-based, in bytes
 };
 
+// A 1-based line and byte column.
+struct TextMark {
+  int line = 0;
+  int column = 0;
+};
+
 struct FlowScan {
   // The innermost flow collection still open at the end of the text (as PyYAML reports it).
   std::optional<FlowOpening> unclosed;
   // The opening that went past `max_depth`; the scan stops there.
   std::optional<FlowOpening> too_deep;
+  // The first tab in a line's indentation outside flows and block scalars (YAML indents with
+  // spaces; yaml-cpp's messages for it name something else).
+  std::optional<TextMark> tab_indentation;
 };
 
 FlowScan ScanFlows(std::string_view text, std::size_t max_depth);
+
+// The first byte of `text` that no YAML text may hold, with what is wrong, for a precise message
+// where yaml-cpp gives a misleading one (or none): a NUL byte, ill-formed UTF-8, or a carriage
+// return not followed by a line feed (CR-only line ends, which yaml-cpp folds into keys). Lines
+// are counted by LF, as everywhere else in the loader's messages.
+struct TextProblem {
+  TextMark at;
+  std::string what;
+};
+std::optional<TextProblem> FindTextProblem(std::string_view text);
 
 }  // namespace rdmahd

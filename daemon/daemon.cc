@@ -203,7 +203,14 @@ void Daemon::Reload() {
   log::Info("reloading configuration", {{"file", options_.config_file.empty() ? "<built-in defaults>"
                                                                                : options_.config_file}});
   std::string error;
-  if (config_.Apply(LoadEffectiveConfig(options_), &error)) {
+  Result<std::shared_ptr<const Config>> loaded = LoadEffectiveConfig(options_);
+  if (loaded.ok() && (*loaded)->no_settings) {
+    // An emptied or all-commented file would otherwise reload as the built-in defaults and drop
+    // every policy without a word: refused like an invalid file.
+    loaded = Error{(*loaded)->source + ": the file has no settings (it is empty or only comments); " +
+                   "write {} to run on the built-in defaults on purpose"};
+  }
+  if (config_.Apply(std::move(loaded), &error)) {
     engine_->RunProbes(config_.Get());
     ReconcileResponder(*config_.Get());
     log::Info("configuration reloaded", {{"source", config_.Get()->source}});

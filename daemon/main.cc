@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/collection_engine.h"
+#include "common/excerpt.h"
 #include "common/node_fs.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
@@ -63,6 +64,13 @@ int main(int argc, char** argv) {
         std::cerr << "rdma-healthd: " << config.error().message << "\n";
         return kExitCouldNotRun;
       }
+      if (config->no_settings) {
+        // Valid (the daemon starts on the built-in defaults), but a reload refuses it: say so.
+        std::cerr << "rdma-healthd: warning: " << CapMessage(options.config_file)
+                  << ": the file has no settings (it is empty or only comments): the daemon would "
+                     "start on the built-in defaults, and a reload (SIGHUP) to it keeps the running "
+                     "configuration; write {} to run on the built-in defaults on purpose\n";
+      }
       std::cout << options.config_file << ": OK\n";
       return kExitOk;
     }
@@ -89,6 +97,11 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     log::Error("cannot load the configuration", {{"error", config.error().message}});
     return kExitCouldNotRun;
+  }
+  if ((*config)->no_settings) {
+    log::Warn("the configuration file has no settings (empty or only comments): running on the built-in "
+              "defaults; a reload to a file with no settings keeps the running configuration",
+              {{"config", (*config)->source}});
   }
   log::Info("starting rdma-healthd", {{"version", RDMAHD_VERSION},
                                       {"config", (*config)->source},

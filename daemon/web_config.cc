@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <vector>
 
+#include "common/excerpt.h"
 #include "common/node_fs.h"
+#include "config/yaml_document.h"
 
 namespace rdmahd {
 namespace {
@@ -23,6 +25,9 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
   return base_dir + "/" + path;
 }
 
+// A user name in a message: as written when it is a plain name, otherwise described, not shown.
+std::string ShownUser(const std::string& user) { return LooksLikeKeyName(user) ? user : DescribeKey(user); }
+
 bool IsBcrypt(const std::string& h) {
   return h.size() == 60 && h[0] == '$' && h[1] == '2' && (h[2] == 'a' || h[2] == 'b' || h[2] == 'y') &&
          h[3] == '$';
@@ -34,8 +39,14 @@ class Parser {
       : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
 
   Status Parse(const YAML::Node& root, WebConfig& out) {
-    if (!root.IsMap()) return Fail(root.Mark(), "the web config must be a mapping of keys");
+    if (!root.IsMap()) {
+      return Fail(root.Mark(), root.IsScalar() ? "not a YAML mapping: the file is one scalar of " +
+                                                     std::to_string(root.Scalar().size()) +
+                                                     " bytes (not shown); the web config must be a mapping of keys"
+                                               : "the web config must be a mapping of keys");
+    }
     for (const auto& kv : root) {
+      if (!kv.first.IsScalar()) return Fail(kv.first.Mark(), "keys must be plain names");
       const std::string key = kv.first.Scalar();
       if (key == "tls_server_config") {
         if (Status st = ParseTls(kv.first, kv.second, out); !st.ok()) return st;
@@ -44,8 +55,8 @@ class Parser {
       } else if (key == "http_server_config") {
         return Fail(kv.first.Mark(), "http_server_config is not supported by rdma-healthd");
       } else {
-        return Fail(kv.first.Mark(), "unknown key \"" + key +
-                                         "\" (known: tls_server_config, basic_auth_users)");
+        return Fail(kv.first.Mark(), "unknown key " + DescribeKey(key, 21) +
+                                         " (known: tls_server_config, basic_auth_users)");
       }
     }
     return Status::Ok();
@@ -75,6 +86,7 @@ class Parser {
     std::string client_auth = "NoClientCert";
     YAML::Mark client_auth_mark = section_key.Mark();
     for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) return Fail(kv.first.Mark(), "tls_server_config: keys must be plain names");
       const std::string key = kv.first.Scalar();
       if (key != "cert_file" && key != "key_file" && key != "client_ca_file" && key != "client_auth_type" &&
           key != "min_version" && key != "max_version") {
@@ -83,7 +95,7 @@ class Parser {
                        key == "cert" || key == "key";
         return Fail(kv.first.Mark(),
                     "tls_server_config: " + (toolkit ? "\"" + key + "\" is not supported by rdma-healthd"
-                                                     : "unknown key \"" + key + "\"") +
+                                                     : "unknown key " + DescribeKey(key, 30)) +
                         " (known: cert_file, key_file, client_auth_type, client_ca_file, min_version, "
                         "max_version)");
       }
@@ -103,7 +115,7 @@ class Parser {
         client_auth_mark = kv.second.Mark();
       } else {
         if (*value != "TLS10" && *value != "TLS11" && *value != "TLS12" && *value != "TLS13") {
-          return Fail(kv.second.Mark(), key + ": \"" + *value + "\" is not one of TLS10, TLS11, TLS12, TLS13");
+          return Fail(kv.second.Mark(), key + ": " + QuoteExcerpt(*value) + " is not one of TLS10, TLS11, TLS12, TLS13");
         }
         (key == "min_version" ? tls.min_version : tls.max_version) = *value;
       }
@@ -123,8 +135,8 @@ class Parser {
     } else if (client_auth == "RequireAndVerifyClientCert") {
       tls.client_auth = ClientAuth::kRequireAndVerifyClientCert;
     } else {
-      return Fail(client_auth_mark, "client_auth_type: \"" + client_auth +
-                                        "\" is not one of NoClientCert, RequireAnyClientCert, "
+      return Fail(client_auth_mark, "client_auth_type: " + QuoteExcerpt(client_auth) +
+                                        " is not one of NoClientCert, RequireAnyClientCert, "
                                         "VerifyClientCertIfGiven, RequireAndVerifyClientCert");
     }
     if (!tls.client_ca_file.empty() && tls.client_auth == ClientAuth::kNoClientCert) {
@@ -146,6 +158,7 @@ class Parser {
     if (node.IsNull()) return Status::Ok();
     if (!node.IsMap()) return Fail(node.Mark(), "basic_auth_users: want a mapping of user: bcrypt hash");
     for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) return Fail(kv.first.Mark(), "basic_auth_users: a user name must be a string");
       const std::string user = kv.first.Scalar();
       auto hash = Scalar(kv.first, kv.second);
       if (!hash.ok()) return hash.error();
@@ -153,12 +166,14 @@ class Parser {
         return Fail(kv.first.Mark(), "basic_auth_users: a user name is not empty and has no ':'");
       }
       if (!IsBcrypt(*hash)) {
-        return Fail(kv.second.Mark(), "basic_auth_users: " + user +
+        const std::string shown = ShownUser(user);
+        return Fail(kv.second.Mark(), "basic_auth_users: " + shown +
                                           ": not a bcrypt hash ($2a$, $2b$ or $2y$, 60 characters; "
-                                          "make one with htpasswd -nBC 10 " + user + ")");
+                                          "make one with htpasswd -nBC 10 " +
+                                          (LooksLikeKeyName(user) ? user : std::string("USER")) + ")");
       }
       if (!out.basic_auth_users.emplace(user, *hash).second) {
-        return Fail(kv.first.Mark(), "basic_auth_users: user " + user + " given twice");
+        return Fail(kv.first.Mark(), "basic_auth_users: user " + ShownUser(user) + " given twice");
       }
     }
     return Status::Ok();
@@ -168,10 +183,9 @@ class Parser {
   std::string base_dir_;
 };
 
-}  // namespace
-
-Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string& source,
-                                 const std::string& base_dir) {
+Result<WebConfig> ParseWebConfigUncapped(const std::string& yaml_text, const std::string& source,
+                                         const std::string& base_dir) {
+  if (std::optional<std::string> problem = YamlTextProblem(yaml_text, source)) return Error{*problem};
   WebConfig config;
   config.source = source;
   try {
@@ -191,6 +205,16 @@ Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
+}
+
+}  // namespace
+
+// Messages quote no more of the file than short escaped excerpts, and are capped in length.
+Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string& source,
+                                 const std::string& base_dir) {
+  Result<WebConfig> parsed = ParseWebConfigUncapped(yaml_text, source, base_dir);
+  if (!parsed.ok()) return Error{CapMessage(parsed.error().message), parsed.error().errno_value};
+  return parsed;
 }
 
 Result<WebConfig> LoadWebConfigFile(const std::string& path) {

@@ -85,6 +85,39 @@ TEST_F(HttpServerWebConfigTest, ErrorsNameFileAndLine) {
   }
 }
 
+// Issue #20 item 1: --web.config.file pointed at a file that is not a web config (a private key,
+// a shadow file) must not print any of it.
+TEST_F(HttpServerWebConfigTest, ErrorsShowNothingOfAFileThatIsNotAWebConfig) {
+  const std::string pem_secret = "MIIEowIBAAKCAQEAu7Qz9sEcReTpAyLoAd";
+  auto pem = Parse("-----BEGIN OPENSSH PRIVATE KEY-----\n" + pem_secret + "\n-----END OPENSSH PRIVATE KEY-----\n");
+  ASSERT_FALSE(pem.ok());
+  EXPECT_EQ(pem.error().message.rfind("web.yml:1:1: not a YAML mapping: the file is one scalar of ", 0), 0u)
+      << pem.error().message;
+  EXPECT_EQ(pem.error().message.find(pem_secret), std::string::npos) << pem.error().message;
+  EXPECT_EQ(pem.error().message.find("OPENSSH"), std::string::npos) << pem.error().message;
+
+  const std::string hash = "Hq2v8ZgMmS3cr3tH4shV4lue";
+  auto shadow = Parse("root:$y$j9T$salt$" + hash + ":19000:0:99999:7:::\n");
+  ASSERT_FALSE(shadow.ok());
+  EXPECT_EQ(shadow.error().message.rfind("web.yml:1:1: unknown key (a key of ", 0), 0u) << shadow.error().message;
+  for (const std::string& secret : {hash, std::string("root"), std::string("$y$")}) {
+    EXPECT_EQ(shadow.error().message.find(secret), std::string::npos) << shadow.error().message;
+  }
+  // Values and odd user names: short escaped excerpts, or nothing.
+  auto version = Parse("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: " +
+                       std::string(5000, 'z') + "\n");
+  ASSERT_FALSE(version.ok());
+  EXPECT_EQ(version.error().message, "web.yml:4:16: min_version: \"" + std::string(40, 'z') +
+                                         "...\" (5000 bytes) is not one of TLS10, TLS11, TLS12, TLS13");
+  auto user = Parse("basic_auth_users:\n  \"root:" + hash + "\": hunter2\n");
+  ASSERT_FALSE(user.ok());
+  EXPECT_EQ(user.error().message.find(hash), std::string::npos) << user.error().message;
+  // Odd bytes are named where they are.
+  auto tab = Parse("tls_server_config:\n\tcert_file: server.crt\n");
+  ASSERT_FALSE(tab.ok());
+  EXPECT_EQ(tab.error().message, "web.yml:2:1: a tab in the indentation: YAML indents with spaces only");
+}
+
 TEST_F(HttpServerWebConfigTest, FilesThatAreNotSmallRegularFilesAreRefused) {
   EXPECT_FALSE(LoadWebConfigFile(dir_ + "/missing.yml").ok());
   auto folder = LoadWebConfigFile(dir_);

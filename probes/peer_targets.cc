@@ -19,6 +19,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/excerpt.h"
 #include "common/net_address.h"
 #include "common/node_fs.h"
 #include "common/thread_name.h"
@@ -64,11 +65,11 @@ Result<PeerLabels> ParseLabels(const YAML::Node& node, const std::string& source
       return At(source, key.Mark(), "label names must match [a-zA-Z_][a-zA-Z0-9_]*");
     }
     if (IsReservedLabel(key.Scalar())) {
-      return At(source, key.Mark(), "label \"" + key.Scalar() + "\" is reserved (the probe's own series use it)");
+      return At(source, key.Mark(), "label " + QuoteExcerpt(key.Scalar()) + " is reserved (the probe's own series use it)");
     }
-    if (!value.IsScalar()) return At(source, value.Mark(), "the value of label \"" + key.Scalar() + "\" must be a string");
+    if (!value.IsScalar()) return At(source, value.Mark(), "the value of label " + QuoteExcerpt(key.Scalar()) + " must be a string");
     if (!sorted.emplace(key.Scalar(), value.Scalar()).second) {
-      return At(source, key.Mark(), "label \"" + key.Scalar() + "\" is given twice");
+      return At(source, key.Mark(), "label " + QuoteExcerpt(key.Scalar()) + " is given twice");
     }
   }
   labels.assign(sorted.begin(), sorted.end());
@@ -94,7 +95,7 @@ Result<std::vector<PeerTarget>> ParseGroups(const YAML::Node& root, const std::s
       } else if (name == "labels") {
         labels = it->second;
       } else {
-        return At(source, key.Mark(), "unknown key \"" + name + "\" in a group (expected targets, labels)");
+        return At(source, key.Mark(), "unknown key " + DescribeKey(name, 10) + " in a group (expected targets, labels)");
       }
     }
     if (!targets.IsDefined() || !targets.IsSequence()) {
@@ -104,10 +105,10 @@ Result<std::vector<PeerTarget>> ParseGroups(const YAML::Node& root, const std::s
     if (!parsed_labels.ok()) return parsed_labels.error();
     for (const YAML::Node& t : targets) {
       if (!t.IsScalar()) return At(source, t.Mark(), "a target must be an IP address or host name");
-      if (auto why = CheckPeerTarget(t.Scalar())) return At(source, t.Mark(), "\"" + t.Scalar() + "\" is " + *why);
+      if (auto why = CheckPeerTarget(t.Scalar())) return At(source, t.Mark(), QuoteExcerpt(t.Scalar()) + " is " + *why);
       auto [it, inserted] = seen.emplace(t.Scalar(), t.Mark());
       if (!inserted) {
-        return At(source, t.Mark(), "\"" + t.Scalar() + "\" is listed twice (first at line " +
+        return At(source, t.Mark(), QuoteExcerpt(t.Scalar()) + " is listed twice (first at line " +
                                         std::to_string(it->second.line + 1) + ")");
       }
       out.push_back({t.Scalar(), *parsed_labels});
@@ -116,9 +117,7 @@ Result<std::vector<PeerTarget>> ParseGroups(const YAML::Node& root, const std::s
   return out;
 }
 
-}  // namespace
-
-Result<std::vector<PeerTarget>> ParseTargetsFile(const std::string& text, const std::string& source) {
+Result<std::vector<PeerTarget>> ParseTargetsFileUncapped(const std::string& text, const std::string& source) {
   if (text.size() > kMaxTargetsFileBytes) {
     return Error{source + ": " + std::to_string(text.size()) + " bytes, more than the " +
                  std::to_string(kMaxTargetsFileBytes >> 20) + " MiB a targets file may hold"};
@@ -134,6 +133,15 @@ Result<std::vector<PeerTarget>> ParseTargetsFile(const std::string& text, const 
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
+}
+
+}  // namespace
+
+// Messages quote no more of the file than short escaped excerpts, and are capped in length.
+Result<std::vector<PeerTarget>> ParseTargetsFile(const std::string& text, const std::string& source) {
+  Result<std::vector<PeerTarget>> parsed = ParseTargetsFileUncapped(text, source);
+  if (!parsed.ok()) return Error{CapMessage(parsed.error().message), parsed.error().errno_value};
+  return parsed;
 }
 
 std::vector<PeerTarget> MergeTargets(const std::vector<std::string>& static_targets,

@@ -15,6 +15,7 @@ namespace rdmahd {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::AllOf;
 using ::testing::StartsWith;
 
@@ -56,6 +57,27 @@ TEST(TargetsFileParseTest, ErrorsNameFileLineAndColumn) {
   EXPECT_THAT(ParseTargetsFile("- targets: [10.0.0.2\n", "p.yaml").error().message, StartsWith("p.yaml:"));
   EXPECT_THAT(ParseTargetsFile("targets: [10.0.0.2]\n", "p.yaml").error().message, HasSubstr("must be a list of groups"));
   EXPECT_THAT(ParseTargetsFile("- labels: {a: b}\n", "p.yaml").error().message, HasSubstr("a group needs targets"));
+}
+
+// Issue #20 item 1: a targets file quotes at most a short escaped excerpt of what it holds, and
+// nothing of a key that is not a name.
+TEST(TargetsFileParseTest, ErrorsShowOnlyShortExcerpts) {
+  const std::string hash = "Hq2v8ZgMmS3cr3tH4shV4lue";
+  const std::string key = ParseTargetsFile("- targets: [10.0.0.2]\n  root:$y$j9T$" + hash + ":19000::\n",
+                                           "p.yaml").error().message;
+  EXPECT_THAT(key, StartsWith("p.yaml:2:3: unknown key (a key of "));
+  EXPECT_THAT(key, Not(HasSubstr(hash)));
+  EXPECT_THAT(key, Not(HasSubstr("root")));
+  const std::string target = ParseTargetsFile("- targets: [\"" + std::string(3000, 'h') + " x\"]\n", "p.yaml")
+                                 .error()
+                                 .message;
+  EXPECT_EQ(target, "p.yaml:1:13: \"" + std::string(40, 'h') + "...\" (3002 bytes) is not a host name (1 to 253 characters)");
+  const std::string control = ParseTargetsFile("- targets: [\"a\\eb\"]\n", "p.yaml").error().message;
+  EXPECT_EQ(control, "p.yaml:1:13: \"a\\x1bb\" is not a host name (only letters, digits, '-', '_' and '.')");
+  EXPECT_EQ(ParseTargetsFile("-\ttargets: [10.0.0.2]\n-   targets: [10.0.0.3]\n\tlabels: {}\n", "p.yaml")
+                .error()
+                .message,
+            "p.yaml:3:1: a tab in the indentation: YAML indents with spaces only");
 }
 
 // Found by fuzz/targets_file_fuzz.cc: yaml-cpp's LoadAll looped forever on this text; the guarded
