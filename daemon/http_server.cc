@@ -242,6 +242,24 @@ std::string OutOfDescriptorsNote(bool seen = false) {
          "; raise it with ulimit -n or systemd LimitNOFILE=)";
 }
 
+// Descriptors the server needs beyond its listening socket before it can serve one client: the
+// event loop's epoll and wake-up descriptors and the client's socket.
+constexpr int kFdsToServeOne = 3;
+
+// Whether `n` more descriptors can be opened now. Probed before any server thread starts, so that
+// a limit too low to serve fails the start naming it, whichever later call would have run out.
+bool HaveFreeDescriptors(int n) {
+  std::vector<int> probes;
+  for (int i = 0; i < n; ++i) {
+    int fd = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) break;
+    probes.push_back(fd);
+  }
+  const bool enough = static_cast<int>(probes.size()) == n;
+  for (int fd : probes) ::close(fd);
+  return enough;
+}
+
 // Closes connections libmicrohttpd would hold for the whole idle timeout although their request can
 // never be served, so that they do not fill max_connections:
 //  - the peer closed (FIN) before its request header was complete. libmicrohttpd 0.9.75 under
@@ -707,6 +725,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
     std::string note = OutOfDescriptorsNote();
     if (!note.empty()) return Error{socket.error().message + note};
     return socket.error();
+  }
+
+  if (!HaveFreeDescriptors(kFdsToServeOne)) {
+    return Error{"cannot start the HTTP server on " + options.listen_address + OutOfDescriptorsNote(true)};
   }
 
   auto impl = std::make_unique<Impl>();
