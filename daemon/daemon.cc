@@ -244,15 +244,21 @@ void Daemon::ReconcileResponder(const Config& config) {
 }
 
 void Daemon::Observe(const std::shared_ptr<const Report>& report) {
+  // Devices first: on a node without RDMA, "no RDMA device found" is what explains the verdicts that
+  // follow it (kernel modules, device nodes), so it is the first thing a newcomer reads.
+  LogDeviceCountChange(*report);
   tracker_.ObserveAndLog(report);
-  const auto* facts = report->snapshot.Get<RdmaDevicesFacts>();
+}
+
+void Daemon::LogDeviceCountChange(const Report& report) {
+  const auto* facts = report.snapshot.Get<RdmaDevicesFacts>();
   if (facts == nullptr) return;  // devices collector disabled or failed (logged as such)
   std::lock_guard lock(devices_mu_);
   std::size_t n = facts->devices.size();
   if (last_device_count_ == n) return;
   last_device_count_ = n;
   if (n == 0) {
-    std::optional<std::string> problem = SysfsRootProblem(*report, engine_->fs());
+    std::optional<std::string> problem = SysfsRootProblem(report, engine_->fs());
     log::Warn("no RDMA device found; still serving the other collectors' metrics",
               {{"path", engine_->fs().Sys("class/infiniband")},
                {"reason", problem ? *problem : "no device (or none matching devices.include/exclude)"}});

@@ -88,8 +88,9 @@ class Daemon {
   // Starts, reconfigures or stops the probe responder to match peers.responder. A responder that
   // cannot start (no RDMA device, port in use) is logged; the daemon goes on without it.
   void ReconcileResponder(const Config& config);
-  // Verdict changes and RDMA device appearance/disappearance go to the log.
+  // RDMA device appearance/disappearance, then verdict changes, go to the log.
   void Observe(const std::shared_ptr<const Report>& report);
+  void LogDeviceCountChange(const Report& report);
 
   Options options_;
   ConfigStore config_;

@@ -280,6 +280,19 @@ class DaemonEndpointsTest(unittest.TestCase):
             self.assertIn("rdma_healthd_build_info{", body)
             self.assertTrue(any("no RDMA device found" in l for l in d.log_lines), d.log_lines)
 
+    def test_no_rdma_device_is_said_before_the_verdicts_it_explains(self):
+        # A node without RDMA: module/ captured but no RDMA module in it, so kernel_modules fails.
+        # The newcomer reads the log top down: the no-device line must come before any error.
+        with tempfile.TemporaryDirectory() as tree:
+            os.mkdir(os.path.join(tree, "module"))
+            with Daemon(f"--path.sysfs={tree}", f"--path.procfs={tree}") as d:
+                self.assertIsNotNone(d.wait_for_log("no RDMA device found", timeout=10, start=0))
+                lines = list(d.log_lines)
+        errors = [i for i, l in enumerate(lines) if "level=error" in l]
+        self.assertTrue(errors, "kernel_modules should fail on this tree:\n" + "\n".join(lines))
+        found = next(i for i, l in enumerate(lines) if "no RDMA device found" in l)
+        self.assertLess(found, errors[0], "\n".join(lines))
+
     def test_sigterm_stops_cleanly(self):
         with tempfile.TemporaryDirectory() as empty:
             d = Daemon(f"--path.sysfs={empty}")
