@@ -5,7 +5,7 @@
 # run as root in that chroot until /metrics answers, and `rdma-healthd check` run there too.
 # The machine running this has no RDMA (or the chroot hides it: a fresh sysfs of this kernel), so
 # what is asserted is what README promises for a node without RDMA: the daemon serves host checks,
-# says that no RDMA device was found, and `check` exits 2.
+# says that no RDMA device was found, and `check` exits 1 naming the modules that are not loaded.
 #
 # Needs root (debootstrap, chroot, mounts) and the Debian archive. Writes only into a temporary
 # folder of its own (the chroot) and its cache folder, where the base system is kept as a tarball
@@ -135,7 +135,9 @@ check_rc=$?
 set -e
 say "rdma-healthd check exited $check_rc:"
 sed 's/^/  /' "$work/check.out" | tail -15 >&2
-expect "check exits 2 on a node without RDMA (README)" test "$check_rc" -eq 2
+expect "check exits 1 on a node without RDMA (README: kernel_modules fails)" test "$check_rc" -eq 1
+expect "check says it cannot judge the node's RDMA devices" grep -q '^cannot judge this node: ' "$work/check.out"
+expect "check names the RDMA core module as not loaded" grep -qE '^kernel_modules +ib_core +failed' "$work/check.out"
 expect "check prints a summary line" grep -qE '^[0-9]+ ok, [0-9]+ warning, [0-9]+ failed, [0-9]+ unknown' "$work/check.out"
 
 ((fail == 0)) || { say "run-daemon.log: $work/run-daemon.log"; keep=1; exit 1; }
