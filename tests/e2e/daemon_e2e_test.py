@@ -373,6 +373,28 @@ class EmptyFlagValueTest(unittest.TestCase):
         self.refused("check", "--path.sysfs=", "--output=json", flag="--path.sysfs")
 
 
+class HostileNameCheckTableTest(unittest.TestCase):
+    """A capture whose device name holds a newline and escape sequences cannot print fake rows or
+    drive the terminal: every field of `check`'s table stays on its line, escaped."""
+
+    def test_device_name_with_newline_and_escapes(self):
+        src = CheckCommandTest.FIXTURE
+        name = "mlx5_2\nport_active  mlx5_9-1  ok       fake\x1b[31m\r"
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = os.path.join(tmp, "tree")
+            shutil.copytree(src, tree, symlinks=True)
+            ib = os.path.join(tree, "sys", "class", "infiniband")
+            os.rename(os.path.join(ib, "mlx5_2"), os.path.join(ib, name))
+            p = run("check", f"--path.sysfs={tree}/sys", f"--path.procfs={tree}/no-proc",
+                    f"--path.dcb={tree}/dcb", f"--config.file={tree}/config.yaml")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        escaped = "mlx5_2\\nport_active  mlx5_9-1  ok       fake\\x1b[31m\\r"
+        self.assertRegex(p.stdout, r"\nport_active +" + re.escape(escaped + "/1") + " +")
+        for line in p.stdout.splitlines():
+            self.assertFalse(line.startswith("port_active  mlx5_9"), line)
+            self.assertFalse(any(ord(c) < 0x20 or ord(c) == 0x7F for c in line), repr(line))
+
+
 class ReloadTest(unittest.TestCase):
     def test_bad_reload_keeps_running_config_and_good_reload_recovers(self):
         with tempfile.TemporaryDirectory() as tmp:
