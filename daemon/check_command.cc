@@ -1,11 +1,13 @@
 #include "daemon/check_command.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "common/node_fs.h"
+#include "common/utf8.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
 
@@ -23,34 +25,98 @@ int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<
   return kExitOk;
 }
 
+std::string TableText(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  auto escape_byte = [&out](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xF];
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7F) {
+            escape_byte(c);
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++i;
+      continue;
+    }
+    const Utf8Step step = DecodeUtf8Step(s.substr(i));
+    if (!step.valid) {
+      for (std::size_t k = 0; k < step.length; ++k) escape_byte(static_cast<unsigned char>(s[i + k]));
+    } else {
+      // The step is well-formed: 2 to 4 bytes, lead byte's payload then 6 bits per continuation.
+      char32_t cp = c & (step.length == 2 ? 0x1F : step.length == 3 ? 0x0F : 0x07);
+      for (std::size_t k = 1; k < step.length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+      // C1 controls (U+009B is a CSI to some terminals), line and paragraph separators, and the
+      // bidirectional marks, embeddings, overrides and isolates that reorder what a terminal shows.
+      const bool invisible = (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+                             (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+      if (invisible) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+        out += buf;
+      } else {
+        out.append(s.substr(i, step.length));
+      }
+    }
+    i += step.length;
+  }
+  return out;
+}
+
 void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems) {
+  struct Row {
+    std::string check, subject, status, reason, fix;
+  };
+  std::vector<Row> rows;
+  rows.reserve(report.verdicts.size());
+  // Columns are as wide as their widest cell in characters (the escaped text is valid UTF-8).
+  auto width = [](std::string_view s) {
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  };
   std::size_t wc = 5, ws = 7;
   for (const CheckResult& r : report.verdicts) {
-    wc = std::max(wc, r.check.size());
-    ws = std::max(ws, r.subject.size());
+    Row row{TableText(r.check), TableText(r.subject), TableText(VerdictName(r.verdict)), TableText(r.reason),
+            r.verdict != Verdict::kOk ? TableText(r.fix) : std::string()};
+    wc = std::max(wc, width(row.check));
+    ws = std::max(ws, width(row.subject));
+    rows.push_back(std::move(row));
   }
-  auto pad = [](std::string_view s, std::size_t w) {
+  auto pad = [&width](std::string_view s, std::size_t w) {
     std::string p(s);
-    p.resize(std::max(w, s.size()), ' ');
+    p.append(w > width(s) ? w - width(s) : 0, ' ');
     return p;
   };
   out << pad("CHECK", wc) << "  " << pad("SUBJECT", ws) << "  " << pad("STATUS", 7) << "  REASON\n";
   std::map<Verdict, int> counts;
-  for (const CheckResult& r : report.verdicts) {
-    ++counts[r.verdict];
-    out << pad(r.check, wc) << "  " << pad(r.subject, ws) << "  " << pad(VerdictName(r.verdict), 7)
-        << "  " << r.reason << "\n";
-    if (r.verdict != Verdict::kOk && !r.fix.empty()) {
-      out << pad("", wc) << "  " << pad("", ws) << "  " << pad("", 7) << "  fix: " << r.fix << "\n";
+  for (const CheckResult& r : report.verdicts) ++counts[r.verdict];
+  for (const Row& row : rows) {
+    out << pad(row.check, wc) << "  " << pad(row.subject, ws) << "  " << pad(row.status, 7) << "  " << row.reason
+        << "\n";
+    if (!row.fix.empty()) {
+      out << pad("", wc) << "  " << pad("", ws) << "  " << pad("", 7) << "  fix: " << row.fix << "\n";
     }
   }
   for (const CollectorOutcome& o : report.snapshot.outcomes) {
     if (!o.success) {
-      out << "collector " << o.collector << " failed: " << (o.errors.empty() ? "" : o.errors.back())
-          << "\n";
+      out << "collector " << TableText(o.collector)
+          << " failed: " << (o.errors.empty() ? "" : TableText(o.errors.back())) << "\n";
     }
   }
-  for (const std::string& p : problems) out << "cannot judge this node: " << p << "\n";
+  for (const std::string& p : problems) out << "cannot judge this node: " << TableText(p) << "\n";
   out << "\n" << counts[Verdict::kOk] << " ok, " << counts[Verdict::kWarning] << " warning, "
       << counts[Verdict::kFailed] << " failed, " << counts[Verdict::kUnknown] << " unknown\n";
 }
@@ -77,7 +143,9 @@ void PrintCheckJson(const Report& report, int exit_code, std::ostream& out,
   }
   j["problems"] = problems;
   j["summary"] = counts;
-  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  // ASCII only: a C1 control or a bidi override from a capture reaches a terminal as \uNNNN, as
+  // control characters already do; a parser reads the same strings back.
+  out << j.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err) {

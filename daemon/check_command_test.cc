@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -126,6 +127,83 @@ TEST(CheckCommandTest, StuckCollectorEndsTheCommandAtTheDeadlineWithExitTwo) {
             std::string::npos) << out.str();
   EXPECT_EQ(engine.busy_collector(), "roce");
   gate->Open();
+}
+
+// A report whose every text field carries something a terminal would act on: a newline that
+// would print a fake row, CR, ESC sequences, DEL, a C1 CSI, a bidi override, an invalid byte.
+Report HostileReport() {
+  Report r = MakeReport({Verdict::kFailed}, /*collector_ok=*/false);
+  CheckResult& v = r.verdicts[0];
+  v.check = "port_active\x1b[2J";
+  v.subject = "eth0\nport_active  mlx5_9/1  ok       fake row";
+  v.reason = "state 1: DOWN\r\x7f\xc2\x9b" "31m";
+  v.fix = "check the cable\x1b]0;title\x07 \xe2\x80\xae" "txt.exe \xff";
+  r.snapshot.outcomes[0].collector = "dev\tices";
+  r.snapshot.outcomes[0].errors.back() = "open /sys/x\ny: No such file";
+  return r;
+}
+
+TEST(CheckCommandTest, TableEscapesControlCharactersInEveryField) {
+  std::ostringstream out;
+  PrintCheckTable(HostileReport(), out, {"a problem\r\nwith a newline"});
+  const std::string s = out.str();
+  // Header, the row, its fix, the collector line, the problem, a blank line and the summary.
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 7) << s;
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    EXPECT_TRUE(b == '\n' || (b >= 0x20 && b < 0x7F)) << "raw byte " << int{b} << " in\n" << s;
+  }
+  EXPECT_NE(s.find("port_active\\x1b[2J"), std::string::npos) << s;
+  EXPECT_NE(s.find("eth0\\nport_active  mlx5_9/1  ok       fake row"), std::string::npos) << s;
+  EXPECT_NE(s.find("state 1: DOWN\\r\\x7f\\u009b31m\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("fix: check the cable\\x1b]0;title\\x07 \\u202etxt.exe \\xff\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("collector dev\\tices failed: open /sys/x\\ny: No such file\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("cannot judge this node: a problem\\r\\nwith a newline\n"), std::string::npos) << s;
+}
+
+TEST(CheckCommandTest, TableTextKeepsPrintableTextAndShowsBackslashesUnambiguously) {
+  EXPECT_EQ(TableText("mlx5_0/1 ens1f0np0: PFC 3:on, 1.5 µs"), "mlx5_0/1 ens1f0np0: PFC 3:on, 1.5 µs");
+  EXPECT_EQ(TableText("a\\nb"), "a\\\\nb");  // a literal backslash-n is not a newline
+  EXPECT_EQ(TableText(std::string("nul\0byte", 8)), "nul\\x00byte");
+  EXPECT_EQ(TableText("\xe2\x80\xa8\xe2\x81\xa6\xd8\x9c"), "\\u2028\\u2066\\u061c");
+  EXPECT_EQ(TableText("\xc0\xaf\xe2\x82"), "\\xc0\\xaf\\xe2\\x82");  // overlong, truncated
+}
+
+// Columns line up by characters: a subject with a 2-byte character is as wide as it looks.
+TEST(CheckCommandTest, TableColumnsCountCharactersNotBytes) {
+  Report r = MakeReport({Verdict::kOk, Verdict::kOk});
+  r.verdicts[0].subject = "ab";
+  r.verdicts[1].subject = "\xc3\xa9";  // é
+  std::ostringstream out;
+  PrintCheckTable(r, out);
+  std::istringstream lines(out.str());
+  std::string header, row0, row1;
+  std::getline(lines, header);
+  std::getline(lines, row0);
+  std::getline(lines, row1);
+  EXPECT_EQ(row0.find("ok"), header.find("STATUS"));
+  EXPECT_EQ(row1.find("ok") - 1, header.find("STATUS")) << row1;  // one byte more than characters
+}
+
+// nlohmann escapes control characters in JSON strings; the dump is ASCII, so a bidi override or a
+// C1 control reaches a terminal as \uNNNN too, and a parser reads every string back unchanged.
+TEST(CheckCommandTest, JsonEscapesControlCharacters) {
+  const Report r = HostileReport();
+  std::ostringstream out;
+  PrintCheckJson(r, 1, out, {"a problem\r\nwith a newline"});
+  const std::string s = out.str();
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    EXPECT_TRUE(b == '\n' || (b >= 0x20 && b < 0x7F)) << "raw byte " << int{b} << " in\n" << s;
+  }
+  EXPECT_NE(s.find(R"("subject": "eth0\nport_active  mlx5_9/1  ok       fake row")"), std::string::npos) << s;
+  auto j = nlohmann::json::parse(s);
+  EXPECT_EQ(j["verdicts"][0]["check"], r.verdicts[0].check);
+  EXPECT_EQ(j["verdicts"][0]["subject"], r.verdicts[0].subject);
+  EXPECT_EQ(j["verdicts"][0]["reason"], r.verdicts[0].reason);
+  EXPECT_EQ(j["verdicts"][0]["fix"], "check the cable\x1b]0;title\x07 \xe2\x80\xae" "txt.exe \uFFFD");
+  EXPECT_EQ(j["collectors"][0]["errors"].back(), r.snapshot.outcomes[0].errors.back());
+  EXPECT_EQ(j["problems"][0], "a problem\r\nwith a newline");
 }
 
 }  // namespace

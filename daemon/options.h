@@ -52,7 +52,22 @@ struct Options {
 
 // Parses argv. Never exits the process: help, version and usage errors come back as Mode::kExit
 // (exit code 0 for help/version, 2 for usage errors, message filled).
+//
+// A value never comes from the next argument when `=` was written, and no flag takes an empty
+// value (an empty --path.dcb would silently read live netlink, an empty --web.config.file would
+// switch TLS and authentication off): `--name=` is refused naming the flag and what to give, as are
+// `--name ""` and `--name --other...` where --other is a flag of any subcommand. Arguments after a
+// lone `--` are positional and never looked at.
 Options ParseOptions(int argc, const char* const* argv, const std::vector<std::string>& collectors);
+
+// One long flag ParseOptions accepts: `subcommand` is "" for the top level (whose flags every
+// subcommand accepts too), else "check", "check-config" or "probe"; `name` is "--path.sysfs".
+struct FlagInfo {
+  std::string subcommand;
+  std::string name;
+  bool takes_value = false;  // false: a switch (--fail-on-warning, --collector.X, --help)
+};
+std::vector<FlagInfo> ListFlags(const std::vector<std::string>& collectors);
 
 // Applies the --collector.X flags on top of a config loaded from file or defaults.
 void ApplyCollectorFlags(const Options& options, Config& config);

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace rdmahd {
 namespace {
 
@@ -119,6 +123,101 @@ TEST(OptionsTest, ProbeUsageErrorsExitTwo) {
     EXPECT_EQ(o.mode, Mode::kExit) << bad.back();
     EXPECT_EQ(o.exit_code, 2) << bad.back();
   }
+}
+
+// What comes before a flag of `subcommand` so that it parses (a subcommand and its positional).
+std::vector<const char*> Prefix(const std::string& subcommand) {
+  if (subcommand == "check") return {"check"};
+  if (subcommand == "check-config") return {"check-config", "/etc/a.yaml"};
+  if (subcommand == "probe") return {"probe", "192.0.2.2"};
+  return {};
+}
+
+TEST(OptionsTest, ListFlagsCoversEverySubcommand) {
+  std::map<std::string, int> per_subcommand;
+  for (const FlagInfo& f : ListFlags({"devices", "roce"})) ++per_subcommand[f.subcommand];
+  for (const char* sub : {"", "check", "check-config", "probe"}) EXPECT_GT(per_subcommand[sub], 0) << sub;
+}
+
+// `--name=` followed by another flag: the flag after it is never taken as the value. Either the
+// empty value is refused naming the flag, or (were empty valid for it) the next flag still applies.
+TEST(OptionsTest, AnEmptyValueNeverSwallowsTheNextFlag) {
+  const std::vector<FlagInfo> flags = ListFlags({"devices", "roce"});
+  ASSERT_GT(flags.size(), 20u);
+  for (const FlagInfo& f : flags) {
+    const std::string empty = f.name + "=";
+    const bool follower_is_level = f.name != "--log.level";
+    const char* follower = follower_is_level ? "--log.level=debug" : "--log.format=json";
+    std::vector<const char*> args = Prefix(f.subcommand);
+    args.push_back(empty.c_str());
+    args.push_back(follower);
+    Options o = Parse(args);
+    SCOPED_TRACE(f.subcommand + " " + empty + " " + follower);
+    if (o.mode == Mode::kExit) {
+      EXPECT_EQ(o.exit_code, 2);
+      EXPECT_NE(o.exit_message.find(empty + " is empty"), std::string::npos) << o.exit_message;
+      EXPECT_EQ(o.exit_message.find(follower), std::string::npos) << o.exit_message;
+    } else {
+      EXPECT_EQ(follower_is_level ? o.log_level : o.log_format, follower_is_level ? "debug" : "json");
+    }
+  }
+}
+
+TEST(OptionsTest, TheIssueCasesAreRefusedNamingTheFlag) {
+  Options dcb = Parse({"--path.dcb=", "--web.config.file=web.yml"});
+  EXPECT_EQ(dcb.mode, Mode::kExit);
+  EXPECT_EQ(dcb.exit_code, 2);
+  EXPECT_NE(dcb.exit_message.find("--path.dcb= is empty: give a folder, or leave the flag out"), std::string::npos)
+      << dcb.exit_message;
+
+  Options procfs = Parse({"--path.procfs=", "--web.listen-address=127.0.0.1:9100"});
+  EXPECT_EQ(procfs.exit_code, 2);
+  EXPECT_NE(procfs.exit_message.find("--path.procfs= is empty"), std::string::npos) << procfs.exit_message;
+
+  Options check = Parse({"check", "--path.sysfs=", "--output=json"});
+  EXPECT_EQ(check.mode, Mode::kExit);
+  EXPECT_NE(check.exit_message.find("--path.sysfs= is empty"), std::string::npos) << check.exit_message;
+
+  Options web = Parse({"--web.config.file="});  // last on the line: empty all the same
+  EXPECT_EQ(web.exit_code, 2);
+  EXPECT_NE(web.exit_message.find("--web.config.file= is empty: give a YAML file"), std::string::npos);
+
+  Options output = Parse({"check", "--output="});
+  EXPECT_NE(output.exit_message.find("--output= is empty: give table or json"), std::string::npos);
+
+  Options sw = Parse({"check", "--fail-on-warning=", "--output=json"});
+  EXPECT_EQ(sw.exit_code, 2);
+  EXPECT_NE(sw.exit_message.find("--fail-on-warning= is empty: write --fail-on-warning alone"), std::string::npos);
+}
+
+// The spaced form takes the next argument, but never an empty one and never another flag.
+TEST(OptionsTest, ASpacedValueIsNeitherEmptyNorAFlag) {
+  Options empty = Parse({"--path.dcb", "", "--web.config.file=web.yml"});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.exit_message.find("--path.dcb is given an empty value: give a folder"), std::string::npos)
+      << empty.exit_message;
+
+  Options flag = Parse({"--path.dcb", "--web.config.file=web.yml"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_NE(flag.exit_message.find("--path.dcb has no value (the argument after it is the flag "
+                                   "--web.config.file)"),
+            std::string::npos)
+      << flag.exit_message;
+  EXPECT_EQ(flag.exit_message.find("web.yml"), std::string::npos);  // names the flag, not its value
+
+  Options subcommand_flag = Parse({"probe", "x", "--source", "--bandwidth"});
+  EXPECT_EQ(subcommand_flag.exit_code, 2);
+  EXPECT_NE(subcommand_flag.exit_message.find("--source has no value"), std::string::npos);
+
+  // Values that merely look like flags, spaced values, and positionals after `--` still work.
+  Options ok = Parse({"--path.sysfs", "/fx/sys", "--config.file", "--not-a-flag.yaml", "--log.level", "debug"});
+  EXPECT_EQ(ok.mode, Mode::kDaemon) << ok.exit_message;
+  EXPECT_EQ(ok.sysfs, "/fx/sys");
+  EXPECT_EQ(ok.config_file, "--not-a-flag.yaml");
+  EXPECT_EQ(ok.log_level, "debug");
+  Options positional = Parse({"check-config", "--", "--path.dcb="});
+  EXPECT_EQ(positional.mode, Mode::kCheckConfig) << positional.exit_message;
+  EXPECT_EQ(positional.config_file, "--path.dcb=");
 }
 
 }  // namespace

@@ -353,6 +353,61 @@ class ConfigErrorsTest(unittest.TestCase):
                 self.assertIn("OK", p.stdout)
 
 
+class EmptyFlagValueTest(unittest.TestCase):
+    """`--flag=` is an empty value, never "take the next argument": the cases that started the daemon
+    with TLS off, on every interface, or printed a table for --output=json. Each run listens on
+    127.0.0.1 only, whichever way it is parsed."""
+
+    def refused(self, *args, flag):
+        try:
+            p = run(*args, timeout=15)
+        except subprocess.TimeoutExpired:
+            self.fail(f"{flag}= did not stop the start: the daemon ran with {' '.join(args)}")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"{flag}= is empty: give ", p.stderr)
+        self.assertEqual(p.stdout, "")
+        return p
+
+    def test_empty_path_dcb_does_not_swallow_the_web_config(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            web = os.path.join(tmp, "web.yml")
+            with open(web, "w") as f:
+                f.write("basic_auth_users:\n  prometheus: $2y$04$8p1T1Z5bQn0XbOe5Cp6B8O7o6Dw2QyQx7vWm3l0qQ4X1qzq0n8z5S\n")
+            p = self.refused("--web.listen-address=127.0.0.1:0", f"--path.sysfs={tmp}", "--path.dcb=",
+                             f"--web.config.file={web}", flag="--path.dcb")
+            self.assertIn("--path.dcb= is empty: give a folder, or leave the flag out", p.stderr)
+
+    def test_empty_path_procfs_does_not_swallow_the_listen_address(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.refused("--web.listen-address=127.0.0.1:0", f"--path.sysfs={tmp}", "--path.procfs=",
+                         "--web.listen-address=127.0.0.1:0", flag="--path.procfs")
+
+    def test_check_with_empty_sysfs_does_not_swallow_the_output_format(self):
+        self.refused("check", "--path.sysfs=", "--output=json", flag="--path.sysfs")
+
+
+class HostileNameCheckTableTest(unittest.TestCase):
+    """A capture whose device name holds a newline and escape sequences cannot print fake rows or
+    drive the terminal: every field of `check`'s table stays on its line, escaped."""
+
+    def test_device_name_with_newline_and_escapes(self):
+        src = CheckCommandTest.FIXTURE
+        name = "mlx5_2\nport_active  mlx5_9-1  ok       fake\x1b[31m\r"
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = os.path.join(tmp, "tree")
+            shutil.copytree(src, tree, symlinks=True)
+            ib = os.path.join(tree, "sys", "class", "infiniband")
+            os.rename(os.path.join(ib, "mlx5_2"), os.path.join(ib, name))
+            p = run("check", f"--path.sysfs={tree}/sys", f"--path.procfs={tree}/no-proc",
+                    f"--path.dcb={tree}/dcb", f"--config.file={tree}/config.yaml")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        escaped = "mlx5_2\\nport_active  mlx5_9-1  ok       fake\\x1b[31m\\r"
+        self.assertRegex(p.stdout, r"\nport_active +" + re.escape(escaped + "/1") + " +")
+        for line in p.stdout.splitlines():
+            self.assertFalse(line.startswith("port_active  mlx5_9"), line)
+            self.assertFalse(any(ord(c) < 0x20 or ord(c) == 0x7F for c in line), repr(line))
+
+
 class ReloadTest(unittest.TestCase):
     def test_bad_reload_keeps_running_config_and_good_reload_recovers(self):
         with tempfile.TemporaryDirectory() as tmp:
