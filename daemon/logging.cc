@@ -5,6 +5,7 @@
 #include <systemd/sd-journal.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -71,19 +72,34 @@ void AppendLogfmtValue(std::string& out, std::string_view v) {
     AppendLogfmtValue(out, ValidUtf8(v));
     return;
   }
-  bool quote = v.empty() || v.find_first_of(" \"=\t\n\\") != std::string_view::npos;
+  // A control byte (CR, ESC, ...) is quoted and escaped too: printed raw it could rewrite the
+  // terminal line a reader sees or forge a line of its own.
+  auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  bool quote = v.empty() || v.find_first_of(" \"=\\") != std::string_view::npos ||
+               std::any_of(v.begin(), v.end(), is_control);
   if (!quote) {
     out += v;
     return;
   }
+  static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   for (char c : v) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (is_control(c)) {
+          const auto b = static_cast<unsigned char>(c);
+          out += "\\x";
+          out += kHex[b >> 4];
+          out += kHex[b & 0xf];
+        } else {
+          out += c;
+        }
     }
-    out += c;
   }
   out += '"';
 }

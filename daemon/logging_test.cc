@@ -14,6 +14,17 @@ TEST(LoggingTest, TextIsLogfmtWithQuotingWhereNeeded) {
             "reason=\"state is \\\"1: DOWN\\\"\" fix=\"\"");
 }
 
+TEST(LoggingTest, TextEscapesControlCharactersSoAValueCannotRewriteOrForgeALine) {
+  // A device named from a hostile capture: CR back to the line start, an erase-line sequence, a
+  // forged second record.
+  std::string line = FormatText("t", spdlog::level::warn, "port down",
+                                {{"subject", "mlx5_2\rFAKE\x1b[2K"}, {"reason", "a\nts=t level=info\tb\x7f"}});
+  EXPECT_EQ(line,
+            "ts=t level=warn msg=\"port down\" subject=\"mlx5_2\\rFAKE\\x1b[2K\" "
+            "reason=\"a\\nts=t level=info\\tb\\x7f\"");
+  for (char c : line) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << line;
+}
+
 TEST(LoggingTest, TextReplacesInvalidUtf8) {
   std::string line = FormatText("t", spdlog::level::info, "fw \xff", {{"fw_ver", "16.35.\xC3"}});
   EXPECT_EQ(line, "ts=t level=info msg=\"fw \xEF\xBF\xBD\" fw_ver=16.35.\xEF\xBF\xBD");
