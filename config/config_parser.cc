@@ -1166,6 +1166,7 @@ namespace {
 // file is read (not /dev/zero, a FIFO, a socket or a directory), and at most kMaxConfigBytes + 1
 // bytes (the file may grow between fstat and read).
 Result<std::string> ReadConfigText(const std::string& path) {
+  if (path.empty()) return Error{"name is empty: give the path of a YAML file"};
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return Error::FromErrno("open " + path, errno);
   struct FdCloser {

@@ -730,6 +730,12 @@ TEST(ConfigLoadFileTest, FifoWithNoWriterIsRefusedAtOnce) {
   EXPECT_EQ(r.error().message, "config file " + fifo + ": is a FIFO, not a regular file");
 }
 
+TEST(ConfigLoadFileTest, AnEmptyNameSaysSoInsteadOfAnOpenError) {
+  Result<Config> r = LoadConfigFile("", kCollectors);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "config file name is empty: give the path of a YAML file");
+}
+
 TEST(ConfigLoadFileTest, DevicesAndDirectoriesAreRefused) {
   Result<Config> zero = LoadWithin("/dev/zero", [] {});
   ASSERT_FALSE(zero.ok());
