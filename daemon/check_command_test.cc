@@ -89,7 +89,7 @@ TEST(CheckCommandTest, SysfsRootWithoutRdmaClassExitsTwoAndSaysWhy) {
   options.dcb_dir = dir.path() + "/dcb";
   const std::string why =
       "/nonexistent/class/infiniband does not exist: --path.sysfs=/nonexistent is not a sysfs tree, "
-      "or the RDMA core (ib_core) is not loaded";
+      "or the RDMA core (ib_core) was not loaded where it was captured";
   {
     CollectionEngine engine(NodeFs(options.sysfs, options.procfs, options.dcb_dir), {"devices"});
     std::ostringstream out, err;

@@ -75,8 +75,11 @@ std::optional<std::string> SysfsRootProblem(const Report& report, const NodeFs& 
   if (report.snapshot.Get<RdmaDevicesFacts>() == nullptr || topology == nullptr || topology->class_dir_present) {
     return std::nullopt;
   }
+  if (NodeFs::IsLiveSysfsRoot(fs.sysfs_root())) {
+    return fs.Sys("class/infiniband") + " does not exist: the RDMA core (ib_core) is not loaded";
+  }
   return fs.Sys("class/infiniband") + " does not exist: --path.sysfs=" + fs.sysfs_root() +
-         " is not a sysfs tree, or the RDMA core (ib_core) is not loaded";
+         " is not a sysfs tree, or the RDMA core (ib_core) was not loaded where it was captured";
 }
 
 Result<std::shared_ptr<const Config>> LoadEffectiveConfig(const Options& options) {

@@ -98,7 +98,10 @@ TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
   report.snapshot.Put(Topology{});  // class/infiniband absent
   EXPECT_EQ(SysfsRootProblem(report, fs),
             "/nonexistent/class/infiniband does not exist: --path.sysfs=/nonexistent is not a sysfs tree, "
-            "or the RDMA core (ib_core) is not loaded");
+            "or the RDMA core (ib_core) was not loaded where it was captured");
+  // On the live /sys there is no tree to doubt: only the module.
+  EXPECT_EQ(SysfsRootProblem(report, NodeFs("/sys", "/proc")),
+            "/sys/class/infiniband does not exist: the RDMA core (ib_core) is not loaded");
   Topology present;
   present.class_dir_present = true;  // loaded, no device: not a problem of the root
   report.snapshot.Put(present);

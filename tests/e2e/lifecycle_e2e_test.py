@@ -93,7 +93,7 @@ class SysfsRootTest(unittest.TestCase):
             for root in ("/nonexistent", tmp):  # missing, and an existing tree without the class
                 with self.subTest(root=root):
                     why = (f"{root}/class/infiniband does not exist: --path.sysfs={root} is not a sysfs "
-                           "tree, or the RDMA core (ib_core) is not loaded")
+                           "tree, or the RDMA core (ib_core) was not loaded where it was captured")
                     p = run("check", f"--path.sysfs={root}", f"--path.dcb={tmp}")
                     self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                     self.assertIn("cannot judge this node: " + why + "\n", p.stdout)
