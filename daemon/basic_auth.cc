@@ -24,6 +24,14 @@ bool BcryptMatches(const std::string& password, const std::string& hash) {
 
 }  // namespace
 
+std::optional<int> BcryptCost(const std::string& hash) {
+  if (hash.size() < 7 || hash[0] != '$' || hash[1] != '2' || hash[3] != '$' || hash[6] != '$') return std::nullopt;
+  if (hash[4] < '0' || hash[4] > '9' || hash[5] < '0' || hash[5] > '9') return std::nullopt;
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  if (cost < 4 || cost > 31) return std::nullopt;
+  return cost;
+}
+
 BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
 
 std::string BasicAuth::CacheKey(const std::string& user, const std::string& password) const {

@@ -7,10 +7,22 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
 namespace rdmahd {
+
+// The highest bcrypt cost a web config may use. The work doubles with each step; at 14 one check
+// is still about a second of CPU on a server core (docs/performance.md has the figures), so the
+// first scrape after a start, which pays one check, perhaps behind another client's, stays well
+// inside Prometheus' 10 s scrape timeout on a loaded node. exporter-toolkit's docs use 10,
+// htpasswd -B 5 unless -C says otherwise (its own limit is 17).
+inline constexpr int kMaxBcryptCost = 14;
+
+// The cost of a bcrypt hash ("$2y$12$..." -> 12); nullopt when the two digits after the prefix
+// are not a number from 4 to 31 (the range bcrypt defines).
+std::optional<int> BcryptCost(const std::string& hash);
 
 class BasicAuth {
  public:
