@@ -1,8 +1,10 @@
 #include "daemon/http_server.h"
 
+#include <arpa/inet.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -45,6 +47,8 @@ constexpr std::chrono::milliseconds kSweepInterval{200};
 constexpr std::chrono::milliseconds kFinConfirmDelay{30};
 // A warning for accept failing for want of descriptors at most this often.
 constexpr std::chrono::seconds kFdWarningInterval{10};
+// A warning for password checks refused (a flood of wrong passwords) at most this often.
+constexpr std::chrono::seconds kRefusalWarningInterval{10};
 
 using Clock = std::chrono::steady_clock;
 
@@ -413,6 +417,40 @@ std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_targ
   return std::nullopt;
 }
 
+// Who a request is from, for PasswordCheckLimits::per_client: the IPv4 address, or an IPv6
+// address's /64 (what one host or site is usually given, so one client cannot take turns as many
+// addresses). An IPv4-mapped IPv6 address is its IPv4 address.
+std::string ClientKey(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == nullptr || info->client_addr == nullptr) return "?";
+  const sockaddr* sa = info->client_addr;
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    return std::string("4") + std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
+  }
+  if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    const auto* bytes = reinterpret_cast<const char*>(&in6->sin6_addr);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string("4") + std::string(bytes + 12, 4);
+    return std::string("6") + std::string(bytes, 8);
+  }
+  return "?";
+}
+
+// The client's address as text, for the log.
+std::string ClientAddressText(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == nullptr || info->client_addr == nullptr) return "unknown";
+  char text[INET6_ADDRSTRLEN] = "unknown";
+  const sockaddr* sa = info->client_addr;
+  if (sa->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
+  } else if (sa->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
 }  // namespace
 
 // One request's state, owned by libmicrohttpd's con_cls slot from the first callback to
@@ -432,11 +470,13 @@ struct RequestState {
 struct HttpServer::Impl {
   HttpServerOptions options;
   std::map<std::string, HttpRoute> routes;
-  std::unique_ptr<BasicAuth> auth;
+  std::shared_ptr<BasicAuth> auth;
   std::optional<TlsServerConfig> tls;
   std::string tls_priorities;
   GzipCache gzip_cache;
   std::unique_ptr<WorkerPool> pool;
+  // Declared after the pool, so destroyed before it: its callbacks post to the pool.
+  std::unique_ptr<PasswordCheckQueue> password_checks;
   MHD_Daemon* daemon = nullptr;
   int port = 0;
   unsigned max_connections = 0;
@@ -445,6 +485,9 @@ struct HttpServer::Impl {
   std::unique_ptr<ConnectionWatch> watch;
   std::atomic<std::int64_t> last_fd_warning_ns{std::numeric_limits<std::int64_t>::min()};
   std::atomic<bool> out_of_fds_seen{false};  // libmicrohttpd said so (at start: epoll, pipes)
+  // Password checks refused since the last warning about them, and when that was (event thread).
+  std::uint64_t checks_refused_unreported = 0;
+  std::optional<Clock::time_point> last_refusal_warning;
 
   ~Impl() {
     if (daemon == nullptr) return;
@@ -452,6 +495,9 @@ struct HttpServer::Impl {
     // Stop accepting, let the workers finish (each resumes its connection), then stop the event
     // thread. libmicrohttpd hands the quiesced listening socket back to us to close.
     MHD_socket listen_fd = MHD_quiesce_daemon(daemon);
+    // Password checks first: those waiting or running are answered 503 now (a running bcrypt is
+    // abandoned, not waited for), and the ones that finished already are on the pool.
+    if (password_checks) password_checks->Stop();
     pool->Stop();
     // A short grace for the event thread to send what the workers just finished (and the 503s of
     // the cancelled); a slow reader does not hold shutdown past it.
@@ -496,6 +542,9 @@ struct HttpServer::Impl {
     if (compressed) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     if (close) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (r.status == 405) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (r.retry_after_seconds != 0) {
+      MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, std::to_string(r.retry_after_seconds).c_str());
+    }
     if (r.status == 401) {
       MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"rdma-healthd\"");
     }
@@ -515,6 +564,68 @@ struct HttpServer::Impl {
       MHD_resume_connection(conn);
     });
     return MHD_YES;
+  }
+
+  // Sets the answer of a suspended request and resumes its connection (any thread, once).
+  static void Finish(MHD_Connection* conn, RequestState* state, HttpResponse r) {
+    state->response = std::move(r);
+    state->done.store(true, std::memory_order_release);
+    MHD_resume_connection(conn);
+  }
+
+  // The bcrypt of credentials not in the cache, on the password-check queue with the connection
+  // suspended; once they verify, the route (`route`, or the fixed answer when there is none) runs
+  // on the pool. Refused at once when the client or the queue has too many checks.
+  MHD_Result CheckPassword(MHD_Connection* conn, RequestState* state, std::string user, std::string password,
+                           const HttpRoute* route, HttpResponse fixed) {
+    state->queued = true;
+    ++deferred_outstanding;
+    // Suspended before the check is queued: its callback may resume the connection at once.
+    MHD_suspend_connection(conn);
+    auto admission = password_checks->Submit(
+        ClientKey(conn), std::move(user), std::move(password),
+        [this, conn, state, route, fixed = std::move(fixed)](bool verified) {
+          if (!verified) return Finish(conn, state, {401, kTextPlain, "unauthorized\n"});
+          if (route == nullptr) return Finish(conn, state, fixed);
+          pool->Post([conn, state, route](bool cancelled) {
+            Finish(conn, state,
+                   cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : RunHandler(route->handler));
+          });
+        },
+        [conn, state] { Finish(conn, state, {503, kTextPlain, "shutting down\n"}); });
+    if (admission == PasswordCheckQueue::Admission::kAccepted) return MHD_YES;
+    HttpResponse refused;
+    if (admission == PasswordCheckQueue::Admission::kClientBusy) {
+      refused = {429, kTextPlain, "too many password checks from this address at once; retry later\n"};
+      refused.retry_after_seconds = 1;
+    } else if (admission == PasswordCheckQueue::Admission::kFull) {
+      refused = {503, kTextPlain, "too many password checks waiting; retry later\n"};
+      refused.retry_after_seconds = 1;
+    } else {
+      refused = {503, kTextPlain, "shutting down\n"};
+    }
+    ReportRefusal(conn, refused.status);
+    Finish(conn, state, std::move(refused));
+    return MHD_YES;
+  }
+
+  // A flood of wrong passwords is worth an operator's attention, but not a line per request:
+  // a warning at most every kRefusalWarningInterval, counting the refusals since the last one.
+  void ReportRefusal(MHD_Connection* conn, int status) {
+    ++checks_refused_unreported;
+    const auto now = Clock::now();
+    if (last_refusal_warning && now - *last_refusal_warning < kRefusalWarningInterval) {
+      log::Debug("HTTP password check refused", {{"status", std::to_string(status)}});
+      return;
+    }
+    log::Warn("HTTP password checks refused: too many at once (a flood of wrong passwords?)",
+              {{"refused", std::to_string(checks_refused_unreported)},
+               {"client", ClientAddressText(conn)},
+               {"status", std::to_string(status)},
+               {"per_client", std::to_string(options.password_checks.per_client)},
+               {"capacity", std::to_string(options.password_checks.capacity)}});
+    checks_refused_unreported = 0;
+    last_refusal_warning = now;
   }
 
   // Client certificates: libmicrohttpd only asks for one when given a trust list and never checks
@@ -595,12 +706,8 @@ struct HttpServer::Impl {
       if (password) MHD_free(password);
       if (!given) return Queue(conn, {401, kTextPlain, "unauthorized\n"}, false);
       if (!auth->Cached(u, p)) {
-        // bcrypt on a worker; the route's handler runs there too once the password is right.
-        return Defer(conn, state, [this, u = std::move(u), p = std::move(p), answer] {
-          if (!auth->Verify(u, p)) return HttpResponse{401, kTextPlain, "unauthorized\n"};
-          auto [r, fixed] = answer();
-          return r ? RunHandler(r->handler) : fixed;
-        });
+        auto [r, fixed] = answer();
+        return CheckPassword(conn, state, std::move(u), std::move(p), r, std::move(fixed));
       }
     }
     auto [r, fixed] = answer();
@@ -737,7 +844,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   impl->port = socket->port();
   if (options.web) {
     impl->tls = options.web->tls;
-    impl->auth = std::make_unique<BasicAuth>(options.web->basic_auth_users);
+    impl->auth = std::make_shared<BasicAuth>(options.web->basic_auth_users);
   }
   impl->max_connections = FitConnectionsToFdLimit(options.max_connections);
   impl->max_per_client = options.max_connections_per_client != 0
@@ -746,6 +853,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   impl->max_per_client = std::min(impl->max_per_client, impl->max_connections);
   impl->watch = std::make_unique<ConnectionWatch>(std::chrono::seconds(options.header_timeout_seconds));
   impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
+  if (impl->auth && impl->auth->enabled()) {
+    impl->password_checks = std::make_unique<PasswordCheckQueue>(impl->auth, options.password_checks);
+  }
 
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ITC | MHD_USE_ERROR_LOG;

@@ -6,6 +6,15 @@
 // runs a collection) is handed to a small worker pool while its connection is suspended, so a
 // slow handler never holds up the event thread and cheap endpoints never queue behind it.
 // Handlers therefore run on either thread and must be thread-safe; inline ones must not block.
+//
+// Basic auth (web config basic_auth_users): every route asks for a user and password. Credentials
+// that verified before (BasicAuth's cache) are checked on the event thread and the request goes on
+// as above, never waiting for a bcrypt. Others are checked on a PasswordCheckQueue of their own
+// (HttpServerOptions::password_checks) while the connection is suspended; the route's handler then
+// runs on the worker pool. When the client address (an IPv6 one by its /64) already has
+// `per_client` checks, the answer is 429 at once; when `capacity` checks are waiting or running,
+// 503 at once; both with Retry-After. So a flood of wrong passwords costs at most the queue's
+// thread, and delays neither remembered credentials nor, beyond a turn each, other clients.
 #pragma once
 
 #include <functional>
@@ -16,6 +25,7 @@
 #include <utility>
 
 #include "common/result.h"
+#include "daemon/basic_auth.h"
 #include "daemon/web_config.h"
 
 namespace rdmahd {
@@ -30,6 +40,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // When not 0, a Retry-After header with this many seconds (429, 503).
+  unsigned retry_after_seconds = 0;
   // When set, sent instead of `body`: a body shared with other requests (the /metrics text).
   // Requests that share one body also share one gzip-compressed copy of it.
   std::shared_ptr<const std::string> shared_body;
@@ -66,6 +78,8 @@ struct HttpServerOptions {
   unsigned header_timeout_seconds = kDefaultHeaderTimeoutSeconds;
   // 0: max_connections / kPerClientShareDivisor (at least 4, at most max_connections).
   unsigned max_connections_per_client = 0;
+  // bcrypt of credentials not verified before (see "Basic auth" at the top of this file).
+  PasswordCheckLimits password_checks;
 };
 
 class HttpServer {
@@ -79,7 +93,9 @@ class HttpServer {
   // fails for want of file descriptors, the open-file limit.
   static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
                                                    std::map<std::string, HttpRoute> routes);
-  ~HttpServer();  // in-flight handlers finish; queued ones are answered 503
+  // In-flight handlers finish; queued ones, and password checks waiting or running, are answered
+  // 503. A running bcrypt is not waited for (see PasswordCheckQueue::Stop).
+  ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 

@@ -9,10 +9,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -585,6 +588,171 @@ TEST(HttpServerFramingTest, NulInTheTargetIsRefused) {
   }
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(Body(Get((*server)->port(), "GET", "/metrics")), "up 1\n");
+}
+
+
+// From a loopback address of its own (127.0.0.2, ...): another client as the server counts them.
+int ConnectFrom(int port, const std::string& source) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A hash of `cost` that no password matches, made without paying for it: checking a password
+// against it still costs the full bcrypt of that cost (cost 16: seconds), so a check of it is
+// still running whenever a test looks.
+std::string SlowBcryptNoPasswordMatches(int cost) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_NE(crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt), nullptr);
+  return std::string(salt) + std::string(31, '.');
+}
+
+// A wrong-password request sent and left waiting for its answer.
+struct PendingRequest {
+  int fd = -1;
+  explicit PendingRequest(int port, const std::string& source, const std::string& auth_header) {
+    fd = ConnectFrom(port, source);
+    if (fd >= 0) SendAll(fd, "GET /metrics HTTP/1.0\r\n" + auth_header + "\r\n");
+  }
+  ~PendingRequest() {
+    if (fd >= 0) close(fd);
+  }
+  bool AnswerIn(std::chrono::milliseconds within) const {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, static_cast<int>(within.count())) > 0;
+  }
+  std::string Answer(std::chrono::milliseconds timeout) const { return ReadUntilClosed(fd, timeout); }
+};
+
+// Remembered credentials never wait for a bcrypt: with every password-check slot taken by
+// wrong passwords that take seconds each, the remembered user's scrapes are answered at once,
+// and the flood is answered too (refused at once past the bounds).
+TEST(HttpServerAuthTest, RememberedCredentialsAreServedWhilePasswordChecksRun) {
+  HttpServerOptions o = Local();
+  o.web = WebConfig{};
+  // Unknown users are checked against the first user's hash (so their timing tells nothing):
+  // "aaa"'s slow hash makes every check of an unknown user take seconds.
+  o.web->basic_auth_users["aaa"] = SlowBcryptNoPasswordMatches(16);
+  o.web->basic_auth_users["prometheus"] = MakeBcrypt("right");
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(o, HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  const std::string right = BasicHeader("prometheus", "right");
+  ASSERT_EQ(Body(Get(port, "GET", "/metrics", right)), "up 1\n");  // verified once: remembered
+
+  // 10 addresses x 3 requests: more than any client's share and than the whole queue.
+  std::vector<std::unique_ptr<PendingRequest>> flood;
+  for (int client = 0; client < 10; ++client) {
+    for (int i = 0; i < 3; ++i) {
+      flood.push_back(std::make_unique<PendingRequest>(port, "127.0.0." + std::to_string(2 + client),
+                                                       BasicHeader("mallory", "guess" + std::to_string(i))));
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  std::vector<long> ms;
+  for (int i = 0; i < 10; ++i) {
+    auto t0 = Clock::now();
+    std::string r = Exchange(port, "GET /metrics HTTP/1.0\r\n" + right + "\r\n", std::chrono::seconds(5));
+    ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
+    EXPECT_EQ(Body(r), "up 1\n") << "scrape " << i << " of the remembered user: " << r;
+  }
+  std::sort(ms.begin(), ms.end());
+  EXPECT_LT(ms[ms.size() / 2], 300) << "median of the remembered user's scrapes, ms";
+  EXPECT_LT(ms.back(), 2000) << "slowest of the remembered user's scrapes, ms";
+
+  // The flood was answered too: every request past the bounds at once (429 or 503, Retry-After),
+  // the rest (in the queue) when the server stops.
+  int refused_at_once = 0;
+  for (auto& f : flood) {
+    if (!f->AnswerIn(std::chrono::milliseconds(0))) continue;
+    std::string a = f->Answer(std::chrono::seconds(1));
+    EXPECT_TRUE(a.find(" 429 ") != std::string::npos || a.find(" 503 ") != std::string::npos) << a;
+    EXPECT_NE(a.find("Retry-After: 1"), std::string::npos) << a;
+    ++refused_at_once;
+  }
+  EXPECT_GE(refused_at_once, static_cast<int>(flood.size()) - 16);
+  server->reset();
+  for (auto& f : flood) {
+    std::string a = f->Answer(std::chrono::seconds(2));
+    EXPECT_EQ(a.find(" 200 "), std::string::npos) << a;
+  }
+  EXPECT_EQ(calls, 11);  // the remembered user's scrapes only
+}
+
+// One client address may have `per_client` checks waiting or running, all clients `capacity`;
+// past either the answer comes at once, with Retry-After. Once the server stops, checks still
+// waiting or running are answered 503.
+TEST(HttpServerAuthTest, PasswordChecksAreBoundedPerClientAndInTotal) {
+  HttpServerOptions o = Local();
+  o.web = WebConfig{};
+  o.web->basic_auth_users["alice"] = SlowBcryptNoPasswordMatches(16);
+  o.password_checks.per_client = 2;
+  o.password_checks.capacity = 4;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  const std::string wrong = BasicHeader("alice", "wrong");
+
+  std::vector<std::unique_ptr<PendingRequest>> accepted;
+  for (const char* source : {"127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2"}) {
+    accepted.push_back(std::make_unique<PendingRequest>(port, source, wrong));
+    ASSERT_GE(accepted.back()->fd, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // taken in this order
+  }
+  auto refused = [&](const std::string& source) {
+    PendingRequest r(port, source, wrong);
+    auto t0 = Clock::now();
+    std::string a = r.Answer(std::chrono::seconds(5));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << source << " waited for its refusal";
+    EXPECT_NE(a.find("Retry-After: 1"), std::string::npos) << a;
+    return a;
+  };
+  std::string busy = refused("127.0.0.1");  // its third: over its share
+  EXPECT_NE(busy.find(" 429 "), std::string::npos) << busy;
+  std::string full = refused("127.0.0.3");  // its first, but four are waiting or running
+  EXPECT_NE(full.find(" 503 "), std::string::npos) << full;
+  EXPECT_NE(full.find("password checks waiting"), std::string::npos) << full;
+
+  for (auto& a : accepted) EXPECT_FALSE(a->AnswerIn(std::chrono::milliseconds(0))) << "answered before its check";
+  server->reset();
+  for (auto& a : accepted) {
+    std::string answer = a->Answer(std::chrono::seconds(2));
+    EXPECT_NE(answer.find(" 503 "), std::string::npos) << answer;
+    EXPECT_NE(answer.find("shutting down"), std::string::npos) << answer;
+  }
+}
+
+// crypt_rn cannot be interrupted: stopping the server does not wait for a bcrypt that is running.
+TEST(HttpServerAuthTest, StopDoesNotWaitForARunningPasswordCheck) {
+  HttpServerOptions o = Local();
+  o.web = WebConfig{};
+  o.web->basic_auth_users["alice"] = SlowBcryptNoPasswordMatches(16);
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  PendingRequest running((*server)->port(), "127.0.0.1", BasicHeader("alice", "wrong"));
+  PendingRequest waiting((*server)->port(), "127.0.0.2", BasicHeader("alice", "wrong"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the first one's bcrypt is running
+  auto t0 = Clock::now();
+  server->reset();
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  EXPECT_LT(took.count(), 1000) << "the server waited for a bcrypt";
+  for (const PendingRequest* r : {&running, &waiting}) {
+    std::string a = r->Answer(std::chrono::seconds(2));
+    EXPECT_NE(a.find(" 503 "), std::string::npos) << a;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "common/excerpt.h"
 #include "common/node_fs.h"
 #include "config/yaml_document.h"
+#include "daemon/basic_auth.h"
 
 namespace rdmahd {
 namespace {
@@ -171,6 +172,24 @@ class Parser {
                                           ": not a bcrypt hash ($2a$, $2b$ or $2y$, 60 characters; "
                                           "make one with htpasswd -nBC 10 " +
                                           (LooksLikeKeyName(user) ? user : std::string("USER")) + ")");
+      }
+      // A cost past the bound would make every check of a password not yet remembered (the
+      // first scrape, each wrong password) cost seconds to minutes of CPU.
+      if (std::optional<int> cost = BcryptCost(*hash); !cost || *cost > kMaxBcryptCost) {
+        const std::string shown = ShownUser(user);
+        const std::string remake =
+            " (make one with htpasswd -nBC 10 " + (LooksLikeKeyName(user) ? user : std::string("USER")) + ")";
+        if (!cost) {
+          return Fail(kv.second.Mark(), "basic_auth_users: " + shown +
+                                            ": the bcrypt cost (the number after $2y$) is not 04 to 31" + remake);
+        }
+        const std::string bound = std::to_string(kMaxBcryptCost);
+        const std::string times = std::to_string(1 << (*cost - kMaxBcryptCost));
+        return Fail(kv.second.Mark(), "basic_auth_users: " + shown + ": bcrypt cost " + std::to_string(*cost) +
+                                          " is above " + bound + ", the most rdma-healthd accepts: each check of a "
+                                          "password not verified before would take " + times +
+                                          " times as long as at cost " + bound +
+                                          " (about a second of CPU), so a first scrape could time out" + remake);
       }
       if (!out.basic_auth_users.emplace(user, *hash).second) {
         return Fail(kv.first.Mark(), "basic_auth_users: user " + ShownUser(user) + " given twice");

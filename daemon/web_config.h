@@ -9,7 +9,8 @@
 //     min_version: TLS12             # TLS10 | TLS11 | TLS12 (default) | TLS13
 //     max_version: TLS13
 //   basic_auth_users:
-//     alice: $2y$10$...              # bcrypt hash (htpasswd -nBC 10 alice)
+//     alice: $2y$10$...              # bcrypt hash (htpasswd -nBC 10 alice); cost at most 14
+//                                    # (kMaxBcryptCost), or the file is refused naming the user
 //
 // Every other key is an error naming file and line, so a typo never silently serves in clear.
 #pragma once

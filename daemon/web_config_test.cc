@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "daemon/basic_auth.h"
+
 namespace rdmahd {
 namespace {
 
@@ -83,6 +85,27 @@ TEST_F(HttpServerWebConfigTest, ErrorsNameFileAndLine) {
     ASSERT_FALSE(r.ok()) << c.yaml;
     EXPECT_NE(r.error().message.find(c.want), std::string::npos) << c.yaml << "\ngot: " << r.error().message;
   }
+}
+
+// A bcrypt cost past kMaxBcryptCost would make each check of a password not verified yet cost
+// seconds to minutes of CPU: refused at start, naming the user, file and line, and saying why.
+TEST_F(HttpServerWebConfigTest, BcryptCostAboveTheBoundIsRefused) {
+  const std::string tail(53, '.');
+  auto at_bound = Parse("basic_auth_users:\n  prom: $2y$" + std::to_string(kMaxBcryptCost) + "$" + tail + "\n");
+  ASSERT_TRUE(at_bound.ok()) << at_bound.error().message;
+  EXPECT_EQ(at_bound->basic_auth_users.size(), 1u);
+  const std::string above = std::to_string(kMaxBcryptCost + 1);
+  auto r = Parse("basic_auth_users:\n  alice: " + std::string(kHash) + "\n  prom: $2y$" + above + "$" + tail + "\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("web.yml:3:9: basic_auth_users: prom: bcrypt cost " + above + " is above " +
+                                   std::to_string(kMaxBcryptCost)),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("htpasswd -nBC 10 prom"), std::string::npos) << r.error().message;
+  auto nonsense = Parse("basic_auth_users:\n  prom: $2y$99$" + tail + "\n");
+  ASSERT_FALSE(nonsense.ok());
+  EXPECT_NE(nonsense.error().message.find("web.yml:2:9: basic_auth_users: prom: the bcrypt cost"), std::string::npos)
+      << nonsense.error().message;
 }
 
 // Issue #20 item 1: --web.config.file pointed at a file that is not a web config (a private key,

@@ -6,10 +6,13 @@ import gzip
 import http.client
 import os
 import shutil
+import signal
 import socket
 import ssl
+import statistics
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -378,6 +381,155 @@ class TlsAndAuthTest(unittest.TestCase):
                 self.assertIn(p.returncode, (1, 2), p.stderr)
                 self.assertIn(want, p.stderr.replace('\\"', '"'))
 
+
+def bcrypt_hash(user, password, cost):
+    p = subprocess.run(["htpasswd", "-nbBC", str(cost), user, password], capture_output=True, text=True,
+                       check=True, timeout=120)
+    return p.stdout.strip().split(":", 1)[1]
+
+
+class WrongPasswordFlood:
+    """Clients, each from its own loopback address (127.0.0.2, ...), sending wrong passwords for
+    /metrics one after the other on a keep-alive connection, until stopped or `seconds` pass.
+    `answers` counts what they got, by status (or exception name)."""
+
+    def __init__(self, port, clients, seconds=30):
+        self.port = port
+        self.sources = [f"127.0.0.{2 + i}" for i in range(clients)]
+        self.deadline = time.monotonic() + seconds
+        self.stopping = threading.Event()
+        self.answers = {}
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._client, args=(s,), daemon=True) for s in self.sources]
+
+    def _client(self, source):
+        import base64
+        header = {"Authorization": "Basic " + base64.b64encode(b"prom:wrong guess").decode()}
+        conn = None
+        while not self.stopping.is_set() and time.monotonic() < self.deadline:
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10, source_address=(source, 0))
+                conn.request("GET", "/metrics", headers=header)
+                r = conn.getresponse()
+                r.read()
+                key = r.status
+            except (OSError, http.client.HTTPException) as e:
+                key = type(e).__name__
+                if conn:
+                    conn.close()
+                conn = None
+                time.sleep(0.02)
+            with self.lock:
+                self.answers[key] = self.answers.get(key, 0) + 1
+        if conn:
+            conn.close()
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        for t in self.threads:
+            t.join(timeout=15)
+
+
+class WrongPasswordFloodTest(unittest.TestCase):
+    """Issue #20 item 5: wrong passwords from many clients (bcrypt cost 12, as a careful operator
+    might choose) must not slow the scrapes of a user whose password was verified before, and
+    SIGTERM must not wait for a bcrypt; a cost past the bound is refused at start."""
+    FLOODERS = 8
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("htpasswd"):
+            raise RuntimeError("needs htpasswd (apache2-utils): scripts/install-deps.sh test")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def web_config(self, name, hash_):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(f"basic_auth_users:\n  prom: {hash_}\n")
+        return path
+
+    def scrape(self, port, password="right horse", timeout=10):
+        import base64
+        t0 = time.monotonic()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        try:
+            conn.request("GET", "/metrics", headers={
+                "Authorization": "Basic " + base64.b64encode(f"prom:{password}".encode()).decode()})
+            r = conn.getresponse()
+            body = r.read()
+            return r.status, time.monotonic() - t0, body
+        finally:
+            conn.close()
+
+    def start(self, web_yml, remember=True):
+        """The daemon (basic auth guards /-/ready too, so readiness is asked with the password, which
+        also has it verified and remembered before any flood)."""
+        d = Daemon(*fixture_args(), f"--web.config.file={web_yml}", wait_ready=False)
+        d.__enter__()
+        self.addCleanup(d.stop)
+        deadline = time.monotonic() + 30
+        while remember and time.monotonic() < deadline:
+            status, _, _ = self.scrape(d.port, timeout=30)
+            if status == 200:
+                break
+            time.sleep(0.1)
+        return d
+
+    def test_remembered_user_scrapes_stay_fast_under_a_wrong_password_flood(self):
+        d = self.start(self.web_config("web-12.yml", bcrypt_hash("prom", "right horse", 12)))
+        times = []
+        with WrongPasswordFlood(d.port, self.FLOODERS) as flood:
+            time.sleep(0.5)  # every flooder has a check waiting or running
+            end = time.monotonic() + 4
+            while time.monotonic() < end:
+                status, took, body = self.scrape(d.port)
+                self.assertEqual(status, 200)
+                self.assertIn(b"rdma_healthd_build_info", body)
+                times.append(took)
+                time.sleep(0.1)
+            with flood.lock:
+                answers = dict(flood.answers)
+        median, worst = statistics.median(times), max(times)
+        note = f"n={len(times)} median {median:.3f} s max {worst:.3f} s; the flood was answered {answers}"
+        # The flood ran: its wrong passwords went through bcrypt (401) while these scrapes went on.
+        self.assertGreater(answers.get(401, 0), 0, note)
+        self.assertLess(median, 0.3, note)
+        self.assertLess(worst, 2.0, note)
+        self.assertIsNone(d.proc.poll())
+
+    def test_sigterm_during_a_flood_does_not_wait_for_bcrypt(self):
+        # The highest cost accepted: about a second of CPU per check.
+        d = self.start(self.web_config("web-max.yml", bcrypt_hash("prom", "right horse", 14)), remember=False)
+        with WrongPasswordFlood(d.port, self.FLOODERS):
+            time.sleep(1.0)  # a check is running, others wait
+            t0 = time.monotonic()
+            d.proc.send_signal(signal.SIGTERM)
+            try:
+                code = d.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                code = None
+            took = time.monotonic() - t0
+        self.assertEqual(code, 0, "\n".join(d.log_lines[-10:]))
+        self.assertLess(took, 2.0, f"SIGTERM to exit took {took:.2f} s")
+
+    def test_bcrypt_cost_above_the_bound_is_refused_at_start(self):
+        path = self.web_config("web-17.yml", "$2y$17$" + "a" * 53)
+        t0 = time.monotonic()
+        p = run(f"--web.config.file={path}", "--web.listen-address=127.0.0.1:0", *fixture_args(), timeout=20)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("web-17.yml:2:9: basic_auth_users: prom: bcrypt cost 17 is above 14", p.stderr)
+        self.assertLess(time.monotonic() - t0, 5)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
