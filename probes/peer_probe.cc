@@ -17,6 +17,7 @@
 
 #include <ifaddrs.h>
 #include <netdb.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/net_address.h"
@@ -151,6 +152,10 @@ void PeerProbe::Discover(const PeersPolicy& p, Clock::time_point now) {
     dns_at_ = {};
     targets_changed_ = true;
     if (pass_) pass_stale_ = true;
+    if (!discovery_error_.empty()) {  // said of the old names or server; the next pass says anew
+      discovery_error_.clear();
+      set_changed_ = true;
+    }
   }
   if (pass_) {
     std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;
@@ -282,7 +287,10 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
     targets_changed_ = true;
     set_changed_ = true;
   }
-  if (!p.file.empty() && (file_checked_ == Clock::time_point{} || now - file_checked_ >= kFileCheckPeriod)) {
+  // What a check of the file costs this thread, from the stat to the new peer set it may bring.
+  std::optional<std::chrono::nanoseconds> file_cpu_start;
+  if (!p.file.empty() && (file_checked_ == Clock::time_point{} || now >= file_next_check_)) {
+    file_cpu_start = ThreadCpuTime();
     const std::string old_error = file_.error();
     if (file_.Refresh(p.file)) targets_changed_ = true;
     file_checked_ = now;
@@ -334,8 +342,29 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
     targets_changed_ = true;
   }
 
-  if (!targets_changed_) return;
-  targets_changed_ = false;
+  if (targets_changed_) {
+    targets_changed_ = false;
+    RebuildPeers(p, now);
+  }
+  if (file_cpu_start) {
+    // Changes while the file waits are coalesced into the next read, of the latest version.
+    const auto cost = std::chrono::duration_cast<Clock::duration>(ThreadCpuTime() - *file_cpu_start);
+    file_next_check_ = file_checked_ + std::max<Clock::duration>(kFileCheckPeriod, cost * kFileCostSpacing);
+  }
+}
+
+std::chrono::nanoseconds PeerProbe::ThreadCpuTime() const {
+  if (options_.thread_cpu_time) return options_.thread_cpu_time();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+void PeerProbe::RebuildPeers(const PeersPolicy& p, Clock::time_point now) {
+  std::uniform_real_distribution<double> phase(0.0, 1.0);
+  auto spread = [&](std::chrono::milliseconds d) {
+    return now + std::chrono::duration_cast<Clock::duration>(d * phase(random_));
+  };
   std::vector<PeerTarget> listed = p.file.empty() ? std::vector<PeerTarget>{} : file_.targets();
   for (const auto& [name, addresses] : discovered_) {
     for (const std::string& a : addresses) listed.push_back({a, {{"service", name}}});

@@ -57,8 +57,13 @@ class PeerProbe : public Probe {
   static constexpr std::chrono::milliseconds kRoundBudget{1000};
   // A DNS name is looked up again after this long (and after a failed probe).
   static constexpr std::chrono::seconds kResolveTtl{60};
-  // The targets file is checked for changes at most this often.
+  // The targets file is checked for changes at most this often, and after a check, not before
+  // kFileCostSpacing times what it cost this thread's CPU (the stat, the read and parse, and the
+  // new peer set when the list changed): however large the file and however often it is
+  // rewritten, its re-reads cost at most a tenth of a core, and the changes made while it waits
+  // are taken in one read, of the latest version.
   static constexpr std::chrono::seconds kFileCheckPeriod{1};
+  static constexpr int kFileCostSpacing = 10;
 
   struct Options {
     PeerProberFactory prober;         // empty: MakeRdmaCmProber (librdmacm)
@@ -66,6 +71,7 @@ class PeerProbe : public Probe {
     std::uint64_t seed = 0;           // jitter; 0: from std::random_device
     DnsDiscoverer discover;           // empty: ResolveAddresses
     std::function<std::vector<std::string>()> local_addresses;  // empty: getifaddrs
+    std::function<std::chrono::nanoseconds()> thread_cpu_time;  // empty: CLOCK_THREAD_CPUTIME_ID
   };
 
   PeerProbe();
@@ -79,6 +85,8 @@ class PeerProbe : public Probe {
   // Peers in the current set, and when a peer's next latency probe is due (tests and the bench;
   // call between rounds, on the thread that runs them).
   std::size_t peer_count() const { return peers_.size(); }
+  // Times the targets file was read and parsed (not merely checked).
+  std::size_t targets_file_reads() const { return file_.reads(); }
   std::optional<std::chrono::steady_clock::time_point> next_latency_due(const std::string& peer) const;
 
  private:
@@ -86,6 +94,9 @@ class PeerProbe : public Probe {
   using Clock = std::chrono::steady_clock;
 
   void Reconcile(const Config& config, Clock::time_point now);
+  // The peer set from the targets, the file's and discovery's targets and selection.
+  void RebuildPeers(const PeersPolicy& p, Clock::time_point now);
+  std::chrono::nanoseconds ThreadCpuTime() const;
   void RunLatency(Peer& peer, const Config& config, const std::atomic<bool>& stop, Clock::time_point now);
   void RunBandwidth(Peer& peer, const Config& config, const std::atomic<bool>& stop);
   // The address to probe, looking a name up when needed; a ProbeFailure when it does not resolve.
@@ -120,6 +131,7 @@ class PeerProbe : public Probe {
   TargetsFile file_;
   std::string file_path_;
   Clock::time_point file_checked_{};
+  Clock::time_point file_next_check_{};
   std::vector<std::string> dns_names_;                          // as last resolved
   std::string dns_server_;
   std::map<std::string, std::vector<std::string>> discovered_;  // name -> its addresses

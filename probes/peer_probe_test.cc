@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -123,7 +124,7 @@ struct Harness {
 
   explicit Harness(std::map<std::string, std::string> names = {})
       : probe(PeerProbe::Options{[s = script] { return std::make_unique<FakeProber>(s); },
-                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}}) {}
+                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}, {}}) {}
 
   void Round(const Config& config) { probe.RunRound(ProbeContext{fs, config, stopping}, board); }
 
@@ -335,6 +336,58 @@ TEST(PeerProbeTest, TargetsFileIsReadReReadOnChangeAndABadFileKeepsTheLastGoodLi
   static_cast<void>(due5);
 }
 
+// A targets file rewritten 50 times a second, whose checks cost (on a fake CPU clock) 300 ms each:
+// the next check waits 10 x 300 ms, not the 1 s minimum, so the rewrites in between cost nothing,
+// and the check after the wait takes the latest version in one read.
+TEST(PeerProbeTest, RewritesOfAnExpensiveTargetsFileAreCoalescedByItsCost) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/peers.yaml";
+  auto version = [](int n) { return "- targets: [10.9.0." + std::to_string(n) + "]\n"; };
+  auto write = [&](int n) {
+    std::ofstream(path + ".new") << version(n);
+    ASSERT_EQ(std::rename((path + ".new").c_str(), path.c_str()), 0);  // a new inode, as orchestrators write
+  };
+  write(0);
+  auto cpu = std::make_shared<std::chrono::nanoseconds>(0);
+  auto script = std::make_shared<Script>();
+  PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
+  options.thread_cpu_time = [cpu] { return *cpu += milliseconds(300); };  // every check costs 300 ms
+  PeerProbe probe(std::move(options));
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+  Config c;
+  c.peers.file = path;
+  c.peers.interval = std::chrono::hours(1);
+  auto round = [&] { probe.RunRound(ProbeContext{fs, c, stopping}, board); };
+
+  const auto start = Clock::now();
+  round();
+  ASSERT_EQ(probe.targets_file_reads(), 1u);
+  ASSERT_TRUE(probe.next_latency_due("10.9.0.0"));
+  int written = 0;
+  while (Clock::now() - start < milliseconds(2500)) {  // 50 rewrites a second, a round every 10 ms
+    if (Clock::now() - start >= milliseconds(20 * (written + 1))) write(++written % 250);
+    round();
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_GE(written, 60);
+  EXPECT_EQ(probe.targets_file_reads(), 1u) << "re-read while the last check's cost says wait";
+  EXPECT_TRUE(probe.next_latency_due("10.9.0.0"));
+  const std::string latest = "10.9.0." + std::to_string(written % 250);
+  while (!probe.next_latency_due(latest) && Clock::now() - start < std::chrono::seconds(6)) {
+    round();
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  const auto taken = Clock::now() - start;
+  EXPECT_TRUE(probe.next_latency_due(latest));
+  EXPECT_EQ(probe.peer_count(), 1u);
+  EXPECT_EQ(probe.targets_file_reads(), 2u);  // every rewrite since, in one read
+  EXPECT_GE(taken, milliseconds(2990));       // 10 x 300 ms after the first check
+  EXPECT_LT(taken, milliseconds(4500));       // and then at the next round (a loaded machine: later)
+}
+
 TEST(PeerProbeTest, BandwidthStreamsRunOnlyWhenEnabledAndNeverAlongsideALatencyProbe) {
   Harness h;
   Config c = PeersConfig({"10.0.0.2", "10.0.0.3"});
@@ -428,7 +481,7 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
   probes.push_back({"peers", std::make_unique<PeerProbe>(PeerProbe::Options{
                                  [script] { return std::make_unique<FakeProber>(script); },
                                  [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); },
-                                 7, {}, {}})});
+                                 7, {}, {}, {}})});
   const int threads_before = ThreadCount();
   auto scheduler = std::make_unique<ProbeScheduler>(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
   const auto start = Clock::now();
@@ -547,7 +600,7 @@ TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   dns->Set(fleet);
   auto script = std::make_shared<Script>();
   PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
-                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}};
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
   options.discover = dns->Discoverer(dns);
   options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1", "10.1.0.7"}; };
   PeerProbe probe(std::move(options));
@@ -628,7 +681,7 @@ TEST(PeerProbeSchedulerTest, DiscoveryOnlyConfigRunsAtItsIntervals) {
   auto dns = std::make_shared<DnsScript>();
   dns->Set(std::vector<std::string>{"10.7.0.1", "10.7.0.2"});
   PeerProbe::Options options{[script] { return std::make_unique<FakeProber>(script); },
-                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 7, {}, {}};
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 7, {}, {}, {}};
   options.discover = dns->Discoverer(dns);
   options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
   auto config = std::make_shared<Config>();
@@ -664,7 +717,7 @@ TEST(PeerProbeTest, ASilentDnsServerNeverHoldsUpProbes) {
   dns->Set(std::vector<std::string>{"10.8.0.1"});
   auto script = std::make_shared<Script>();
   PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
-                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}};
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
   options.discover = dns->Discoverer(dns);
   options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
   PeerProbe probe(std::move(options));
@@ -698,6 +751,43 @@ TEST(PeerProbeTest, ASilentDnsServerNeverHoldsUpProbes) {
   }
   EXPECT_EQ(probe.peer_count(), 2u);  // 10.0.0.2 and the discovered 10.8.0.1
   EXPECT_TRUE(probe.next_latency_due("10.8.0.1"));
+}
+
+// A warning about names no longer configured goes at once, not when the new names' pass ends.
+TEST(PeerProbeTest, ChangedDiscoveryNamesDropTheOldWarningAtOnce) {
+  auto dns = std::make_shared<DnsScript>();
+  dns->Set(Error{"dns: old.test does not exist (NXDOMAIN from 127.0.0.1:5353)"});
+  auto script = std::make_shared<Script>();
+  PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
+  options.discover = dns->Discoverer(dns);
+  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
+  PeerProbe probe(std::move(options));
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+  Config c = PeersConfig({"10.0.0.2"}, std::chrono::hours(1));
+  c.peers.discovery.dns = {"old.test"};
+  auto error = [&] {
+    probe.RunRound(ProbeContext{fs, c, stopping}, board);
+    Snapshot snap;
+    board.CopyInto(snap);
+    return snap.Get<PeerFacts>()->discovery_error;
+  };
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (error().empty() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_THAT(error(), HasSubstr("old.test"));
+  {
+    std::lock_guard lock(dns->mu);
+    dns->hang = true;  // the new name's pass does not end during the test
+  }
+  c.peers.discovery.dns = {"new.test"};
+  EXPECT_EQ(error(), "");
+  {
+    std::lock_guard lock(dns->mu);
+    dns->hang = false;
+  }
+  dns->released.notify_all();
 }
 
 // Issue #12's series budget: a node with 2 NICs (the mlx5-roce fixture: devices, netdev, roce and
