@@ -9,7 +9,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 # Inside the checkout (ignored by git): a build folder shared with another checkout would hold a
 # CMake cache for the wrong source tree.
 BUILD=${RDMAHD_FUZZ_BUILD:-$SRC/build-fuzz}
-TARGETS="dcb_netlink rdma_nl_stats ethtool_stats dcb_json config host_proc handshake targets_file"
+TARGETS="dcb_netlink rdma_nl_stats ethtool_stats dcb_json config host_proc handshake targets_file dns_answer"
 
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DRDMAHD_FUZZ=ON >/dev/null
 for t in $TARGETS; do ninja -C "$BUILD" -j2 "rdmahd_fuzz_$t"; done

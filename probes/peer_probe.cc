@@ -8,15 +8,20 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <mutex>
 #include <set>
+#include <system_error>
+#include <thread>
 #include <tuple>
 #include <utility>
 
 #include <ifaddrs.h>
 #include <netdb.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/net_address.h"
+#include "common/thread_name.h"
 #include "probes/latency_stats.h"
 #include "probes/peer_selection.h"
 
@@ -111,8 +116,8 @@ std::optional<std::chrono::steady_clock::time_point> PeerProbe::next_latency_due
 
 std::chrono::milliseconds PeerProbe::Interval(const Config& config) const {
   const PeersPolicy& p = config.peers;
-  // Nothing to probe: a new config ends the scheduler's wait anyway.
-  if (p.targets.empty() && p.file.empty()) return std::chrono::seconds(60);
+  // Nothing to probe and nothing to discover: a new config ends the scheduler's wait anyway.
+  if (p.targets.empty() && p.file.empty() && p.discovery.dns.empty()) return std::chrono::seconds(60);
   std::chrono::milliseconds shortest = p.interval;
   if (p.bandwidth) shortest = std::min(shortest, p.bandwidth_interval);
   // A tenth of the interval: a probe starts at most that late (its rate holds: the next due time
@@ -129,6 +134,14 @@ PeerProbe::Clock::time_point PeerProbe::NextDue(Clock::time_point due, std::chro
   return due + step > now ? due + step : now + step;
 }
 
+// One pass of discovery lookups, shared by the probe thread and the thread that looks up, so that
+// either may be gone first.
+struct PeerProbe::DiscoveryPass {
+  std::mutex mu;
+  bool done = false;                                                               // guarded by mu
+  std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;  // guarded by mu
+};
+
 void PeerProbe::Discover(const PeersPolicy& p, Clock::time_point now) {
   if (p.discovery.dns != dns_names_ || p.discovery.dns_server != dns_server_) {
     dns_names_ = p.discovery.dns;
@@ -138,6 +151,22 @@ void PeerProbe::Discover(const PeersPolicy& p, Clock::time_point now) {
     });
     dns_at_ = {};
     targets_changed_ = true;
+    if (pass_) pass_stale_ = true;
+    if (!discovery_error_.empty()) {  // said of the old names or server; the next pass says anew
+      discovery_error_.clear();
+      set_changed_ = true;
+    }
+  }
+  if (pass_) {
+    std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;
+    {
+      std::lock_guard lock(pass_->mu);
+      if (!pass_->done) return;  // still looking up: probes go on with the last answers
+      answers = std::move(pass_->answers);
+    }
+    pass_.reset();
+    if (!pass_stale_) TakeDiscovery(std::move(answers));
+    pass_stale_ = false;
   }
   if (dns_names_.empty() || (dns_at_ != Clock::time_point{} && now - dns_at_ < p.discovery.dns_interval)) return;
   dns_at_ = now;
@@ -145,10 +174,34 @@ void PeerProbe::Discover(const PeersPolicy& p, Clock::time_point now) {
   options.server = dns_server_;
   options.timeout = std::chrono::seconds(1);
   options.attempts = 2;
+  DnsDiscoverer discover = options_.discover;
+  if (!discover) {
+    discover = [](const std::string& name, const DnsOptions& o) { return ResolveAddresses(name, o); };
+  }
+  auto pass = std::make_shared<DiscoveryPass>();
+  try {
+    std::thread([pass, names = dns_names_, options, discover = std::move(discover)] {
+      NameThisThread("dns-discovery");
+      std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;
+      for (const std::string& name : names) answers.emplace_back(name, discover(name, options));
+      std::lock_guard lock(pass->mu);
+      pass->answers = std::move(answers);
+      pass->done = true;
+    }).detach();
+  } catch (const std::system_error& e) {
+    const std::string error = std::string("dns: cannot start a discovery thread: ") + e.what();
+    if (error != discovery_error_) {
+      discovery_error_ = error;
+      set_changed_ = true;
+    }
+    return;
+  }
+  pass_ = std::move(pass);
+}
+
+void PeerProbe::TakeDiscovery(std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers) {
   std::string errors;
-  for (const std::string& name : dns_names_) {
-    Result<std::vector<std::string>> found =
-        options_.discover ? options_.discover(name, options) : ResolveAddresses(name, options);
+  for (auto& [name, found] : answers) {
     if (!found.ok()) {
       errors += (errors.empty() ? "" : "; ") + found.error().message;  // keeps the last good answer
       continue;
@@ -234,7 +287,10 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
     targets_changed_ = true;
     set_changed_ = true;
   }
-  if (!p.file.empty() && (file_checked_ == Clock::time_point{} || now - file_checked_ >= kFileCheckPeriod)) {
+  // What a check of the file costs this thread, from the stat to the new peer set it may bring.
+  std::optional<std::chrono::nanoseconds> file_cpu_start;
+  if (!p.file.empty() && (file_checked_ == Clock::time_point{} || now >= file_next_check_)) {
+    file_cpu_start = ThreadCpuTime();
     const std::string old_error = file_.error();
     if (file_.Refresh(p.file)) targets_changed_ = true;
     file_checked_ = now;
@@ -286,8 +342,29 @@ void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
     targets_changed_ = true;
   }
 
-  if (!targets_changed_) return;
-  targets_changed_ = false;
+  if (targets_changed_) {
+    targets_changed_ = false;
+    RebuildPeers(p, now);
+  }
+  if (file_cpu_start) {
+    // Changes while the file waits are coalesced into the next read, of the latest version.
+    const auto cost = std::chrono::duration_cast<Clock::duration>(ThreadCpuTime() - *file_cpu_start);
+    file_next_check_ = file_checked_ + std::max<Clock::duration>(kFileCheckPeriod, cost * kFileCostSpacing);
+  }
+}
+
+std::chrono::nanoseconds PeerProbe::ThreadCpuTime() const {
+  if (options_.thread_cpu_time) return options_.thread_cpu_time();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+void PeerProbe::RebuildPeers(const PeersPolicy& p, Clock::time_point now) {
+  std::uniform_real_distribution<double> phase(0.0, 1.0);
+  auto spread = [&](std::chrono::milliseconds d) {
+    return now + std::chrono::duration_cast<Clock::duration>(d * phase(random_));
+  };
   std::vector<PeerTarget> listed = p.file.empty() ? std::vector<PeerTarget>{} : file_.targets();
   for (const auto& [name, addresses] : discovered_) {
     for (const std::string& a : addresses) listed.push_back({a, {{"service", name}}});

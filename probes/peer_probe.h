@@ -1,5 +1,6 @@
 // PeerProbe: the "peers" probe kind. On its one thread (core/probe_scheduler.h) it keeps the set of
-// configured peers (peers.targets plus peers.file, reconciled on every config and file change),
+// configured peers (peers.targets, peers.file and peers.discovery.dns, reconciled on every config
+// and file change and every new DNS answer),
 // runs each peer's latency probe every peers.interval and, when peers.bandwidth is on, each
 // peer's bandwidth stream every peers.bandwidth_interval, through a PeerProber
 // (probes/peer_prober.h); turns the samples into perftest's statistics (probes/latency_stats.h)
@@ -9,9 +10,9 @@
 // anywhere in the first interval, then interval +-10%), so that peers added together, and nodes
 // started together, do not probe in step. Probes run one at a time, earliest due first: at most
 // one bandwidth stream per node, never overlapping a latency probe it would disturb. The
-// scheduler wakes the probe every tick (interval / 10, 10 ms .. 500 ms) and a round runs what is
-// due, at most for kRoundBudget, so a new config is picked up within about a second even when
-// peers time out.
+// scheduler wakes the probe every tick (interval / 10, 10 ms .. 500 ms; whenever there are targets,
+// a file or discovery names) and a round runs what is due, at most for kRoundBudget, so a new
+// config is picked up within about a second even when peers time out.
 //
 // Reconciliation keys peers by their configured name: a peer present before and after keeps its
 // schedule, counters and histogram; a removed peer's series go away with it.
@@ -56,8 +57,13 @@ class PeerProbe : public Probe {
   static constexpr std::chrono::milliseconds kRoundBudget{1000};
   // A DNS name is looked up again after this long (and after a failed probe).
   static constexpr std::chrono::seconds kResolveTtl{60};
-  // The targets file is checked for changes at most this often.
+  // The targets file is checked for changes at most this often, and after a check, not before
+  // kFileCostSpacing times what it cost this thread's CPU (the stat, the read and parse, and the
+  // new peer set when the list changed): however large the file and however often it is
+  // rewritten, its re-reads cost at most a tenth of a core, and the changes made while it waits
+  // are taken in one read, of the latest version.
   static constexpr std::chrono::seconds kFileCheckPeriod{1};
+  static constexpr int kFileCostSpacing = 10;
 
   struct Options {
     PeerProberFactory prober;         // empty: MakeRdmaCmProber (librdmacm)
@@ -65,6 +71,7 @@ class PeerProbe : public Probe {
     std::uint64_t seed = 0;           // jitter; 0: from std::random_device
     DnsDiscoverer discover;           // empty: ResolveAddresses
     std::function<std::vector<std::string>()> local_addresses;  // empty: getifaddrs
+    std::function<std::chrono::nanoseconds()> thread_cpu_time;  // empty: CLOCK_THREAD_CPUTIME_ID
   };
 
   PeerProbe();
@@ -78,6 +85,8 @@ class PeerProbe : public Probe {
   // Peers in the current set, and when a peer's next latency probe is due (tests and the bench;
   // call between rounds, on the thread that runs them).
   std::size_t peer_count() const { return peers_.size(); }
+  // Times the targets file was read and parsed (not merely checked).
+  std::size_t targets_file_reads() const { return file_.reads(); }
   std::optional<std::chrono::steady_clock::time_point> next_latency_due(const std::string& peer) const;
 
  private:
@@ -85,6 +94,9 @@ class PeerProbe : public Probe {
   using Clock = std::chrono::steady_clock;
 
   void Reconcile(const Config& config, Clock::time_point now);
+  // The peer set from the targets, the file's and discovery's targets and selection.
+  void RebuildPeers(const PeersPolicy& p, Clock::time_point now);
+  std::chrono::nanoseconds ThreadCpuTime() const;
   void RunLatency(Peer& peer, const Config& config, const std::atomic<bool>& stop, Clock::time_point now);
   void RunBandwidth(Peer& peer, const Config& config, const std::atomic<bool>& stop);
   // The address to probe, looking a name up when needed; a ProbeFailure when it does not resolve.
@@ -94,8 +106,15 @@ class PeerProbe : public Probe {
   void Publish(const Config& config, ProbeBoard& board);
 
   // peers.discovery.dns, re-resolved every dns_interval: each address a target labelled
-  // service=<name>. A name that fails keeps its last good addresses.
+  // service=<name>. A name that fails keeps its last good addresses. The lookups run on a thread
+  // of their own (`dns-discovery`), one pass over the names at a time, so that a slow or silent
+  // DNS server never holds up probes: a round only starts a pass and takes a finished one's
+  // answers. A pass started before the names or the server changed is discarded when it ends,
+  // and a new one starts then. Destroying the probe leaves a pass in flight to end on its own
+  // (each lookup is bounded by its timeout).
   void Discover(const PeersPolicy& p, Clock::time_point now);
+  struct DiscoveryPass;
+  void TakeDiscovery(std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers);
   // Of the file's and discovery's targets, the ones this node probes: all of them, or
   // peers.selection's choice when there are more than max_peers; never this node itself.
   // (peers.targets are always probed as listed.)
@@ -112,10 +131,13 @@ class PeerProbe : public Probe {
   TargetsFile file_;
   std::string file_path_;
   Clock::time_point file_checked_{};
+  Clock::time_point file_next_check_{};
   std::vector<std::string> dns_names_;                          // as last resolved
   std::string dns_server_;
   std::map<std::string, std::vector<std::string>> discovered_;  // name -> its addresses
-  Clock::time_point dns_at_{};
+  Clock::time_point dns_at_{};  // when the last pass started
+  std::shared_ptr<DiscoveryPass> pass_;  // in flight, or ended and not yet taken
+  bool pass_stale_ = false;              // the names or the server changed since pass_ started
   std::string discovery_error_;
   PeerSelectionPolicy selection_;
   std::int64_t selection_epoch_ = -1;

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -122,7 +124,7 @@ struct Harness {
 
   explicit Harness(std::map<std::string, std::string> names = {})
       : probe(PeerProbe::Options{[s = script] { return std::make_unique<FakeProber>(s); },
-                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}}) {}
+                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}, {}}) {}
 
   void Round(const Config& config) { probe.RunRound(ProbeContext{fs, config, stopping}, board); }
 
@@ -334,6 +336,58 @@ TEST(PeerProbeTest, TargetsFileIsReadReReadOnChangeAndABadFileKeepsTheLastGoodLi
   static_cast<void>(due5);
 }
 
+// A targets file rewritten 50 times a second, whose checks cost (on a fake CPU clock) 300 ms each:
+// the next check waits 10 x 300 ms, not the 1 s minimum, so the rewrites in between cost nothing,
+// and the check after the wait takes the latest version in one read.
+TEST(PeerProbeTest, RewritesOfAnExpensiveTargetsFileAreCoalescedByItsCost) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/peers.yaml";
+  auto version = [](int n) { return "- targets: [10.9.0." + std::to_string(n) + "]\n"; };
+  auto write = [&](int n) {
+    std::ofstream(path + ".new") << version(n);
+    ASSERT_EQ(std::rename((path + ".new").c_str(), path.c_str()), 0);  // a new inode, as orchestrators write
+  };
+  write(0);
+  auto cpu = std::make_shared<std::chrono::nanoseconds>(0);
+  auto script = std::make_shared<Script>();
+  PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
+  options.thread_cpu_time = [cpu] { return *cpu += milliseconds(300); };  // every check costs 300 ms
+  PeerProbe probe(std::move(options));
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+  Config c;
+  c.peers.file = path;
+  c.peers.interval = std::chrono::hours(1);
+  auto round = [&] { probe.RunRound(ProbeContext{fs, c, stopping}, board); };
+
+  const auto start = Clock::now();
+  round();
+  ASSERT_EQ(probe.targets_file_reads(), 1u);
+  ASSERT_TRUE(probe.next_latency_due("10.9.0.0"));
+  int written = 0;
+  while (Clock::now() - start < milliseconds(2500)) {  // 50 rewrites a second, a round every 10 ms
+    if (Clock::now() - start >= milliseconds(20 * (written + 1))) write(++written % 250);
+    round();
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_GE(written, 60);
+  EXPECT_EQ(probe.targets_file_reads(), 1u) << "re-read while the last check's cost says wait";
+  EXPECT_TRUE(probe.next_latency_due("10.9.0.0"));
+  const std::string latest = "10.9.0." + std::to_string(written % 250);
+  while (!probe.next_latency_due(latest) && Clock::now() - start < std::chrono::seconds(6)) {
+    round();
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  const auto taken = Clock::now() - start;
+  EXPECT_TRUE(probe.next_latency_due(latest));
+  EXPECT_EQ(probe.peer_count(), 1u);
+  EXPECT_EQ(probe.targets_file_reads(), 2u);  // every rewrite since, in one read
+  EXPECT_GE(taken, milliseconds(2990));       // 10 x 300 ms after the first check
+  EXPECT_LT(taken, milliseconds(4500));       // and then at the next round (a loaded machine: later)
+}
+
 TEST(PeerProbeTest, BandwidthStreamsRunOnlyWhenEnabledAndNeverAlongsideALatencyProbe) {
   Harness h;
   Config c = PeersConfig({"10.0.0.2", "10.0.0.3"});
@@ -427,7 +481,7 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
   probes.push_back({"peers", std::make_unique<PeerProbe>(PeerProbe::Options{
                                  [script] { return std::make_unique<FakeProber>(script); },
                                  [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); },
-                                 7, {}, {}})});
+                                 7, {}, {}, {}})});
   const int threads_before = ThreadCount();
   auto scheduler = std::make_unique<ProbeScheduler>(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
   const auto start = Clock::now();
@@ -498,23 +552,56 @@ TEST(PeerProbeTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
 // Fleet discovery (issue #12): a headless-Service-like name gives 60 addresses; this node (one of
 // them) probes at most max_peers of them, never itself; a DNS failure keeps the last good set and
 // shows as a warning; a shrunk answer drops the gone peers.
+// What a fake discovery answers, and the names it was asked, shared with the discovery thread.
+struct DnsScript {
+  std::mutex mu;
+  Result<std::vector<std::string>> answer = std::vector<std::string>{};
+  std::vector<std::string> asked;  // "name@server"
+  std::size_t passes = 0;          // answers given
+  std::chrono::milliseconds delay{0};
+  bool hang = false;               // lookups wait until released (or 10 s)
+  std::condition_variable released;
+
+  DnsDiscoverer Discoverer(std::shared_ptr<DnsScript> self) {
+    return [self](const std::string& name, const DnsOptions& o) -> Result<std::vector<std::string>> {
+      std::unique_lock lock(self->mu);
+      self->asked.push_back(name + "@" + o.server);
+      if (self->hang) self->released.wait_for(lock, std::chrono::seconds(10), [&] { return !self->hang; });
+      if (self->delay.count() > 0) {
+        lock.unlock();
+        std::this_thread::sleep_for(self->delay);
+        lock.lock();
+      }
+      ++self->passes;
+      return self->answer;
+    };
+  }
+  void Set(Result<std::vector<std::string>> a) {
+    std::lock_guard lock(mu);
+    answer = std::move(a);
+  }
+  std::size_t Passes() {
+    std::lock_guard lock(mu);
+    return passes;
+  }
+};
+
+// Fleet discovery (issue #12): a headless-Service-like name gives 60 addresses; this node (one of
+// them) probes at most max_peers of them, never itself; a DNS failure keeps the last good set and
+// shows as a warning; a shrunk answer drops the gone peers.
 TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
-  auto answer = std::make_shared<Result<std::vector<std::string>>>(std::vector<std::string>{});
   std::vector<std::string> fleet;
   for (int i = 1; i <= 60; ++i) {
     char a[32];
     std::snprintf(a, sizeof a, "10.1.0.%d", i);
     fleet.push_back(a);
   }
-  *answer = fleet;
+  auto dns = std::make_shared<DnsScript>();
+  dns->Set(fleet);
   auto script = std::make_shared<Script>();
   PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
-                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}};
-  std::vector<std::string> asked;
-  options.discover = [answer, &asked](const std::string& name, const DnsOptions& o) {
-    asked.push_back(name + "@" + o.server);
-    return *answer;
-  };
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
+  options.discover = dns->Discoverer(dns);
   options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1", "10.1.0.7"}; };
   PeerProbe probe(std::move(options));
   ProbeBoard board;
@@ -527,6 +614,21 @@ TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   c.peers.discovery.dns_interval = milliseconds(1000);
   c.peers.selection.max_peers = 20;
   auto round = [&] { probe.RunRound(ProbeContext{fs, c, stopping}, board); };
+  // Rounds, as the scheduler runs them, until the lookups have answered `passes` times in all and
+  // a round has taken the answer.
+  auto rounds_until_pass = [&](std::size_t passes) {
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (dns->Passes() < passes && Clock::now() < deadline) {
+      round();
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    ASSERT_GE(dns->Passes(), passes);
+    // The pass hands its answers over just after the lookup returns; the next pass is a second away.
+    for (int i = 0; i < 20; ++i) {
+      round();
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+  };
   auto names = [&] {
     Snapshot snap;
     board.CopyInto(snap);
@@ -534,8 +636,11 @@ TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
     for (const auto& p : snap.Get<PeerFacts>()->peers) out.insert(p->name);
     return out;
   };
-  round();
-  ASSERT_EQ(asked, std::vector<std::string>{"rdma-healthd.monitoring.svc@127.0.0.1:5353"});
+  rounds_until_pass(1);
+  {
+    std::lock_guard lock(dns->mu);
+    ASSERT_EQ(dns->asked, std::vector<std::string>{"rdma-healthd.monitoring.svc@127.0.0.1:5353"});
+  }
   std::set<std::string> first = names();
   EXPECT_EQ(first.size(), 20u);
   EXPECT_FALSE(first.contains("10.1.0.7"));  // itself, found among its own addresses
@@ -547,9 +652,8 @@ TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   }
 
   // The DNS server fails: the set stays, the failure is a warning.
-  *answer = Error{"dns: no answer for rdma-healthd.monitoring.svc (timeout or SERVFAIL)"};
-  std::this_thread::sleep_for(milliseconds(1100));
-  round();
+  dns->Set(Error{"dns: no answer for rdma-healthd.monitoring.svc (timeout or SERVFAIL)"});
+  rounds_until_pass(2);
   EXPECT_EQ(names(), first);
   Snapshot snap;
   board.CopyInto(snap);
@@ -562,10 +666,128 @@ TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   }
 
   // The service shrinks to 5 pods: everyone else is probed, the rest dropped.
-  *answer = std::vector<std::string>(fleet.begin(), fleet.begin() + 5);
-  std::this_thread::sleep_for(milliseconds(1100));
-  round();
+  dns->Set(std::vector<std::string>(fleet.begin(), fleet.begin() + 5));
+  rounds_until_pass(3);
   EXPECT_EQ(names(), (std::set<std::string>{"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5"}));
+  std::lock_guard lock(dns->mu);
+  EXPECT_EQ(dns->asked.size(), 3u);  // once per dns_interval, not once per round
+}
+
+// A config whose only peer source is discovery is scheduled at its own intervals: the scheduler
+// ticks at interval / 10, lookups run every dns_interval and the discovered peers every interval
+// (not once a minute, as when the probe counted only targets and the file as work).
+TEST(PeerProbeSchedulerTest, DiscoveryOnlyConfigRunsAtItsIntervals) {
+  auto script = std::make_shared<Script>();
+  auto dns = std::make_shared<DnsScript>();
+  dns->Set(std::vector<std::string>{"10.7.0.1", "10.7.0.2"});
+  PeerProbe::Options options{[script] { return std::make_unique<FakeProber>(script); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 7, {}, {}, {}};
+  options.discover = dns->Discoverer(dns);
+  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
+  auto config = std::make_shared<Config>();
+  config->peers.interval = milliseconds(200);
+  config->peers.discovery.dns = {"fleet.test"};
+  config->peers.discovery.dns_interval = milliseconds(1000);
+  std::vector<Instance<Probe>> probes;
+  probes.push_back({"peers", std::make_unique<PeerProbe>(std::move(options))});
+  auto scheduler = std::make_unique<ProbeScheduler>(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
+  const auto start = Clock::now();
+  scheduler->Configure(config);
+  std::this_thread::sleep_for(milliseconds(3500));
+  const auto took = Clock::now() - start;
+  scheduler->Stop();
+  while (!scheduler->busy().empty()) std::this_thread::sleep_for(milliseconds(1));
+  scheduler.reset();
+  const double seconds = std::chrono::duration<double>(took).count();
+  // Lookups at 0, 1, 2 and 3 s (each within a tick, 20 ms, of being due); each peer every 200 ms
+  // from its first probe within the first 200 ms: ~17 rounds in 3.5 s. Loose bounds for a loaded
+  // machine, far from once a minute (1 lookup, at most 1 probe each).
+  EXPECT_GE(dns->Passes(), 3u) << seconds << " s";
+  EXPECT_LE(dns->Passes(), 5u) << seconds << " s";
+  EXPECT_GE(script->Calls("10.7.0.1"), 8u) << seconds << " s";
+  EXPECT_GE(script->Calls("10.7.0.2"), 8u) << seconds << " s";
+}
+
+// A DNS server that never answers (each lookup hangs until released) while a static target is due
+// every 100 ms: lookups run beside the probes, never in front of them, and one lookup pass at a
+// time. When the server answers, the discovered peers join.
+TEST(PeerProbeTest, ASilentDnsServerNeverHoldsUpProbes) {
+  auto dns = std::make_shared<DnsScript>();
+  dns->hang = true;
+  dns->Set(std::vector<std::string>{"10.8.0.1"});
+  auto script = std::make_shared<Script>();
+  PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
+  options.discover = dns->Discoverer(dns);
+  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
+  PeerProbe probe(std::move(options));
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+  Config c = PeersConfig({"10.0.0.2"}, milliseconds(100));
+  c.peers.discovery.dns = {"silent-a.test", "silent-b.test"};
+  c.peers.discovery.dns_interval = milliseconds(200);
+  const auto start = Clock::now();
+  milliseconds longest{0};
+  while (Clock::now() - start < milliseconds(2000)) {
+    const auto before = Clock::now();
+    probe.RunRound(ProbeContext{fs, c, stopping}, board);
+    longest = std::max(longest, std::chrono::duration_cast<milliseconds>(Clock::now() - before));
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  // 20 rounds due in 2 s; a loaded machine may miss a few.
+  EXPECT_GE(script->Calls("10.0.0.2"), 15u);
+  EXPECT_LT(longest, milliseconds(500));
+  {
+    std::lock_guard lock(dns->mu);
+    EXPECT_EQ(dns->asked.size(), 1u);  // one pass in flight, stuck at its first name
+    dns->hang = false;
+  }
+  dns->released.notify_all();
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (probe.peer_count() < 2 && Clock::now() < deadline) {
+    probe.RunRound(ProbeContext{fs, c, stopping}, board);
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(probe.peer_count(), 2u);  // 10.0.0.2 and the discovered 10.8.0.1
+  EXPECT_TRUE(probe.next_latency_due("10.8.0.1"));
+}
+
+// A warning about names no longer configured goes at once, not when the new names' pass ends.
+TEST(PeerProbeTest, ChangedDiscoveryNamesDropTheOldWarningAtOnce) {
+  auto dns = std::make_shared<DnsScript>();
+  dns->Set(Error{"dns: old.test does not exist (NXDOMAIN from 127.0.0.1:5353)"});
+  auto script = std::make_shared<Script>();
+  PeerProbe::Options options{[s = script] { return std::make_unique<FakeProber>(s); },
+                             [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); }, 42, {}, {}, {}};
+  options.discover = dns->Discoverer(dns);
+  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
+  PeerProbe probe(std::move(options));
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+  Config c = PeersConfig({"10.0.0.2"}, std::chrono::hours(1));
+  c.peers.discovery.dns = {"old.test"};
+  auto error = [&] {
+    probe.RunRound(ProbeContext{fs, c, stopping}, board);
+    Snapshot snap;
+    board.CopyInto(snap);
+    return snap.Get<PeerFacts>()->discovery_error;
+  };
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (error().empty() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_THAT(error(), HasSubstr("old.test"));
+  {
+    std::lock_guard lock(dns->mu);
+    dns->hang = true;  // the new name's pass does not end during the test
+  }
+  c.peers.discovery.dns = {"new.test"};
+  EXPECT_EQ(error(), "");
+  {
+    std::lock_guard lock(dns->mu);
+    dns->hang = false;
+  }
+  dns->released.notify_all();
 }
 
 // Issue #12's series budget: a node with 2 NICs (the mlx5-roce fixture: devices, netdev, roce and
@@ -678,6 +900,10 @@ TEST(PeerProbeTest, IntervalIsATickOfThePeerIntervalAndLongWithoutPeers) {
   PeerProbe probe;
   Config none;
   EXPECT_EQ(probe.Interval(none), std::chrono::seconds(60));
+  Config discovery_only;
+  discovery_only.peers.discovery.dns = {"fleet.test"};
+  discovery_only.peers.interval = milliseconds(1000);
+  EXPECT_EQ(probe.Interval(discovery_only), milliseconds(100));
   EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(10000))), milliseconds(500));
   EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(1000))), milliseconds(100));
   EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(100))), milliseconds(10));

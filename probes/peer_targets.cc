@@ -12,10 +12,12 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -176,13 +178,29 @@ bool TargetsFile::Refresh(const std::string& path) {
   seen_ = now;
   read_once_ = true;
   Result<std::string> text = ReadRegularFile(path, kMaxTargetsFileBytes);
-  Result<std::vector<PeerTarget>> parsed =
-      text.ok() ? ParseTargetsFile(*text, path) : Result<std::vector<PeerTarget>>(text.error());
+  if (!text.ok()) {
+    error_ = text.error().message + " (keeping the last good list of " + std::to_string(targets_.size()) + " peers)";
+    return false;
+  }
+  // The same bytes as the last parse: the same outcome. (A 64-bit hash: two different versions
+  // colliding would only delay the newer one to its next change.)
+  const std::size_t hash = std::hash<std::string_view>{}(*text);
+  if (parsed_once_ && hash == parsed_hash_ && text->size() == parsed_size_) {
+    error_ = parsed_error_;
+    return false;
+  }
+  ++reads_;
+  Result<std::vector<PeerTarget>> parsed = ParseTargetsFile(*text, path);
+  parsed_once_ = true;
+  parsed_hash_ = hash;
+  parsed_size_ = text->size();
   if (!parsed.ok()) {
     error_ = parsed.error().message + " (keeping the last good list of " + std::to_string(targets_.size()) + " peers)";
+    parsed_error_ = error_;
     return false;
   }
   error_.clear();
+  parsed_error_.clear();
   if (*parsed == targets_) return false;
   targets_ = std::move(*parsed);
   return true;

@@ -41,8 +41,10 @@ Result<std::vector<PeerTarget>> ParseTargetsFile(const std::string& text, const 
 std::vector<PeerTarget> MergeTargets(const std::vector<std::string>& static_targets,
                                      const std::vector<PeerTarget>& file_targets);
 
-// Re-reads a targets file when its identity (device, inode, size, mtime) changes. Not thread-safe:
-// the probe thread owns it.
+// Re-reads a targets file when its identity (device, inode, size, mtime) changes, and parses it
+// only when its bytes changed too (an orchestrator rewriting the same list costs a read, not a
+// parse). Not thread-safe: the probe thread owns it. How often to call Refresh is the caller's
+// policy (PeerProbe spaces the calls by their cost).
 class TargetsFile {
  public:
   // Stats `path` (a new path is always read) and re-reads it when it changed. True when the list
@@ -50,6 +52,8 @@ class TargetsFile {
   bool Refresh(const std::string& path);
   const std::vector<PeerTarget>& targets() const { return targets_; }
   const std::string& error() const { return error_; }
+  // Times the file's text was parsed.
+  std::size_t reads() const { return reads_; }
 
  private:
   struct Identity {
@@ -64,6 +68,12 @@ class TargetsFile {
   bool read_once_ = false;
   std::vector<PeerTarget> targets_;
   std::string error_;
+  std::size_t reads_ = 0;
+  // The last parsed text, by hash and size, and the error() its parse left (empty: it parsed).
+  std::size_t parsed_hash_ = 0;
+  std::size_t parsed_size_ = 0;
+  bool parsed_once_ = false;
+  std::string parsed_error_;
 };
 
 // Turns a target into the IP address to probe. Implementations bound every lookup by `timeout`.

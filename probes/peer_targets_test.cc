@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -123,6 +124,52 @@ TEST(TargetsFileTest, ReReadOnlyOnChangeAndABadFileKeepsTheLastGoodList) {
   EXPECT_TRUE(file.Refresh(path));
   EXPECT_EQ(file.targets().size(), 2u);
   EXPECT_EQ(file.error(), "");
+}
+
+// An orchestrator rewriting the same list (a new mtime or inode, the same bytes) costs a read and
+// a hash, not a parse; the outcome is the last parse's, error included.
+TEST(TargetsFileTest, TheSameBytesWrittenAgainAreNotParsedAgain) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/peers.yaml";
+  const std::string good = "- targets: [10.0.0.2, 10.0.0.3]\n";
+  dir.Write("peers.yaml", good);
+  TargetsFile file;
+  EXPECT_TRUE(file.Refresh(path));
+  EXPECT_EQ(file.reads(), 1u);
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a new mtime
+    dir.Write("peers.yaml", good);
+    EXPECT_FALSE(file.Refresh(path));
+  }
+  EXPECT_EQ(file.reads(), 1u);
+  EXPECT_EQ(file.error(), "");
+  EXPECT_EQ(file.targets().size(), 2u);
+
+  // The same bad bytes twice: parsed once, the error kept.
+  const std::string bad = "- targets: [10.0.0.2\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  dir.Write("peers.yaml", bad);
+  EXPECT_FALSE(file.Refresh(path));
+  const std::string error = file.error();
+  EXPECT_THAT(error, HasSubstr("keeping the last good list of 2 peers"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  dir.Write("peers.yaml", bad);
+  EXPECT_FALSE(file.Refresh(path));
+  EXPECT_EQ(file.error(), error);
+  EXPECT_EQ(file.reads(), 2u);
+
+  // Gone, then back with the bytes last parsed: the error is the missing file's, then none.
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  dir.Write("peers.yaml", good);
+  EXPECT_FALSE(file.Refresh(path));  // the same list as before the bad version
+  EXPECT_EQ(file.error(), "");
+  ASSERT_EQ(std::remove(path.c_str()), 0);
+  EXPECT_FALSE(file.Refresh(path));
+  EXPECT_THAT(file.error(), HasSubstr("No such file"));
+  dir.Write("peers.yaml", good);
+  EXPECT_FALSE(file.Refresh(path));
+  EXPECT_EQ(file.error(), "");
+  EXPECT_EQ(file.reads(), 3u);
 }
 
 TEST(SystemResolverTest, LiteralsPassThroughAndLocalhostResolvesFromHostsFile) {

@@ -144,3 +144,157 @@ def promtool_check(text):
     """Runs `promtool check metrics`; returns (ok, output). Lint warnings are failures too."""
     p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     return p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
+
+
+class ScriptedDnsServer:
+    """A DNS server on 127.0.0.1 (UDP and TCP on one ephemeral port) answering what `answer(name,
+    qtype)` returns: a list of (owner, type, data) records, type "A", "AAAA" or "CNAME"; or None for
+    no answer at all (a silent server). Over UDP an answer of more than 512 bytes is sent truncated
+    (TC set), as a server without EDNS sends it, so resolvers ask again over TCP. `queries` lists
+    (name, type, "udp" or "tcp") as they came."""
+
+    TYPES = {"A": 1, "CNAME": 5, "AAAA": 28}
+
+    def __init__(self, answer):
+        import socket
+        self.answer = answer
+        self.queries = []
+        self._lock = threading.Lock()
+        for _ in range(20):
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.bind(("127.0.0.1", 0))
+            port = udp.getsockname()[1]
+            tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                tcp.bind(("127.0.0.1", port))
+            except OSError:
+                udp.close()
+                tcp.close()
+                continue
+            tcp.listen(16)
+            udp.settimeout(0.2)  # so that the serving threads see close() within 0.2 s
+            tcp.settimeout(0.2)
+            self.udp, self.tcp, self.port = udp, tcp, port
+            break
+        else:
+            raise RuntimeError("no free port for both UDP and TCP on 127.0.0.1")
+        self.address = f"127.0.0.1:{self.port}"
+        self._stop = False
+        self._threads = [threading.Thread(target=self._serve_udp, daemon=True),
+                         threading.Thread(target=self._serve_tcp, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def close(self):
+        self._stop = True
+        for t in self._threads:
+            t.join(timeout=5)
+        self.udp.close()
+        self.tcp.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def count(self, name, qtype="A"):
+        with self._lock:
+            return sum(1 for n, t, _ in self.queries if n == name and t == qtype)
+
+    @staticmethod
+    def _encode(name):
+        out = b""
+        for label in name.strip(".").split("."):
+            if label:
+                out += bytes([len(label)]) + label.encode()
+        return out + b"\0"
+
+    def _respond(self, query, limit, transport):
+        import socket
+        import struct
+        if len(query) < 12:
+            return None
+        labels, at = [], 12
+        while at < len(query) and query[at] != 0:
+            n = query[at]
+            labels.append(query[at + 1:at + 1 + n].decode("ascii", "replace"))
+            at += 1 + n
+        if at + 5 > len(query):
+            return None
+        name = ".".join(labels)
+        qtype_code = struct.unpack("!H", query[at + 1:at + 3])[0]
+        qtype = {v: k for k, v in self.TYPES.items()}.get(qtype_code, str(qtype_code))
+        with self._lock:
+            self.queries.append((name, qtype, transport))
+        records = self.answer(name, qtype)
+        if records is None:
+            return None
+        question = query[12:at + 5]
+        body = b""
+        for owner, rtype, data in records:
+            owner_bytes = b"\xc0\x0c" if owner.lower() == name.lower() else self._encode(owner)
+            if rtype == "A":
+                rdata = socket.inet_pton(socket.AF_INET, data)
+            elif rtype == "AAAA":
+                rdata = socket.inet_pton(socket.AF_INET6, data)
+            else:
+                rdata = self._encode(data)
+            body += owner_bytes + struct.pack("!HHIH", self.TYPES[rtype], 1, 60, len(rdata)) + rdata
+        truncated = 12 + len(question) + len(body) > limit
+        flags = 0x8400 | (0x0200 if truncated else 0) | (0x0100 if query[2] & 1 else 0) | 0x0080
+        header = query[:2] + struct.pack("!HHHHH", flags, 1, 0 if truncated else len(records), 0, 0)
+        return header + question + (b"" if truncated else body)
+
+    def _serve_udp(self):
+        while not self._stop:
+            try:
+                query, peer = self.udp.recvfrom(1500)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            reply = self._respond(query, 512, "udp")
+            if reply is not None:
+                try:
+                    self.udp.sendto(reply, peer)
+                except OSError:
+                    pass
+
+    def _serve_tcp(self):
+        while not self._stop:
+            try:
+                conn, _ = self.tcp.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._serve_conn, args=(conn,), daemon=True).start()
+
+    def _serve_conn(self, conn):
+        import struct
+
+        def read(n):
+            data = b""
+            while len(data) < n:
+                chunk = conn.recv(n - len(data))
+                if not chunk:
+                    return None
+                data += chunk
+            return data
+
+        with conn:
+            conn.settimeout(10)
+            try:
+                while True:
+                    head = read(2)
+                    if head is None:
+                        return
+                    query = read(struct.unpack("!H", head)[0])
+                    if query is None:
+                        return
+                    reply = self._respond(query, 65535, "tcp")
+                    if reply is not None:
+                        conn.sendall(struct.pack("!H", len(reply)) + reply)
+            except OSError:
+                return
