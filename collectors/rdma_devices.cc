@@ -32,11 +32,6 @@ constexpr std::array<DeviceAttr, 6> kDeviceAttrs = {{
     {"node_type", &RdmaDeviceFacts::node_type, true},
 }};
 
-// An attribute to hold: an existing file, or a symlink that is dangling or leaves a captured tree
-// (its reads then fail with an error naming it, every collection, instead of the value vanishing
-// without a word).
-bool AttributePresent(const NodeFs& fs, const std::string& path) { return fs.Exists(path) || fs.ReadLink(path).ok(); }
-
 // One counter directory: the names (shared with the snapshots) and a held file per name.
 struct CounterDir {
   std::shared_ptr<const CounterValues::Names> names;
