@@ -134,9 +134,12 @@ class PortActiveCheck : public Check {
              "that opensm (or the switch SM) runs on this fabric (`sminfo`, `ibstat`), then " + show;
     }
     if (phys == 3) {  // Disabled
-      return "the port is disabled: enable it (`ip link set " +
-             NetdevOrPlaceholder(t) +
-             " up` for RoCE, `ibportstate` for IB) and check the switch port is not shut down; " + show;
+      // ibportstate acts on a LID's port; -D 0 is the local node by direct route, so this needs no LID.
+      const std::string port = std::to_string(p.port);
+      const std::string ib = "`ibportstate -C " + p.device + " -P " + port + " -D 0 " + port + " enable`";
+      const std::string roce = "`ip link set " + NetdevOrPlaceholder(t) + " up`";
+      const std::string enable = t.IsEthernet() ? roce : t.link_layer ? ib : roce + " for RoCE, " + ib + " for InfiniBand";
+      return "the port is disabled: enable it (" + enable + ") and check the switch port is not shut down; " + show;
     }
     if (phys == 2) {  // Polling: no link partner
       return "no link partner: check the cable/transceiver and that the switch port is up and configured "

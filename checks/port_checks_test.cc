@@ -83,6 +83,31 @@ TEST(PortActiveCheckTest, DownPortFailsWithObservedStatesAndAFix) {
   EXPECT_TRUE(Has(out[0].fix, "rdma link show mlx5_0/1")) << out[0].fix;
 }
 
+// ibportstate takes the device, the port and the target port by direct route: printed bare it
+// cannot run. The fix names only the command of the port's link layer when that is known.
+TEST(PortActiveCheckTest, DisabledPortFixEnablesItWithTheCommandOfItsLinkLayer) {
+  TestPort p = HealthyRocePort();
+  p.state = SysfsEnumValue{1, "DOWN"};
+  p.phys_state = SysfsEnumValue{3, "Disabled"};
+  p.RdmaPortFacts::port = 2;
+  p.TopologyPort::port = 2;
+  auto roce = Evaluate("port_active", p);
+  ASSERT_EQ(roce.size(), 1u);
+  EXPECT_TRUE(Has(roce[0].fix, "enable it (`ip link set ens1f0np0 up`)")) << roce[0].fix;
+  EXPECT_FALSE(Has(roce[0].fix, "ibportstate")) << roce[0].fix;
+  p.link_layer = "InfiniBand";
+  p.netdev.clear();
+  auto ib = Evaluate("port_active", p);
+  ASSERT_EQ(ib.size(), 1u);
+  EXPECT_TRUE(Has(ib[0].fix, "enable it (`ibportstate -C mlx5_0 -P 2 -D 0 2 enable`)")) << ib[0].fix;
+  p.link_layer.reset();
+  auto unknown = Evaluate("port_active", p);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_TRUE(Has(unknown[0].fix, "`ip link set <netdev> up` for RoCE, `ibportstate -C mlx5_0 -P 2 -D 0 2 enable` for "
+                                   "InfiniBand"))
+      << unknown[0].fix;
+}
+
 TEST(PortActiveCheckTest, LinkUpButNotActiveOnIbPointsAtTheSubnetManager) {
   TestPort p = HealthyRocePort();
   p.link_layer = "InfiniBand";
