@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  rdmahd::NodeFs fs(root, "/nonexistent", "");
+  // The in-process driver below stands for the kernel this tree describes.
+  const rdmahd::NodeFs fs = rdmahd::NodeFs(root, "/nonexistent", "").AskingKernelForTest();
   rdmahd::Config config;
   rdmahd::TopologyDiscovery discovery;
   const rdmahd::Topology topology = discovery.Discover(fs, config);

@@ -61,8 +61,8 @@ class FirmwareVersionCheck : public Check {
         r.verdict = Verdict::kFailed;
         r.reason = "firmware " + fw + " is older than the minimum " + rule->min_version + " (" + Identity(d) + ")";
         r.fix = "update the firmware to " + rule->min_version +
-                " or newer with the vendor's tool (NVIDIA: `mlxfwmanager -u` or `mstflint`; Broadcom: "
-                "`niccli`; Intel: `nvmupdate`), then reset the device or reboot";
+                " or newer with the vendor's tool (NVIDIA: `mlxfwmanager -u`, which updates every adapter it "
+                "finds; Broadcom: niccli; Intel: nvmupdate), then reset the device or reboot";
       } else {
         r.verdict = Verdict::kOk;
         r.reason = "firmware " + fw + " >= minimum " + rule->min_version + " (" + Identity(d) + ")";

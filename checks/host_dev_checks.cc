@@ -66,12 +66,18 @@ class PcieLinkCheck : public Check {
       }
       const double share = (*f.current_speed_gts * *f.current_width) / (*f.max_speed_gts * *f.max_width);
       std::string what = slow_speed && narrow ? "speed and width" : slow_speed ? "speed" : "width";
-      const std::string addr = f.pci_address ? *f.pci_address : f.device;
+      // lspci -s takes the PCI address, which a capture whose device/ is a copied folder (not the
+      // kernel's link) does not give: then the fix says where to read it rather than print a guess.
+      const std::string lspci =
+          f.pci_address ? "`lspci -vv -s " + *f.pci_address + " | grep -E 'LnkCap|LnkSta'`"
+                        : "`lspci -vv -s <PCI address> | grep -E 'LnkCap|LnkSta'` (the PCI address of " + f.device +
+                              " is not in this tree: on the node it is the name the " +
+                              "/sys/class/infiniband/" + f.device + "/device link points to)";
       out.push_back(Result(f.device, Verdict::kFailed,
           "PCIe link trained at " + now + where + ", below the maximum " + max + " (" + what + "): about " +
               std::to_string(static_cast<int>(share * 100 + 0.5)) + "% of the bus bandwidth the NIC needs; " + mrrs,
-          "compare `lspci -vv -s " + addr + " | grep -E 'LnkCap|LnkSta'`; reseat the adapter in a slot wired for " +
-              max + " (check the riser and the BIOS PCIe speed setting), then reboot; a link that retrains "
+          "compare " + lspci + "; reseat the adapter in a slot wired for " + max +
+              " (check the riser and the BIOS PCIe speed setting), then reboot; a link that retrains "
               "below its capability again points at the slot, riser or card"));
     }
   }

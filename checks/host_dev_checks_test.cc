@@ -51,6 +51,21 @@ TEST(PcieLinkCheckTest, TheRealCapturesDegradedLinkFailsWithBothValues) {
   EXPECT_THAT(out[0].fix, HasSubstr("lspci -vv -s 0000:01:00.0"));
 }
 
+// A capture whose device/ is a copied folder gives no PCI address: the fix must not hand lspci -s
+// the RDMA device name (lspci takes [[domain:]bus:]device.function), it says where the address is.
+TEST(PcieLinkCheckTest, WithoutThePciAddressTheFixSaysWhereToFindIt) {
+  PcieLinkFacts f = Link(8.0, 16.0, 8, 16);
+  f.device = "mlx5_1";
+  f.pci_address.reset();
+  auto out = Evaluate("pcie_link", With(f));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kFailed);
+  EXPECT_THAT(out[0].fix, ::testing::Not(HasSubstr("-s mlx5_1")));
+  EXPECT_THAT(out[0].fix, HasSubstr("lspci -vv -s <PCI address> |"));
+  EXPECT_THAT(out[0].fix, HasSubstr("the PCI address of mlx5_1 is not in this tree"));
+  EXPECT_THAT(out[0].fix, HasSubstr("/sys/class/infiniband/mlx5_1/device link"));
+}
+
 TEST(PcieLinkCheckTest, NarrowLinkFailsFullLinkIsOk) {
   auto out = Evaluate("pcie_link", With(Link(16.0, 16.0, 8, 16)));
   EXPECT_EQ(out.at(0).verdict, Verdict::kFailed);

@@ -38,7 +38,7 @@ std::string FixFor(const std::string& reason, const PeerStatus& p) {
   }
   if (reason == "connect_timeout" || reason == "timeout") {
     return "check that the peer is up and runs rdma-healthd with peers.responder enabled on peers.port, and that the "
-           "path is lossless (PFC on the RoCE priority); rping -c -a <peer address> tests the RDMA path";
+           "path is lossless (PFC on the RoCE priority); `rping -c -a <peer address>` tests the RDMA path";
   }
   if (reason == "rejected") {
     return "the peer's responder refused: add this node's address to the peer's peers.responder.allow, or raise its "
@@ -46,7 +46,7 @@ std::string FixFor(const std::string& reason, const PeerStatus& p) {
   }
   if (reason == "handshake") return "run the same rdma-healthd version on both nodes (the probe handshake differs)";
   if (reason == "local_resources") {
-    return "this node could not set up the probe (RDMA device, memory registration limits: ulimit -l); the message says "
+    return "this node could not set up the probe (RDMA device, memory registration limits: `ulimit -l`); the message says "
            "what failed";
   }
   if (reason.rfind("wc_", 0) == 0) {
@@ -114,8 +114,8 @@ class PeerLatencyCheck : public Check {
       } else if (p.latency->p99_us > *limit) {
         r.verdict = Verdict::kFailed;
         r.reason = observed + " is above the limit " + Us(*limit);
-        r.fix = "look for congestion on the path: pause frames and ECN marks (rdma_roce_* metrics, ethtool -S) on both "
-                "nodes and the switch ports between them; compare with ib_send_lat -R -T <tos> " + p.name;
+        r.fix = "look for congestion on the path: pause frames and ECN marks (rdma_roce_* metrics, `ethtool -S <netdev>`) on both "
+                "nodes and the switch ports between them; compare with `ib_send_lat -R -T <tos> " + p.name + "`";
       } else {
         r.verdict = Verdict::kOk;
         r.reason = observed + " is within the limit " + Us(*limit);
@@ -154,7 +154,7 @@ class PeerBandwidthCheck : public Check {
         std::snprintf(buf, sizeof buf, "%.2f Gb/s", *limit);
         r.reason = observed + " is below the minimum " + buf;
         r.fix = "check the port rate and errors on both ends (rdma_port_rate_bytes_per_second, symbol and link "
-                "errors), PFC pause counters and competing traffic; compare with ib_write_bw -R " + p.name;
+                "errors), PFC pause counters and competing traffic; compare with `ib_write_bw -R " + p.name + "`";
       } else {
         r.verdict = Verdict::kOk;
         char buf[32];

@@ -1,6 +1,7 @@
 // Port checks over the "devices" collector's facts and the Topology (link layer, GIDs, netdev):
 // port_active, port_rate, roce_v2_gid.
-// One verdict per port (subject "mlx5_0/1"); ports of filtered-out devices are never seen here.
+// One verdict per port (subject "mlx5_0/1"), or one for a device whose ports could not be listed
+// (subject "mlx5_0"); ports of filtered-out devices are never seen here.
 #include <cstdio>
 #include <string>
 
@@ -75,10 +76,27 @@ bool ForEachPort(const Snapshot& snapshot, Fn&& fn) {
   return true;
 }
 
+// A device whose ports could not be listed (its folder unreadable): one unknown verdict with the
+// reason, subject the device, so that its ports do not silently drop out of the check.
+void AppendUnlistedPorts(const Snapshot& snapshot, std::vector<CheckResult>& out) {
+  const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+  const auto* topology = snapshot.Get<Topology>();
+  if (facts == nullptr || topology == nullptr) return;
+  for (const RdmaDeviceFacts& d : facts->devices) {
+    const TopologyDevice* td = topology->FindDevice(d.name);
+    if (td == nullptr || !td->ports_unreadable || !d.ports.empty()) continue;
+    out.push_back(CheckResult{"", d.name, Verdict::kUnknown,
+                              "ports unknown, none could be listed: " + *td->ports_unreadable,
+                              "make /sys/class/infiniband/" + d.name + "/ and its ports/ folder readable by the user "
+                              "rdma-healthd runs as (`ls -ld /sys/class/infiniband/" + d.name + "/`)"});
+  }
+}
+
 class PortActiveCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     if (!config.ports.require_active) return;
+    AppendUnlistedPorts(snapshot, out);
     ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       std::string observed = "state ";
@@ -116,9 +134,12 @@ class PortActiveCheck : public Check {
              "that opensm (or the switch SM) runs on this fabric (`sminfo`, `ibstat`), then " + show;
     }
     if (phys == 3) {  // Disabled
-      return "the port is disabled: enable it (`ip link set " +
-             NetdevOrPlaceholder(t) +
-             " up` for RoCE, `ibportstate` for IB) and check the switch port is not shut down; " + show;
+      // ibportstate acts on a LID's port; -D 0 is the local node by direct route, so this needs no LID.
+      const std::string port = std::to_string(p.port);
+      const std::string ib = "`ibportstate -C " + p.device + " -P " + port + " -D 0 " + port + " enable`";
+      const std::string roce = "`ip link set " + NetdevOrPlaceholder(t) + " up`";
+      const std::string enable = t.IsEthernet() ? roce : t.link_layer ? ib : roce + " for RoCE, " + ib + " for InfiniBand";
+      return "the port is disabled: enable it (" + enable + ") and check the switch port is not shut down; " + show;
     }
     if (phys == 2) {  // Polling: no link partner
       return "no link partner: check the cable/transceiver and that the switch port is up and configured "
@@ -134,6 +155,7 @@ RDMAHD_REGISTER_CHECK("port_active", PortActiveCheck,
 class PortRateCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+    AppendUnlistedPorts(snapshot, out);
     ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       if (!p.rate_bytes_per_second) {
@@ -181,6 +203,7 @@ class RoceV2GidCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     if (!config.ports.require_roce_v2_gid) return;
+    AppendUnlistedPorts(snapshot, out);
     ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
       if (!t.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};

@@ -1,14 +1,23 @@
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "collectors/rdma_devices.h"
 #include "collectors/topology_discovery.h"
 #include "core/check.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/topology.h"
 
 namespace rdmahd {
 namespace {
@@ -72,6 +81,31 @@ TEST(PortActiveCheckTest, DownPortFailsWithObservedStatesAndAFix) {
   EXPECT_TRUE(Has(out[0].reason, "Polling (2)")) << out[0].reason;
   EXPECT_TRUE(Has(out[0].fix, "cable")) << out[0].fix;
   EXPECT_TRUE(Has(out[0].fix, "rdma link show mlx5_0/1")) << out[0].fix;
+}
+
+// ibportstate takes the device, the port and the target port by direct route: printed bare it
+// cannot run. The fix names only the command of the port's link layer when that is known.
+TEST(PortActiveCheckTest, DisabledPortFixEnablesItWithTheCommandOfItsLinkLayer) {
+  TestPort p = HealthyRocePort();
+  p.state = SysfsEnumValue{1, "DOWN"};
+  p.phys_state = SysfsEnumValue{3, "Disabled"};
+  p.RdmaPortFacts::port = 2;
+  p.TopologyPort::port = 2;
+  auto roce = Evaluate("port_active", p);
+  ASSERT_EQ(roce.size(), 1u);
+  EXPECT_TRUE(Has(roce[0].fix, "enable it (`ip link set ens1f0np0 up`)")) << roce[0].fix;
+  EXPECT_FALSE(Has(roce[0].fix, "ibportstate")) << roce[0].fix;
+  p.link_layer = "InfiniBand";
+  p.netdev.clear();
+  auto ib = Evaluate("port_active", p);
+  ASSERT_EQ(ib.size(), 1u);
+  EXPECT_TRUE(Has(ib[0].fix, "enable it (`ibportstate -C mlx5_0 -P 2 -D 0 2 enable`)")) << ib[0].fix;
+  p.link_layer.reset();
+  auto unknown = Evaluate("port_active", p);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_TRUE(Has(unknown[0].fix, "`ip link set <netdev> up` for RoCE, `ibportstate -C mlx5_0 -P 2 -D 0 2 enable` for "
+                                   "InfiniBand"))
+      << unknown[0].fix;
 }
 
 TEST(PortActiveCheckTest, LinkUpButNotActiveOnIbPointsAtTheSubnetManager) {
@@ -233,6 +267,104 @@ TEST(PortChecksTest, DegradedFixture) {
   EXPECT_EQ(verdict("roce_v2_gid", "mlx5_0/1"), "ok");
   EXPECT_EQ(verdict("roce_v2_gid", "mlx5_1/1"), "failed");  // empty GID table
   EXPECT_EQ(verdict("roce_v2_gid", "mlx4_0/1"), "failed");  // RoCE v1 only
+}
+
+// Runs `work` as an unprivileged user (nobody, 65534) in a child process when this test runs as
+// root, whom a mode-000 folder does not stop; else in this process. Returns what `work` returned, or
+// sets `skip` when the user could not be switched.
+std::string RunUnprivileged(const std::function<std::string()>& work, std::string& skip) {
+  if (::geteuid() != 0) return work();
+  int fds[2];
+  if (::pipe(fds) != 0) {
+    skip = std::string("pipe: ") + std::strerror(errno);
+    return "";
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    skip = std::string("fork: ") + std::strerror(errno);
+    return "";
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) {
+      out = std::string("SKIP cannot become nobody: ") + std::strerror(errno);
+    } else {
+      out = work();
+    }
+    for (std::size_t off = 0; off < out.size();) {
+      const ssize_t n = ::write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) skip = "the unprivileged child did not finish";
+  if (out.rfind("SKIP ", 0) == 0) skip = out.substr(5);
+  return out;
+}
+
+// A device whose folder the daemon may not read (mode 000, daemon unprivileged): its ports cannot
+// be listed, so each port check gives one unknown verdict for the device, with the reason, instead
+// of its port rows vanishing. The readable device beside it is judged as usual.
+TEST(PortChecksTest, UnreadableDeviceFolderGivesUnknownWithTheReason) {
+  testing::TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);  // mkdtemp's 0700 would stop nobody at the root
+  for (const std::string dev : {"mlx5_0", "mlx5_1"}) {
+    const std::string real = "devices/pci0000:00/0000:00:02.0/infiniband/" + dev;
+    dir.Write(real + "/fw_ver", "22.36.1010\n");
+    dir.Write(real + "/ports/1/state", "4: ACTIVE\n");
+    dir.Write(real + "/ports/1/phys_state", "5: LinkUp\n");
+    dir.Write(real + "/ports/1/rate", "100 Gb/sec (4X EDR)\n");
+    dir.Write(real + "/ports/1/link_layer", "InfiniBand\n");
+    dir.Symlink("../../" + real, "class/infiniband/" + dev);
+  }
+  const std::string locked = dir.path() + "/devices/pci0000:00/0000:00:02.0/infiniband/mlx5_0";
+  ASSERT_EQ(::chmod(locked.c_str(), 0), 0);
+  std::string skip;
+  const std::string rows = RunUnprivileged(
+      [&] {
+        NodeFs fs(dir.path(), "/nonexistent");
+        Config config;
+        config.ports.require_roce_v2_gid = true;
+        Topology topology = testing::DiscoverTopology(fs, config);
+        Snapshot snapshot;
+        snapshot.Put(topology);
+        RdmaDevicesCollector collector;
+        CollectorOutcome outcome;
+        std::ostringstream out;
+        if (Status st = collector.Collect(CollectContext{fs, config, topology}, snapshot, outcome); !st) {
+          return "collect failed: " + st.error().message;
+        }
+        for (const char* name : {"port_active", "port_rate"}) {
+          for (const CheckResult& r : RunRegisteredCheck(name, snapshot, config)) {
+            out << r.check << " " << r.subject << " " << VerdictName(r.verdict) << " | " << r.reason << " | fix: " << r.fix
+                << "\n";
+          }
+        }
+        return out.str();
+      },
+      skip);
+  ::chmod(locked.c_str(), 0755);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  for (const std::string check : {"port_active", "port_rate"}) {
+    SCOPED_TRACE(check);
+    EXPECT_TRUE(Has(rows, check + " mlx5_1/1 ")) << rows;
+    const std::string row = check + " mlx5_0 unknown | ports unknown, none could be listed: ";
+    const std::size_t at = rows.find(row);
+    ASSERT_NE(at, std::string::npos) << rows;
+    const std::string line = rows.substr(at, rows.find('\n', at) - at);
+    EXPECT_TRUE(Has(line, "mlx5_0/ports: Permission denied")) << line;
+    EXPECT_TRUE(Has(line, "fix: make /sys/class/infiniband/mlx5_0/ and its ports/ folder readable")) << line;
+  }
+  EXPECT_TRUE(Has(rows, "port_active mlx5_1/1 ok")) << rows;
 }
 
 }  // namespace

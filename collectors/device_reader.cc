@@ -16,6 +16,13 @@ std::optional<ino_t> DirInode(const std::string& path) {
   return st.st_ino;
 }
 
+bool AttributePresent(const NodeFs& fs, const std::string& path) {
+  auto link = fs.ReadLink(path);  // lstat-like: a dangling symlink is there
+  if (link.ok()) return true;
+  const int err = link.error().errno_value;
+  return err != ENOENT && err != ENOTDIR;  // EINVAL: there, and not a symlink
+}
+
 std::optional<std::string_view> DeviceReader::Read(HeldFile& file) {
   if (gone()) return std::nullopt;
   Result<std::string_view> r = file.Read(fs_, buf_);

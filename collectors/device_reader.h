@@ -22,6 +22,12 @@ bool IsGoneErrno(int err);
 // The inode of a directory (to notice a device re-created under the same name); nullopt if absent.
 std::optional<ino_t> DirInode(const std::string& path);
 
+// Whether an attribute file is there to hold: false only when it does not exist (ENOENT, ENOTDIR).
+// A file that cannot be looked at (EACCES on its folder), a dangling symlink or one leaving a
+// captured tree is held, so that its reads fail with an error naming it on every collection
+// instead of the value vanishing without a word.
+bool AttributePresent(const NodeFs& fs, const std::string& path);
+
 class DeviceReader {
  public:
   // `dir` is the device's directory as discovered, with inode `inode`. Problems with single

@@ -32,11 +32,6 @@ constexpr std::array<DeviceAttr, 6> kDeviceAttrs = {{
     {"node_type", &RdmaDeviceFacts::node_type, true},
 }};
 
-// An attribute to hold: an existing file, or a symlink that is dangling or leaves a captured tree
-// (its reads then fail with an error naming it, every collection, instead of the value vanishing
-// without a word).
-bool AttributePresent(const NodeFs& fs, const std::string& path) { return fs.Exists(path) || fs.ReadLink(path).ok(); }
-
 // One counter directory: the names (shared with the snapshots) and a held file per name.
 struct CounterDir {
   std::shared_ptr<const CounterValues::Names> names;
@@ -201,7 +196,7 @@ RdmaDevicesCollector::RdmaDevicesCollector()
       netlink_(std::make_unique<RdmaNetlinkStats>(std::make_unique<MnlRdmaTransport>())) {}
 
 RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink)
-    : state_(std::make_unique<State>()), netlink_(std::move(netlink)), netlink_live_only_(false) {}
+    : state_(std::make_unique<State>()), netlink_(std::move(netlink)) {}
 RdmaDevicesCollector::~RdmaDevicesCollector() = default;
 
 std::size_t RdmaDevicesCollector::held_descriptors() const {
@@ -231,8 +226,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
     st.layouts.clear();
     st.sysfs_root = ctx.fs.sysfs_root();
   }
-  RdmaNetlinkStats* netlink =
-      netlink_ && (!netlink_live_only_ || NodeFs::IsLiveSysfsRoot(ctx.fs.sysfs_root())) ? netlink_.get() : nullptr;
+  RdmaNetlinkStats* netlink = ctx.fs.asks_kernel() ? netlink_.get() : nullptr;
 
   // Devices that left the topology: close their descriptors.
   std::erase_if(st.layouts, [&](const auto& kv) { return topology.FindDevice(kv.first) == nullptr; });

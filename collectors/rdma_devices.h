@@ -40,10 +40,10 @@ namespace rdmahd {
 
 class RdmaDevicesCollector : public Collector {
  public:
-  // hw_counters over RDMA netlink (one request per port) when the sysfs root is the live /sys,
-  // else from the files.
+  // hw_counters over RDMA netlink (one request per port) when the collection's NodeFs asks the
+  // kernel (the sysfs root is the live /sys), else from the files.
   RdmaDevicesCollector();
-  // hw_counters over `netlink` whatever the sysfs root (tests); nullptr: always from the files.
+  // The same over `netlink` (tests); nullptr: always from the files.
   explicit RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink);
   ~RdmaDevicesCollector() override;
 
@@ -60,7 +60,6 @@ class RdmaDevicesCollector : public Collector {
  private:
   std::unique_ptr<State> state_;
   std::unique_ptr<RdmaNetlinkStats> netlink_;
-  bool netlink_live_only_ = true;
 };
 
 }  // namespace rdmahd

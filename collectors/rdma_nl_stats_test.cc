@@ -257,7 +257,7 @@ TEST(RdmaNlStatsTest, DevicesCollectorTakesHwCountersFromNetlinkAndFallsBackToFi
   k.counters[{1, 1}] = {{"out_of_buffer", 1111}, {"np_cnp_sent", 2222}, {"optional_only", 5}};
   k.counters[{2, 1}] = {{"out_of_buffer", 3333}};
   RdmaDevicesCollector c(std::make_unique<RdmaNetlinkStats>(std::move(kernel)));
-  NodeFs fs(testing::ProjectFixture("sysfs/mlx5-roce/sys"), "/nonexistent-proc");
+  NodeFs fs = NodeFs(testing::ProjectFixture("sysfs/mlx5-roce/sys"), "/nonexistent-proc").AskingKernelForTest();
   Config config;
   Topology topology = testing::DiscoverTopology(fs, config);
   CollectContext ctx{fs, config, topology};
@@ -300,6 +300,31 @@ TEST(RdmaNlStatsTest, DevicesCollectorTakesHwCountersFromNetlinkAndFallsBackToFi
   EXPECT_TRUE(o3.errors.empty());
   EXPECT_EQ(k.stat_gets, after_failure);
   EXPECT_EQ(f3.devices.at(1).ports.at(0).hw_counters.at("out_of_buffer"), file_value("mlx5_1", "out_of_buffer"));
+}
+
+// A captured tree: hw_counters come from its files, and the kernel here (which knows nothing of the
+// captured devices, or other devices of the same names) is never asked.
+TEST(RdmaNlStatsTest, DevicesCollectorNeverAsksTheKernelAboutACapture) {
+  auto kernel = std::make_unique<FakeKernel>();
+  FakeKernel& k = *kernel;
+  k.index_of = {{"mlx5_0", 1}, {"mlx5_1", 2}};
+  k.counters[{1, 1}] = {{"out_of_buffer", 1111}};
+  k.counters[{2, 1}] = {{"out_of_buffer", 3333}};
+  RdmaDevicesCollector c(std::make_unique<RdmaNetlinkStats>(std::move(kernel)));
+  NodeFs fs(testing::ProjectFixture("sysfs/mlx5-roce/sys"), "/nonexistent-proc");
+  ASSERT_FALSE(fs.asks_kernel());
+  Config config;
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  ASSERT_TRUE(c.Collect(ctx, snapshot, outcome).ok());
+  EXPECT_TRUE(outcome.errors.empty());
+  EXPECT_EQ(k.stat_gets, 0);
+  auto file = fs.ReadFile(fs.Sys("class/infiniband/mlx5_0/ports/1/hw_counters/out_of_buffer"));
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(snapshot.Get<RdmaDevicesFacts>()->devices.at(0).ports.at(0).hw_counters.at("out_of_buffer"),
+            std::stoull(*file));
 }
 
 }  // namespace

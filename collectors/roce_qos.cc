@@ -210,6 +210,15 @@ std::string EcnRoleDir(const NodeFs& fs, const std::string& netdev, const char* 
 // The sysfs tree and capture folder layouts were made for: another one invalidates them all.
 std::string LayoutRoot(const NodeFs& fs) { return fs.sysfs_root() + '\n' + fs.dcb_dir(); }
 
+// Why a fact only the kernel (or a --path.dcb capture) gives is unknown on a tree that is not the
+// live /sys, without --path.dcb: the kernel here describes this machine, whose netdev of the same
+// name is another one. `what_comes` ("driver statistics come"); `capture`: the commands that
+// capture it on the node into DIR.
+std::string NotCaptured(std::string_view what_comes, std::string_view capture) {
+  return "not captured: " + std::string(what_comes) + " from the node's kernel and --path.sysfs is not /sys (capture `" +
+         std::string(capture) + "`, then pass --path.dcb=DIR)";
+}
+
 }  // namespace
 
 EcnRoleFacts ReadEcnRole(const NodeFs& fs, const std::string& netdev, const std::string& role) {
@@ -385,6 +394,13 @@ void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevLayout& layou
       f.global_pause_note = "not captured (" + base + "/ethtool-a.txt)";
     }
     if (reader.gone()) layout.listed_at = {};  // a capture file went away: list again next time
+    return;
+  }
+  if (!ctx.fs.asks_kernel()) {
+    layouts_.erase(f.netdev);
+    const std::string& n = f.netdev;
+    f.stats_note = NotCaptured("driver statistics come", "ethtool -S " + n + " > DIR/" + n + "/ethtool-S.txt");
+    f.global_pause_note = NotCaptured("pause parameters come", "ethtool -a " + n + " > DIR/" + n + "/ethtool-a.txt");
     return;
   }
   if (Status st = ethtool_.ReadRawStats(f.netdev, raw_); st) {
@@ -645,6 +661,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     }
     const bool present = layout->present;
     Result<DcbState> dcb = Error{"unread"};
+    bool not_captured = false;
     if (!ctx.fs.dcb_dir().empty()) {
       f.dcb_source = ctx.fs.dcb_dir();
       if (!layout->capture_dir) {
@@ -660,6 +677,12 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     } else if (!present) {
       f.dcb_source = "netlink";
       dcb = Error{name + ": no " + ctx.fs.Sys("class/net/" + name) + " (netdev in another network namespace?)", ENODEV};
+    } else if (!ctx.fs.asks_kernel()) {
+      not_captured = true;
+      dcb = Error{NotCaptured("PFC and APP state come", "dcb -j pfc show dev " + name + " > DIR/" + name +
+                                                            "/pfc.json; dcb -j app show dev " + name + " > DIR/" +
+                                                            name + "/app.json"),
+                  ENODATA};
     } else {
       f.dcb_source = "netlink";
       dcb = dcb_.Read(name);
@@ -670,7 +693,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
       f.dcb = std::move(*dcb);
     } else {
       f.dcb_note = dcb.error().message;
-      outcome.errors.push_back(dcb.error().message);
+      if (!not_captured) outcome.errors.push_back(dcb.error().message);  // not read is not failed
     }
     if (!present) {  // no ECN facts for a netdev not here
       f.ecn_np = EcnRoleFacts{};

@@ -9,6 +9,8 @@
 //
 // When NodeFs::dcb_dir() is set the node is a capture (see dcb_json.h for the folder layout): DCB,
 // ethtool stats and global pause come from the captured files and the local kernel is not asked.
+// Without it they come from the kernel only when NodeFs::asks_kernel() (the live /sys); on any
+// other tree they are unknown, their notes saying "not captured" and how to capture them.
 //
 // Scrape cost: every file a steady-state collection reads (netdev attributes, ECN files, capture
 // files) is a HeldFile in a per-netdev layout, re-read with one pread; nothing is listed or looked

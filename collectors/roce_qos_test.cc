@@ -181,7 +181,7 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
       {"tx_pause_storm_warning_events", 0}, {"rx_prio3_pause_duration", 0}});
   NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
-  NodeFs fs(dir.path(), dir.path());
+  NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();  // the fake is its kernel
   Config config;
   Topology topology = testing::DiscoverTopology(fs, config);
   CollectContext ctx{fs, config, topology};
@@ -226,7 +226,7 @@ TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {
   auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
       {"rx_bytes", 100}, {"rx_prio3_pause", 7}, {"tx_prio3_pause", 8}, {"rx_packets", 1}});
   NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
-  NodeFs fs(dir.path(), dir.path());
+  NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();  // the fake is its kernel
   Config config;
   Topology topology = testing::DiscoverTopology(fs, config);
   CollectContext ctx{fs, config, topology};
@@ -262,7 +262,7 @@ TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
   testing::TempDir dir;
   WriteOneRocePort(dir, "veth0");
   RoceCollector collector(std::make_unique<RefusingTransport>());
-  NodeFs fs(dir.path(), dir.path());
+  NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();  // the fake is its kernel
   Config config;
   config.roce.priority = 3;
   Topology topology = testing::DiscoverTopology(fs, config);
@@ -297,7 +297,7 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
   auto transport = std::make_unique<CountingTransport>();
   CountingTransport* counting = transport.get();
   RoceCollector collector(std::move(transport));
-  NodeFs fs(dir.path(), dir.path());
+  NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();  // the fake is its kernel
   Config config;
   Topology topology = testing::DiscoverTopology(fs, config);
   CollectContext ctx{fs, config, topology};
@@ -320,6 +320,125 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
   CollectorOutcome o2;
   ASSERT_TRUE(collector.Collect(ctx, s2, o2).ok());
   EXPECT_GT(counting->calls, 0);
+}
+
+// ---- captured trees are never judged with this machine's kernel -----------------------------------
+class CountingIoctl : public EthtoolIoctl {
+ public:
+  Status Call(const std::string&, std::span<std::uint8_t>) override {
+    ++calls;
+    return Error::FromErrno("SIOCETHTOOL", ENODEV);
+  }
+  int calls = 0;
+};
+
+// Two RoCE ports of a captured node: rxe0 on `live_name`, rxe1 on `other_name`.
+void WriteTwoRocePorts(const testing::TempDir& dir, const std::string& live_name, const std::string& other_name) {
+  WriteOneRocePort(dir, live_name);
+  dir.Write("class/infiniband/rxe1/ports/1/link_layer", "Ethernet\n");
+  dir.Write("class/infiniband/rxe1/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3457\n");
+  dir.Write("class/infiniband/rxe1/ports/1/gid_attrs/types/0", "RoCE v2\n");
+  dir.Write("class/infiniband/rxe1/ports/1/gid_attrs/ndevs/0", other_name + "\n");
+  dir.Write("class/net/" + other_name + "/mtu", "1500\n");
+  dir.Write("class/net/" + other_name + "/operstate", "up\n");
+}
+
+// The kernel the collectors would ask (here: fakes that count) is never asked about a tree that is
+// not the live /sys, with or without --path.dcb: NodeFs::asks_kernel() decides for every collector.
+TEST(CapturedTreeTest, NoCollectorAsksTheKernelAboutACapture) {
+  testing::TempDir dir, dcb;
+  WriteTwoRocePorts(dir, "eth0", "ens1f0np0");
+  for (const std::string& dcb_dir : {std::string(), dcb.path()}) {
+    SCOPED_TRACE("--path.dcb=" + dcb_dir);
+    auto ioctl = std::make_unique<CountingIoctl>();
+    auto transport = std::make_unique<CountingTransport>();
+    CountingIoctl* ioctl_calls = ioctl.get();
+    CountingTransport* netlink_calls = transport.get();
+    NetdevCollector netdev(std::move(ioctl));
+    RoceCollector roce(std::move(transport));
+    NodeFs fs(dir.path(), dir.path(), dcb_dir);
+    ASSERT_FALSE(fs.asks_kernel());
+    Config config;
+    Topology topology = testing::DiscoverTopology(fs, config);
+    ASSERT_EQ(topology.Netdevs(), (std::vector<std::string>{"ens1f0np0", "eth0"}));
+    CollectContext ctx{fs, config, topology};
+    Snapshot s;
+    CollectorOutcome o;
+    ASSERT_TRUE(netdev.Collect(ctx, s, o).ok());
+    ASSERT_TRUE(roce.Collect(ctx, s, o).ok());
+    EXPECT_EQ(ioctl_calls->calls, 0);
+    EXPECT_EQ(netlink_calls->calls, 0);
+
+    // The same tree standing for the kernel (the test's own fakes): asked.
+    NodeFs live = fs.AskingKernelForTest();
+    CollectContext live_ctx{live, config, topology};
+    ASSERT_TRUE(netdev.Collect(live_ctx, s, o).ok());
+    ASSERT_TRUE(roce.Collect(live_ctx, s, o).ok());
+    EXPECT_EQ(ioctl_calls->calls > 0, dcb_dir.empty());  // a --path.dcb capture is read instead
+    EXPECT_EQ(netlink_calls->calls > 0, dcb_dir.empty());
+  }
+}
+
+// A captured node whose RoCE netdevs are named like a netdev of this machine ("lo" always exists)
+// and like none: without --path.dcb the real SIOCETHTOOL ioctl and DCB netlink would answer for this
+// machine's lo ("no pause parameters", "no DCB support") and fail for the other ("SIOCETHTOOL: No
+// such device"). Neither shows: pause, driver statistics and DCB are unknown, "not captured", and
+// the reason says how to capture them. With --path.dcb (nothing captured in it) they stay unknown.
+TEST(CapturedTreeTest, NetdevNamedLikeALiveOneShowsNoneOfThisMachinesState) {
+  testing::TempDir dir, dcb;
+  WriteTwoRocePorts(dir, "lo", "rdmahd-nx0");
+  for (const std::string& dcb_dir : {std::string(), dcb.path()}) {
+    SCOPED_TRACE("--path.dcb=" + dcb_dir);
+    NetdevCollector netdev;  // the real ioctl
+    RoceCollector roce;      // the real DCB netlink
+    NodeFs fs(dir.path(), dir.path(), dcb_dir);
+    Config config;
+    config.roce.priority = 3;
+    config.roce.trust = TrustMode::kDscp;
+    Topology topology = testing::DiscoverTopology(fs, config);
+    CollectContext ctx{fs, config, topology};
+    Snapshot s;
+    CollectorOutcome o;
+    ASSERT_TRUE(netdev.Collect(ctx, s, o).ok());
+    ASSERT_TRUE(roce.Collect(ctx, s, o).ok());
+    for (const std::string& e : o.errors) {
+      EXPECT_EQ(e.find("SIOCETHTOOL"), std::string::npos) << e;
+      EXPECT_EQ(e.find("netlink"), std::string::npos) << e;
+    }
+    const std::string metrics = Render(netdev, s) + Render(roce, s);
+    EXPECT_EQ(metrics.find("rdma_global_pause_enabled{"), std::string::npos) << metrics;
+    EXPECT_EQ(metrics.find("rdma_dcb_supported{"), std::string::npos) << metrics;
+    for (const std::string name : {"lo", "rdmahd-nx0"}) {
+      SCOPED_TRACE(name);
+      const NetdevFacts* nd = s.Get<RdmaNetdevFacts>()->Find(name);
+      const RoceNetdevFacts* q = s.Get<RoceQosFacts>()->Find(name);
+      ASSERT_NE(nd, nullptr);
+      ASSERT_NE(q, nullptr);
+      EXPECT_FALSE(nd->global_pause.has_value());
+      EXPECT_FALSE(nd->stats_read);
+      EXPECT_FALSE(q->dcb.has_value());
+      EXPECT_NE(nd->global_pause_note.find("not captured"), std::string::npos) << nd->global_pause_note;
+      EXPECT_NE(nd->stats_note.find("not captured"), std::string::npos) << nd->stats_note;
+      for (const std::string* note : {&nd->global_pause_note, &nd->stats_note, &q->dcb_note}) {
+        EXPECT_EQ(note->find("EOPNOTSUPP"), std::string::npos) << *note;
+        EXPECT_EQ(note->find("SIOCETHTOOL"), std::string::npos) << *note;
+        EXPECT_EQ(note->find("No such device"), std::string::npos) << *note;
+      }
+      if (dcb_dir.empty()) {
+        EXPECT_NE(q->dcb_note.find("not captured"), std::string::npos) << q->dcb_note;
+        EXPECT_NE(q->dcb_note.find("dcb -j pfc show dev " + name), std::string::npos) << q->dcb_note;
+        EXPECT_NE(nd->stats_note.find("ethtool -S " + name), std::string::npos) << nd->stats_note;
+      }
+    }
+    for (const char* check : {"roce_global_pause", "roce_pause_storm", "roce_pfc_priority", "roce_trust"}) {
+      for (const CheckResult& r : RunRegisteredCheck(check, s, config)) {
+        EXPECT_EQ(r.verdict, Verdict::kUnknown) << check << " " << r.subject << ": " << r.reason;
+        if (dcb_dir.empty()) {
+          EXPECT_NE(r.reason.find("unknown: not captured"), std::string::npos) << check << ": " << r.reason;
+        }
+      }
+    }
+  }
 }
 
 // ---- held layouts on an MLNX_OFED-like tree ------------------------------------------------------
@@ -579,7 +698,7 @@ TEST(RoceRealKernelTest, VethInOwnNetnsStatsReadDcbUnknown) {
     // The collectors, live (no capture folder), against this namespace's kernel.
     NetdevCollector netdev;
     RoceCollector roce;
-    NodeFs fs(sys.path(), sys.path());
+    NodeFs fs = NodeFs(sys.path(), sys.path()).AskingKernelForTest();  // this namespace's kernel
     Config config;
     config.roce.priority = 3;
     Topology topology = testing::DiscoverTopology(fs, config);

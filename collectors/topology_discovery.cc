@@ -46,6 +46,7 @@ struct TopologyDiscovery::DeviceLayout {
   std::optional<std::string> pci_address;
   std::optional<std::string> device_dir;
   std::vector<PortLayout> ports;
+  std::optional<std::string> ports_error;  // ports/ could not be listed (not: does not exist)
   bool complete = true;  // false: discovery hit errors; rediscover next collection
   // device/net answer for the Ethernet ports whose GIDs named no netdev.
   std::vector<int> fallback_for;
@@ -83,6 +84,7 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
     if (IsGoneErrno(ports.error().errno_value) && !fs.Exists(dir)) return ports.error();
     if (ports.error().errno_value != ENOENT) {
       errors.push_back(ports.error().message);
+      d->ports_error = ports.error().message;
       d->complete = false;
     }
     return d;
@@ -94,7 +96,7 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
     p.port = *num;
     p.dir = dir + "/ports/" + n;
     const std::string ll = p.dir + "/link_layer";
-    if (fs.Exists(ll) || fs.ReadLink(ll).ok()) p.link_layer.emplace(ll);
+    if (AttributePresent(fs, ll)) p.link_layer.emplace(ll);
     ++work.listings;
     p.gids = GidTable::Discover(fs, p.dir, errors, d->complete);
   }
@@ -173,6 +175,7 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
       dev.numa_node = l.numa_node;
       dev.pci_address = l.pci_address;
       dev.device_dir = l.device_dir;
+      dev.ports_unreadable = l.ports_error;
       dev.generation = l.generation;
       dev.ports.reserve(l.ports.size());
       for (PortLayout& p : l.ports) {

@@ -67,7 +67,7 @@ Result<VerbsDevicesCollector::OpenDevice*> VerbsDevicesCollector::OpenAndQuery(c
 
 Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   VerbsFacts facts;
-  if (!NodeFs::IsLiveSysfsRoot(ctx.fs.sysfs_root())) {
+  if (!ctx.fs.asks_kernel()) {
     open_.clear();
     facts.not_queried_reason = "verbs not queried: --path.sysfs is not /sys (libibverbs reads the running kernel)";
     snapshot.Put(std::move(facts));

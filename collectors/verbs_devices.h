@@ -4,9 +4,9 @@
 // rdma_device_max_* and rdma_port_{active,max}_mtu_bytes etc. (docs/metrics.md, "Verbs").
 //
 // Live system only: libibverbs always talks to the running kernel, whatever --path.sysfs says. So
-// the real provider is used only when the sysfs root is /sys; against any other root (fixture trees,
-// captured nodes) the collector succeeds with VerbsFacts{queried = false} and renders nothing,
-// instead of mixing the build machine's devices into a fixture's exposition.
+// the provider is asked only when NodeFs::asks_kernel() (the sysfs root is /sys); against any other
+// root (fixture trees, captured nodes) the collector succeeds with VerbsFacts{queried = false} and
+// renders nothing, instead of mixing the build machine's devices into a fixture's exposition.
 //
 // Cost: ibv_open_device is expensive (it opens /dev/infiniband/uverbsN and allocates a context in
 // the provider library), so opened devices are cached across collections, with their device

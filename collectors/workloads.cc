@@ -18,12 +18,6 @@ namespace {
 // The process is gone (exited between listing and reading, or the pid was never there).
 bool IsGone(const Error& e) { return e.errno_value == ENOENT || e.errno_value == ESRCH; }
 
-bool IsLiveProcRoot(const std::string& root) {
-  std::string r = root;
-  while (r.size() > 1 && r.back() == '/') r.pop_back();
-  return r == "/proc";
-}
-
 std::optional<int> Pid(std::string_view s) {
   auto n = ParseU64(s);
   if (!n || *n == 0 || *n > 4194304) return std::nullopt;  // PID_MAX_LIMIT
@@ -208,13 +202,15 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
   const NodeFs& fs = ctx.fs;
   WorkloadsFacts facts;
 
-  // The daemon's own limit and CAP_IPC_LOCK (on the live /proc, self is the daemon).
+  // The daemon's own limit and CAP_IPC_LOCK (on the live /proc, self is the daemon). getrlimit is
+  // the live /proc's self/limits without the parsing, so it follows the procfs root, as that file
+  // would: a captured procfs gives the captured daemon's limit whatever --path.sysfs is.
   if (auto text = held_.Read(fs, fs.Proc("self/status"))) {
     if (auto status = ParseProcStatus(*text); status && status->cap_effective) {
       facts.daemon_cap_ipc_lock = ((*status->cap_effective >> kCapIpcLock) & 1) != 0;
     }
   }
-  if (IsLiveProcRoot(fs.procfs_root())) {
+  if (NodeFs::IsLiveProcfsRoot(fs.procfs_root())) {
     if (auto own = own_memlock_()) facts.daemon_memlock = *own;
     else facts.daemon_memlock_note = own.error().message;
   } else {

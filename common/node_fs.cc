@@ -275,10 +275,17 @@ NodeFs::NodeFs(std::string sysfs_root, std::string procfs_root, std::string dcb_
     r->fd = ::open(r->path.empty() ? "/" : r->path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     roots_.push_back(std::move(r));
   };
+  asks_kernel_ = IsLiveSysfsRoot(sysfs_);
   // The live trees are the kernel's own: read directly (no containment cost on the hot path).
   if (!IsLiveSysfsRoot(sysfs_)) add(sysfs_);
-  if (StripTrailingSlashes(procfs_) != "/proc") add(procfs_);
+  if (!IsLiveProcfsRoot(procfs_)) add(procfs_);
   add(dcb_);
+}
+
+NodeFs NodeFs::AskingKernelForTest() const {
+  NodeFs out = *this;
+  out.asks_kernel_ = true;
+  return out;
 }
 
 void NodeFs::SetOpenat2UnavailableForTest(bool unavailable) { g_openat2_unavailable.store(unavailable); }
@@ -372,6 +379,12 @@ bool NodeFs::IsLiveSysfsRoot(const std::string& root) {
   std::string_view r = root;
   while (r.size() > 1 && r.back() == '/') r.remove_suffix(1);
   return r == "/sys";
+}
+
+bool NodeFs::IsLiveProcfsRoot(const std::string& root) {
+  std::string_view r = root;
+  while (r.size() > 1 && r.back() == '/') r.remove_suffix(1);
+  return r == "/proc";
 }
 
 // ---------------------------------------------------------------------------------------------

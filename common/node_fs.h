@@ -44,9 +44,19 @@ class NodeFs {
   std::string Dev(std::string_view rel) const;
 
   const std::string& sysfs_root() const { return sysfs_; }
-  // True when the sysfs root is the running kernel's own /sys, so that asking the kernel directly
-  // (verbs, netlink) describes the same node as the files. False for captured or generated trees.
+  // True when the sysfs root is the running kernel's own /sys. False for captured or generated trees.
   static bool IsLiveSysfsRoot(const std::string& root);
+  // True when the procfs root is the running kernel's own /proc (so /proc/self is this process).
+  static bool IsLiveProcfsRoot(const std::string& root);
+  // Whether collectors may ask the running kernel directly (DCB and RDMA netlink, the SIOCETHTOOL
+  // ioctl, libibverbs): only when that describes the node these files show, which is exactly when
+  // the sysfs root is the live /sys. On any other tree the kernel is never asked, whatever names
+  // the tree holds (a captured "eth0" is not this machine's eth0): a fact only the kernel gives is
+  // then read from --path.dcb or is unknown, "not captured". The one place this is decided.
+  bool asks_kernel() const { return asks_kernel_; }
+  // Tests and benchmarks: this same tree, standing for a kernel they control (a fake transport, a
+  // network namespace of their own), which collectors then ask as on the live /sys.
+  NodeFs AskingKernelForTest() const;
   const std::string& procfs_root() const { return procfs_; }
   const std::string& dcb_dir() const { return dcb_; }
 
@@ -92,6 +102,7 @@ class NodeFs {
   std::string procfs_;
   std::string dcb_;
   std::string dev_;
+  bool asks_kernel_ = false;
   // Shared so NodeFs stays cheap to copy; immutable after construction.
   std::vector<std::shared_ptr<const Root>> roots_;
 };

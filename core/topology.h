@@ -50,6 +50,9 @@ struct TopologyDevice {
   // function's on a real node; absent for software devices (rxe, siw). Fixed while the device
   // exists, so discovered with it: the host collectors need it on every collection.
   std::optional<std::string> device_dir;
+  // Why the device's ports could not be listed (its directory or ports/ unreadable: EACCES, ...);
+  // `ports` is then empty though the device has ports. Absent when they were listed (or it has none).
+  std::optional<std::string> ports_unreadable;
 };
 
 // One Ethernet netdev behind an RDMA port.

@@ -277,6 +277,16 @@ void Daemon::EvaluateInBackground(const std::stop_token& stop) {
   if (stop.stop_requested()) return;  // shutting down: the report may be a placeholder
   Observe(report);
   LogHeldFilesBudgetOnce();
+  // A value that cannot be read (an unreadable file, a failing kernel query) is worth a warning
+  // when it starts failing, not on every evaluation while it stays broken.
+  const CollectorErrorLog::NewErrors fresh = collector_errors_.Observe(report->snapshot.outcomes);
+  for (const auto& [collector, error] : fresh.errors) {
+    log::Warn("collector could not read a value", {{"collector", collector}, {"error", error}});
+  }
+  if (fresh.suppressed > 0) {
+    log::Warn("more collector values could not be read",
+              {{"count", std::to_string(fresh.suppressed)}, {"hint", "--log.level=debug lists each one"}});
+  }
   for (const CollectorOutcome& o : report->snapshot.outcomes) {
     for (const std::string& e : o.errors) {
       log::Debug("collector skipped a value", {{"collector", o.collector}, {"error", e}});

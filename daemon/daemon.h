@@ -15,6 +15,7 @@
 #include "core/collection_engine.h"
 #include "common/metric_sink.h"
 #include "config/config.h"
+#include "daemon/collector_error_log.h"
 #include "daemon/options.h"
 #include "daemon/text_buffer_pool.h"
 #include "daemon/verdict_tracker.h"
@@ -96,6 +97,7 @@ class Daemon {
   ConfigStore config_;
   std::unique_ptr<CollectionEngine> engine_;
   VerdictTracker tracker_;
+  CollectorErrorLog collector_errors_;  // the evaluator thread's only
   std::mutex devices_mu_;
   std::optional<std::size_t> last_device_count_;  // guarded by devices_mu_
   std::atomic<bool> ready_{false};

@@ -51,7 +51,7 @@ struct EcnRoleFacts {
 
 struct RoceNetdevFacts {
   std::string netdev;
-  std::string dcb_source;               // "netlink" or the capture folder
+  std::string dcb_source;               // "netlink", the capture folder, or empty (not captured)
   std::optional<DcbState> dcb;          // absent: could not be read (dcb_note says why)
   std::string dcb_note;
   std::optional<TrustMode> trust;       // absent: unknown

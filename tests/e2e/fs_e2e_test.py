@@ -82,6 +82,47 @@ class FifoCounterTest(unittest.TestCase):
             self.assertIn(p.returncode, (0, 1), p.stderr)
 
 
+class UnreadableFilesTest(unittest.TestCase):
+    """A file the daemon needs and cannot read is a warning naming it, logged when it starts failing
+    and not again while it keeps failing; a device folder it may not read (mode 000, daemon
+    unprivileged) gives port verdicts that say so instead of no port verdicts."""
+
+    def test_an_unreadable_counter_is_one_warning_naming_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            sysfs = copy_tree(MLX5_ROCE, tmp)
+            counter = os.path.join(device_dirs(sysfs)["mlx5_0"], "ports", "1", "counters", "port_rcv_data")
+            os.unlink(counter)
+            os.mkdir(counter)  # EISDIR stands in for EACCES, which root never gets
+            with Daemon(*tree_args(sysfs)) as d:
+                line = d.wait_for_log(r"level=warn .*collector could not read a value", timeout=20, start=0)
+                for _ in range(4):
+                    self.assertEqual(d.get("/metrics")[0], 200)
+                    time.sleep(0.3)  # past the scrape cache window: every scrape collects
+            self.assertIsNotNone(line, "\n".join(d.log_lines))
+            self.assertIn("port_rcv_data", line)
+            warned = [l for l in d.log_lines if "port_rcv_data" in l]
+            self.assertEqual(len(warned), 1, "\n".join(d.log_lines))
+
+    def test_an_unreadable_device_folder_gives_unknown_port_verdicts(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.chmod(tmp, 0o755)  # the unprivileged user must reach the tree
+            sysfs = copy_tree(MLX5_ROCE, tmp)
+            locked = device_dirs(sysfs)["mlx5_0"]
+            os.chmod(locked, 0)
+            try:
+                cmd = [binary(), "check", *tree_args(sysfs)]
+                if os.geteuid() == 0:  # root reads a mode-000 folder: run as nobody, as the daemon would be
+                    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            finally:
+                os.chmod(locked, 0o755)
+        if "setpriv" in cmd[0] and "setpriv:" in p.stderr:
+            self.skipTest("cannot drop to nobody: " + p.stderr.strip())
+        self.assertRegex(p.stdout, r"(?m)^port_active +mlx5_0 +unknown +ports unknown, none could be listed: "
+                                   r".*mlx5_0/ports: Permission denied$", p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^port_active +mlx5_1/1 +ok ", p.stdout)
+
+
 class Utf8Test(unittest.TestCase):
     def test_invalid_utf8_in_fw_ver_and_a_counter_name_is_promtool_clean(self):
         with tempfile.TemporaryDirectory() as tmp:
