@@ -1,6 +1,7 @@
 #include "common/excerpt.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/utf8.h"
 
@@ -16,23 +17,32 @@ void AppendHex(std::string& out, unsigned char c) {
 
 }  // namespace
 
+void AppendAsciiEscaped(std::string& out, unsigned char c) {
+  switch (c) {
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (c < 0x20 || c == 0x7F) {
+        AppendHex(out, c);
+      } else {
+        out += static_cast<char>(c);
+      }
+  }
+}
+
 std::string QuoteExcerpt(std::string_view s, std::size_t max_bytes) {
   const std::string_view shown = s.substr(0, max_bytes);
   std::string out = "\"";
   for (char ch : shown) {
     const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c >= 0x7F) {
-          AppendHex(out, c);
-        } else {
-          out += ch;
-        }
+    if (c == '"') {
+      out += "\\\"";
+    } else if (c >= 0x80) {
+      AppendHex(out, c);
+    } else {
+      AppendAsciiEscaped(out, c);
     }
   }
   if (shown.size() < s.size()) return out + "...\" (" + std::to_string(s.size()) + " bytes)";
@@ -84,6 +94,40 @@ std::string CapMessage(std::string_view message, std::size_t max_bytes) {
   while (keep > 0 && (static_cast<unsigned char>(out[keep]) & 0xC0) == 0x80) --keep;  // not inside a character
   out.resize(keep);
   return out + std::string(kCut);
+}
+
+std::string TerminalText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      AppendAsciiEscaped(out, c);
+      ++i;
+      continue;
+    }
+    const Utf8Step step = DecodeUtf8Step(s.substr(i));
+    if (!step.valid) {
+      for (std::size_t k = 0; k < step.length; ++k) AppendHex(out, static_cast<unsigned char>(s[i + k]));
+    } else {
+      // The step is well-formed: 2 to 4 bytes, lead byte's payload then 6 bits per continuation.
+      char32_t cp = c & (step.length == 2 ? 0x1F : step.length == 3 ? 0x0F : 0x07);
+      for (std::size_t k = 1; k < step.length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+      // C1 controls (U+009B is a CSI to some terminals), line and paragraph separators, and the
+      // bidirectional marks, embeddings, overrides and isolates that reorder what a terminal shows.
+      const bool invisible = (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+                             (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+      if (invisible) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+        out += buf;
+      } else {
+        out.append(s.substr(i, step.length));
+      }
+    }
+    i += step.length;
+  }
+  return out;
 }
 
 }  // namespace rdmahd

@@ -34,4 +34,15 @@ std::string DescribeKey(std::string_view s, std::size_t max_bytes = kExcerptByte
 // and ends in " ... (message cut)".
 std::string CapMessage(std::string_view message, std::size_t max_bytes = kMaxMessageBytes);
 
+// Appends the ASCII byte `c` so that it prints as itself or as one visible escape: \\ \n \r \t as
+// written here, other control bytes and DEL as \xNN.
+void AppendAsciiEscaped(std::string& out, unsigned char c);
+
+// `s` on one line whatever it holds, for a terminal or a log line: names and reasons carry text from
+// the node or a capture, and a raw newline would print a fake row or record, an escape sequence
+// would rewrite the terminal. ASCII as AppendAsciiEscaped writes it, each byte of ill-formed UTF-8
+// as \xNN, C1 controls, line/paragraph separators and bidirectional controls as \uNNNN; other
+// characters stay as they are. The result is valid UTF-8.
+std::string TerminalText(std::string_view s);
+
 }  // namespace rdmahd

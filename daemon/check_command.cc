@@ -1,13 +1,12 @@
 #include "daemon/check_command.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "common/excerpt.h"
 #include "common/node_fs.h"
-#include "common/utf8.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
 
@@ -25,57 +24,6 @@ int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<
   return kExitOk;
 }
 
-std::string TableText(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size());
-  auto escape_byte = [&out](unsigned char c) {
-    out += "\\x";
-    out += kHex[c >> 4];
-    out += kHex[c & 0xF];
-  };
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-          if (c < 0x20 || c == 0x7F) {
-            escape_byte(c);
-          } else {
-            out += static_cast<char>(c);
-          }
-      }
-      ++i;
-      continue;
-    }
-    const Utf8Step step = DecodeUtf8Step(s.substr(i));
-    if (!step.valid) {
-      for (std::size_t k = 0; k < step.length; ++k) escape_byte(static_cast<unsigned char>(s[i + k]));
-    } else {
-      // The step is well-formed: 2 to 4 bytes, lead byte's payload then 6 bits per continuation.
-      char32_t cp = c & (step.length == 2 ? 0x1F : step.length == 3 ? 0x0F : 0x07);
-      for (std::size_t k = 1; k < step.length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-      // C1 controls (U+009B is a CSI to some terminals), line and paragraph separators, and the
-      // bidirectional marks, embeddings, overrides and isolates that reorder what a terminal shows.
-      const bool invisible = (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
-                             (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-      if (invisible) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-        out += buf;
-      } else {
-        out.append(s.substr(i, step.length));
-      }
-    }
-    i += step.length;
-  }
-  return out;
-}
-
 void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems) {
   struct Row {
     std::string check, subject, status, reason, fix;
@@ -89,8 +37,8 @@ void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<
   };
   std::size_t wc = 5, ws = 7;
   for (const CheckResult& r : report.verdicts) {
-    Row row{TableText(r.check), TableText(r.subject), TableText(VerdictName(r.verdict)), TableText(r.reason),
-            r.verdict != Verdict::kOk ? TableText(r.fix) : std::string()};
+    Row row{TerminalText(r.check), TerminalText(r.subject), TerminalText(VerdictName(r.verdict)), TerminalText(r.reason),
+            r.verdict != Verdict::kOk ? TerminalText(r.fix) : std::string()};
     wc = std::max(wc, width(row.check));
     ws = std::max(ws, width(row.subject));
     rows.push_back(std::move(row));
@@ -112,11 +60,11 @@ void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<
   }
   for (const CollectorOutcome& o : report.snapshot.outcomes) {
     if (!o.success) {
-      out << "collector " << TableText(o.collector)
-          << " failed: " << (o.errors.empty() ? "" : TableText(o.errors.back())) << "\n";
+      out << "collector " << TerminalText(o.collector)
+          << " failed: " << (o.errors.empty() ? "" : TerminalText(o.errors.back())) << "\n";
     }
   }
-  for (const std::string& p : problems) out << "cannot judge this node: " << TableText(p) << "\n";
+  for (const std::string& p : problems) out << "cannot judge this node: " << TerminalText(p) << "\n";
   out << "\n" << counts[Verdict::kOk] << " ok, " << counts[Verdict::kWarning] << " warning, "
       << counts[Verdict::kFailed] << " failed, " << counts[Verdict::kUnknown] << " unknown\n";
 }

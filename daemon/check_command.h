@@ -22,15 +22,8 @@ inline constexpr int kExitCouldNotRun = 2;
 // be vouched for), else 0.
 int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<std::string>& problems = {});
 
-// `s` as the table prints it, on one line whatever it holds: names and reasons carry text from the
-// node or a capture, and a raw newline would print a fake row, an escape sequence would rewrite the
-// terminal. \\ \n \r \t are written so, other ASCII control bytes and each byte of ill-formed UTF-8
-// as \xNN, and C1 controls, line/paragraph separators and bidirectional controls as \uNNNN; other
-// characters stay as they are. The result is valid UTF-8.
-std::string TableText(std::string_view s);
-
 // `problems`: reasons the node cannot be judged besides collector failures (SysfsRootProblem).
-// Every field and message is printed through TableText.
+// Every field and message is printed through TerminalText (common/excerpt.h).
 void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems = {});
 void PrintCheckJson(const Report& report, int exit_code, std::ostream& out,
                     const std::vector<std::string>& problems = {});

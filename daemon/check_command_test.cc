@@ -1,5 +1,7 @@
 #include "daemon/check_command.h"
 
+#include "common/excerpt.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -161,12 +163,12 @@ TEST(CheckCommandTest, TableEscapesControlCharactersInEveryField) {
   EXPECT_NE(s.find("cannot judge this node: a problem\\r\\nwith a newline\n"), std::string::npos) << s;
 }
 
-TEST(CheckCommandTest, TableTextKeepsPrintableTextAndShowsBackslashesUnambiguously) {
-  EXPECT_EQ(TableText("mlx5_0/1 ens1f0np0: PFC 3:on, 1.5 µs"), "mlx5_0/1 ens1f0np0: PFC 3:on, 1.5 µs");
-  EXPECT_EQ(TableText("a\\nb"), "a\\\\nb");  // a literal backslash-n is not a newline
-  EXPECT_EQ(TableText(std::string("nul\0byte", 8)), "nul\\x00byte");
-  EXPECT_EQ(TableText("\xe2\x80\xa8\xe2\x81\xa6\xd8\x9c"), "\\u2028\\u2066\\u061c");
-  EXPECT_EQ(TableText("\xc0\xaf\xe2\x82"), "\\xc0\\xaf\\xe2\\x82");  // overlong, truncated
+TEST(CheckCommandTest, TerminalTextKeepsPrintableTextAndShowsBackslashesUnambiguously) {
+  EXPECT_EQ(TerminalText("mlx5_0/1 ens1f0np0: PFC 3:on, 1.5 µs"), "mlx5_0/1 ens1f0np0: PFC 3:on, 1.5 µs");
+  EXPECT_EQ(TerminalText("a\\nb"), "a\\\\nb");  // a literal backslash-n is not a newline
+  EXPECT_EQ(TerminalText(std::string("nul\0byte", 8)), "nul\\x00byte");
+  EXPECT_EQ(TerminalText("\xe2\x80\xa8\xe2\x81\xa6\xd8\x9c"), "\\u2028\\u2066\\u061c");
+  EXPECT_EQ(TerminalText("\xc0\xaf\xe2\x82"), "\\xc0\\xaf\\xe2\\x82");  // overlong, truncated
 }
 
 // Columns line up by characters: a subject with a 2-byte character is as wide as it looks.

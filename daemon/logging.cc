@@ -5,7 +5,6 @@
 #include <systemd/sd-journal.h>
 #include <sys/uio.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/excerpt.h"
 #include "common/utf8.h"
 
 namespace rdmahd::log {
@@ -72,34 +72,18 @@ void AppendLogfmtValue(std::string& out, std::string_view v) {
     AppendLogfmtValue(out, ValidUtf8(v));
     return;
   }
-  // A control byte (CR, ESC, ...) is quoted and escaped too: printed raw it could rewrite the
-  // terminal line a reader sees or forge a line of its own.
-  auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
-  bool quote = v.empty() || v.find_first_of(" \"=\\") != std::string_view::npos ||
-               std::any_of(v.begin(), v.end(), is_control);
+  // Control characters escaped as the `check` table does (a CR or ESC printed raw could rewrite the
+  // line a reader sees, a newline forge a record); a value that needed escaping is quoted.
+  const std::string text = TerminalText(v);
+  const bool quote = text.empty() || text != v || text.find_first_of(" \"=") != std::string::npos;
   if (!quote) {
-    out += v;
+    out += text;
     return;
   }
-  static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (char c : v) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (is_control(c)) {
-          const auto b = static_cast<unsigned char>(c);
-          out += "\\x";
-          out += kHex[b >> 4];
-          out += kHex[b & 0xf];
-        } else {
-          out += c;
-        }
-    }
+  for (char c : text) {
+    if (c == '"') out += '\\';
+    out += c;
   }
   out += '"';
 }
