@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from benchlib import free_port  # noqa: E402  (bench/benchlib.py)
+from benchlib import free_port, stop  # noqa: E402  (bench/benchlib.py)
 
 USER, PASSWORD = "prom", "right horse"
 FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "sysfs", "mlx5-roce")
@@ -140,16 +140,6 @@ def start(binary, web_yml, wait_ready=True):
     return proc, port, "did not start"
 
 
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def scrape(port):
     t0 = time.monotonic()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -188,7 +178,7 @@ def measure_flood(name, binary, web_yml, spec, a):
               f"median {statistics.median(times):.3f} s, max {max(times):.3f} s, statuses {statuses}; "
               f"flood answered {dict(sorted(answers.items(), key=str))}")
     finally:
-        stop(proc)
+        stop(proc, timeout=60)
 
 
 def measure_stop(name, binary, web_yml, cost):
@@ -210,7 +200,7 @@ def measure_stop(name, binary, web_yml, cost):
             flood.answers()
         print(f"{name}: cost {cost}, 8 flooding clients: SIGTERM to exit {took} (exit code {proc.returncode})")
     finally:
-        stop(proc)
+        stop(proc, timeout=60)
 
 
 def main():

@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts in this folder."""
 
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -35,3 +36,14 @@ def wait_up(port, proc, name, attempt_timeout):
         except OSError:
             time.sleep(0.1)
     sys.exit(f"{name} did not come up on 127.0.0.1:{port}")
+
+
+def stop(proc, timeout=20):
+    """Ends a process this script started: SIGTERM, then SIGKILL after `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from benchlib import free_port, wait_up  # noqa: E402  (bench/benchlib.py)
+from benchlib import free_port, stop, wait_up  # noqa: E402  (bench/benchlib.py)
 
 FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "sysfs", "mlx5-roce")
 EMPTY_DCB = os.path.join(SOURCE, "tests", "fixtures", "empty-dcb")
@@ -76,12 +76,7 @@ def run_one(name, binary, args):
         print(f"{name:>8}: burst of {args.count} half requests from {args.sources} addresses in {took:.2f} s; "
               f"/-/healthy after {fmt(healthy)}, /metrics after {fmt(metrics)}", flush=True)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def main():

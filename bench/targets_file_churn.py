@@ -25,7 +25,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import free_port, wait_up  # noqa: E402
+from benchlib import free_port, stop, wait_up  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -144,12 +144,7 @@ def main():
             }
             print(json.dumps(result))
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
             log.close()
 
 
