@@ -20,7 +20,8 @@
 
 namespace rdmahd {
 
-// The latest results of every probe. Thread-safe; results are immutable once published.
+// The latest results of one probe (each has a board of its own). Thread-safe; results are
+// immutable once published.
 class ProbeBoard {
  public:
   // Replaces the published facts of type Facts.

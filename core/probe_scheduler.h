@@ -1,8 +1,8 @@
 // ProbeScheduler: runs each probe on a thread of its own, one round per the probe's interval,
-// while the current config enables it, and publishes through one ProbeBoard. A round that throws
-// costs that round. Each probe publishes on a board of its own; the CollectionEngine (the owner)
-// copies the boards of the probes the collection's config enables into every collection, so a
-// probe turned off stops showing its last results at once.
+// while the current config enables it. A round that throws costs that round. Each probe publishes
+// on a board of its own; the CollectionEngine (the owner) copies the boards of the probes the
+// collection's config enables into every collection, so a probe turned off stops showing its last
+// results at once.
 #pragma once
 
 #include <memory>

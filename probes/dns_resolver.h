@@ -1,4 +1,4 @@
-// DnsResolver: every A and AAAA record of a name, for peer discovery (issue #12): a Kubernetes
+// DnsResolver: every A and AAAA record of a name, for peer discovery: a Kubernetes
 // headless Service name resolves to one address per ready pod, and each address is a peer.
 // getaddrinfo would do for one address, but it hides the record set's shape and cannot be pointed
 // at another server; this asks the resolver library (glibc's res_nquery) directly, with the

@@ -386,8 +386,8 @@ TEST(DnsResolverOptionsTest, BadInputIsRefusedBeforeAnyQuery) {
 using Record = ScriptedDnsServer::Record;
 using Response = ScriptedDnsServer::Response;
 
-// A headless Service of 600 and of 4,000 pods: A answers of 9,626 and 64,026 bytes, past the
-// 8 KiB that used to be read (and past UDP's 512: they come over TCP). Every address is found.
+// A headless Service of 600 and of 4,000 pods: A answers of 9,626 and 64,026 bytes, past any
+// small answer buffer (and past UDP's 512: they come over TCP). Every address is found.
 TEST(DnsResolverScriptedTest, AnswersOfThousandsOfRecordsComeOverTcpWhole) {
   for (int count : {600, 4000}) {
     const std::vector<std::string> pods = Addresses(count);

@@ -69,9 +69,10 @@ const std::vector<double>& PeerLatencyBuckets() {
 
 // Adds a round's samples (microseconds, sorted ascending) to `histogram` as Observe() would one by
 // one (a sample goes to the first bucket whose bound is >= its value in seconds), with one
-// ObserveMultiple: Observe takes a mutex and two atomic updates per sample, ~23 us for 999
-// samples, which at 10 rounds/s to each of 32 peers alone was 0.75% of a core. The samples are
-// sorted already, so each bucket's count is one binary search.
+// ObserveMultiple: Observe takes a mutex and two atomic updates per sample, a cost that adds up
+// over every sample of every round (docs/performance.md, "Peer probes: what the probe costs
+// around its rounds"). The samples are sorted already, so each bucket's count is one binary
+// search.
 void ObserveSortedSamples(const std::vector<double>& sorted_us, prometheus::Histogram& histogram) {
   const std::vector<double>& bounds = PeerLatencyBuckets();
   std::vector<double> increments(bounds.size() + 1, 0);

@@ -522,9 +522,9 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
   EXPECT_GE(on_time, 950u);
   std::sort(gaps.begin(), gaps.end());
   // Jitter is +-10%; the tick (100 ms) adds up to 0.1 s of lateness to a round, and a loaded
-  // machine (2 cores shared with compilers) stalled the thread for up to ~0.5 s in runs here. A
-  // late round makes one gap longer and the next one shorter: the rate holds because the next due
-  // time counts from the previous due time, not from the late start. So: the median gap is the
+  // machine (2 cores shared with compilers) can stall the thread for half a second. A late round
+  // makes one gap longer and the next one shorter: the rate holds because the next due time
+  // counts from the previous due time, not from the late start. So: the median gap is the
   // interval, and no gap is anywhere near 0 (a burst) or 2 intervals (a skipped round).
   EXPECT_GT(gaps.front(), 0.3);
   EXPECT_LT(gaps[gaps.size() / 2], 1.06);
@@ -549,9 +549,6 @@ TEST(PeerProbeTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
   EXPECT_EQ(rendered.size(), 5u);
 }
 
-// Fleet discovery (issue #12): a headless-Service-like name gives 60 addresses; this node (one of
-// them) probes at most max_peers of them, never itself; a DNS failure keeps the last good set and
-// shows as a warning; a shrunk answer drops the gone peers.
 // What a fake discovery answers, and the names it was asked, shared with the discovery thread.
 struct DnsScript {
   std::mutex mu;
@@ -586,9 +583,9 @@ struct DnsScript {
   }
 };
 
-// Fleet discovery (issue #12): a headless-Service-like name gives 60 addresses; this node (one of
-// them) probes at most max_peers of them, never itself; a DNS failure keeps the last good set and
-// shows as a warning; a shrunk answer drops the gone peers.
+// Fleet discovery: a headless-Service-like name gives 60 addresses; this node (one of them)
+// probes at most max_peers of them, never itself; a DNS failure keeps the last good set and shows
+// as a warning; a shrunk answer drops the gone peers.
 TEST(PeerProbeTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   std::vector<std::string> fleet;
   for (int i = 1; i <= 60; ++i) {
@@ -790,7 +787,7 @@ TEST(PeerProbeTest, ChangedDiscoveryNamesDropTheOldWarningAtOnce) {
   dns->released.notify_all();
 }
 
-// Issue #12's series budget: a node with 2 NICs (the mlx5-roce fixture: devices, netdev, roce and
+// The fleet's series budget: a node with 2 NICs (the mlx5-roce fixture: devices, netdev, roce and
 // host collectors, every check) and 32 peers probed for latency and bandwidth, one of them failing
 // too, exports at most 2,000 series, histogram buckets included. The figure is printed for
 // docs/fleet.md.
@@ -863,7 +860,7 @@ TEST(PeerProbeTest, SortedSamplesFillTheHistogramAsObserveDoes) {
   EXPECT_NEAR(a.sample_sum, b.sample_sum, 1e-12);
 }
 
-// Issue #12 budgets 16 KiB of bookkeeping per peer: schedule, counters, histogram, published facts.
+// The fleet budget is 16 KiB of bookkeeping per peer: schedule, counters, histogram, published facts.
 // (bench/peer_bench prints the figure; glibc's mallinfo2 says nothing under a sanitizer's allocator.)
 TEST(PeerProbeTest, BookkeepingStaysUnder16KiBPerPeer) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

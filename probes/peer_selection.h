@@ -1,5 +1,5 @@
 // Peer selection for fleets: which of the discovered peers this node probes, so that no node
-// probes thousands and no fleet exports millions of series (issue #12).
+// probes thousands and no fleet exports millions of series.
 //
 // Every node computes its own choice from the same discovered set (names + ToR labels), with no
 // coordination, and the choices add up to fleet-wide guarantees:

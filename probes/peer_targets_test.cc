@@ -60,7 +60,7 @@ TEST(TargetsFileParseTest, ErrorsNameFileLineAndColumn) {
   EXPECT_THAT(ParseTargetsFile("- labels: {a: b}\n", "p.yaml").error().message, HasSubstr("a group needs targets"));
 }
 
-// Issue #20 item 1: a targets file quotes at most a short escaped excerpt of what it holds, and
+// A targets file quotes at most a short escaped excerpt of what it holds, and
 // nothing of a key that is not a name.
 TEST(TargetsFileParseTest, ErrorsShowOnlyShortExcerpts) {
   const std::string hash = "Hq2v8ZgMmS3cr3tH4shV4lue";

@@ -174,12 +174,10 @@ Status CreateQueueResources(VerbsSession& s, std::size_t buffer_bytes, int acces
 
 // How long a ping-pong (prober and responder alike) spins on its CQ after the last completion
 // before it sleeps on the completion channel. Within a round a reply is measured without a
-// wake-up, as perftest's busy poll measures it (a round trip is a few us on a NIC, ~16 us on
-// Soft-RoCE under TCG); a peer that goes silent costs this much CPU, then none. Shorter windows
-// were measured to lock whole rounds into ~tick-long round trips on Soft-RoCE under TCG: a thread
-// that slept is woken onto the CPU where the other end spins, and the two then share it (2 ms:
-// t_typical of 1.4-3.9 ms in 5 of 11 runs of bench/probe_vs_perftest.sh on a loaded host, and in
-// 1 of 4 runs of a side-by-side comparison where 20 ms and 200 ms had none).
+// wake-up, as perftest's busy poll measures it; a peer that goes silent costs this much CPU, then
+// none. A shorter window can lock whole rounds into tick-long round trips on a loaded host with a
+// software device: a thread that slept is woken onto the CPU where the other end spins, and the
+// two then share it (docs/performance.md, "Peer probes: accuracy against perftest").
 inline constexpr auto kSpinWithoutProgress = std::chrono::milliseconds(20);
 
 // Waits for work completions: spins while `spin_until` is in the future (a round in progress),
