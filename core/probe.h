@@ -10,7 +10,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "common/metric_sink.h"
 #include "common/node_fs.h"
@@ -56,12 +59,41 @@ class Probe {
   // Time from the start of one round to the start of the next.
   virtual std::chrono::milliseconds Interval(const Config& config) const = 0;
   // One round; may take seconds. Publishes its results on `board`. Never runs concurrently with
-  // itself. A round that throws is counted as failed; the probe runs again at the next interval.
+  // itself. A round that throws is a failed round (exported and logged: ProbeRoundOutcome); the
+  // probe runs again at the next interval.
   virtual void RunRound(const ProbeContext& ctx, ProbeBoard& board) = 0;
   // Renders the probe's published facts from a collection's snapshot. Called concurrently from
   // several scrapes, and while a round runs: must read only `snapshot`.
   virtual void Render(const Snapshot& snapshot, MetricSink& sink) const = 0;
+  // False when `config` gives the probe nothing to measure (the `peers` probe without targets, a
+  // targets file or discovery names): its rounds still run, to see a new config, but are not
+  // exported, so a node that does not use the probe shows no series for it. Called concurrently
+  // with a round: must read only `config`.
+  virtual bool HasWork(const Config& config) const {
+    (void)config;
+    return true;
+  }
 };
+
+// How a probe's rounds went since the daemon started, as the ProbeScheduler counts them.
+struct ProbeRoundOutcome {
+  std::string probe;          // the registered name (the `probe` label)
+  std::uint64_t rounds = 0;   // rounds that ended, returning or throwing
+  std::uint64_t failed = 0;   // rounds that threw
+  bool last_failed = false;   // the last round threw
+  std::chrono::duration<double> last_duration{};  // wall time of the last round
+  std::string last_error;     // what the last round that threw said; empty until one did
+};
+
+// In every collection's Snapshot: the outcomes of the probes its config enables and gives work
+// (Probe::HasWork), each from the end of its first round, in registration order.
+struct ProbeRoundFacts {
+  std::vector<ProbeRoundOutcome> probes;
+};
+
+// Renders a snapshot's ProbeRoundFacts as the rdma_healthd_probe_* families (docs/metrics.md):
+// success and duration of the last round, rounds and failed rounds since the start.
+void RenderProbeRounds(const Snapshot& snapshot, MetricSink& sink);
 
 // Every probe kind linked into the binary.
 Registry<Probe>& ProbeRegistry();

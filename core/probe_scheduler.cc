@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/thread_name.h"
@@ -21,11 +22,13 @@ struct ProbeScheduler::Slot {
   std::condition_variable cv;
   std::shared_ptr<const Config> config;  // guarded by mu
   bool in_round = false;                 // guarded by mu
-  Counts counts;                         // guarded by mu
+  ProbeRoundOutcome outcome;             // guarded by mu
   std::thread thread;
 
   Slot(std::string n, std::shared_ptr<Probe> p, std::shared_ptr<ProbeBoard> b, NodeFs f)
-      : name(std::move(n)), probe(std::move(p)), board(std::move(b)), fs(std::move(f)) {}
+      : name(std::move(n)), probe(std::move(p)), board(std::move(b)), fs(std::move(f)) {
+    outcome.probe = name;
+  }
 
   static void Loop(const std::shared_ptr<Slot>& self) {
     using Clock = std::chrono::steady_clock;
@@ -39,18 +42,25 @@ struct ProbeScheduler::Slot {
       self->in_round = true;
       lock.unlock();
       const Clock::time_point start = Clock::now();
-      bool ok = true;
+      std::optional<std::string> error;
       std::chrono::milliseconds interval{1000};
       try {
         interval = self->probe->Interval(*config);
         self->probe->RunRound(ProbeContext{self->fs, *config, self->stopping}, *self->board);
       } catch (...) {
-        ok = false;
+        error = CurrentExceptionMessage();
       }
+      const Clock::time_point end = Clock::now();
       lock.lock();
       self->in_round = false;
-      ++self->counts.rounds;
-      if (!ok) ++self->counts.failed;
+      ProbeRoundOutcome& o = self->outcome;
+      ++o.rounds;
+      o.last_failed = error.has_value();
+      o.last_duration = end - start;
+      if (error) {
+        ++o.failed;
+        o.last_error = std::move(*error);
+      }
       // Wait out the interval; a new config or a stop ends the wait early.
       const std::shared_ptr<const Config> seen = self->config;
       self->cv.wait_until(lock, start + interval,
@@ -107,9 +117,15 @@ void ProbeScheduler::Stop() {
 }
 
 void ProbeScheduler::CopyInto(Snapshot& snapshot, const Config& config) const {
+  ProbeRoundFacts rounds;
   for (const auto& slot : slots_) {
-    if (config.ProbeEnabled(slot->name)) slot->board->CopyInto(snapshot);
+    if (!config.ProbeEnabled(slot->name)) continue;
+    slot->board->CopyInto(snapshot);
+    if (!slot->probe->HasWork(config)) continue;
+    std::lock_guard lock(slot->mu);
+    if (slot->outcome.rounds > 0) rounds.probes.push_back(slot->outcome);
   }
+  snapshot.Put(std::move(rounds));
 }
 
 std::string ProbeScheduler::busy() const {
@@ -127,7 +143,7 @@ ProbeScheduler::Counts ProbeScheduler::counts(const std::string& probe) const {
   for (const auto& slot : slots_) {
     if (slot->name != probe) continue;
     std::lock_guard lock(slot->mu);
-    return slot->counts;
+    return slot->outcome;
   }
   return {};
 }

@@ -163,6 +163,7 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   for (const std::string& error : engine_->Render(*report, sink)) {
     log::Error("plug-in failed to render", {{"error", error}});
   }
+  RenderProbeRounds(report->snapshot, sink);
   const auto* topology = report->snapshot.Get<Topology>();
   if (topology != nullptr && report->snapshot.Get<RdmaDevicesFacts>() != nullptr) {
     sink.Gauge("rdma_healthd_sysfs_rdma_class_present",
@@ -251,6 +252,17 @@ void Daemon::Observe(const std::shared_ptr<const Report>& report) {
   // follow it (kernel modules, device nodes), so it is the first thing a newcomer reads.
   LogDeviceCountChange(*report);
   tracker_.ObserveAndLog(report);
+  LogProbeRoundFailures(*report);
+}
+
+void Daemon::LogProbeRoundFailures(const Report& report) {
+  const auto* facts = report.snapshot.Get<ProbeRoundFacts>();
+  if (facts == nullptr) return;
+  for (const ProbeRoundLog::Line& line : probe_rounds_.Observe(*facts, std::chrono::steady_clock::now())) {
+    log::Warn("probe round failed", {{"probe", line.probe},
+                                     {"failed_rounds", std::to_string(line.failed_rounds)},
+                                     {"error", line.error}});
+  }
 }
 
 void Daemon::LogDeviceCountChange(const Report& report) {

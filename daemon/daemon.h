@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "daemon/collector_error_log.h"
 #include "daemon/options.h"
+#include "daemon/probe_round_log.h"
 #include "daemon/text_buffer_pool.h"
 #include "daemon/verdict_tracker.h"
 #include "probes/probe_responder.h"
@@ -89,15 +90,19 @@ class Daemon {
   // Starts, reconfigures or stops the probe responder to match peers.responder. A responder that
   // cannot start (no RDMA device, port in use) is logged; the daemon goes on without it.
   void ReconcileResponder(const Config& config);
-  // RDMA device appearance/disappearance, then verdict changes, go to the log.
+  // RDMA device appearance/disappearance, then verdict changes, then failed probe rounds go to the
+  // log.
   void Observe(const std::shared_ptr<const Report>& report);
   void LogDeviceCountChange(const Report& report);
+  // Rounds of a probe that threw (ProbeRoundLog says which are news).
+  void LogProbeRoundFailures(const Report& report);
 
   Options options_;
   ConfigStore config_;
   std::unique_ptr<CollectionEngine> engine_;
   VerdictTracker tracker_;
   CollectorErrorLog collector_errors_;  // the evaluator thread's only
+  ProbeRoundLog probe_rounds_;
   std::mutex devices_mu_;
   std::optional<std::size_t> last_device_count_;  // guarded by devices_mu_
   std::atomic<bool> ready_{false};

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -106,6 +107,40 @@ TEST(DaemonMetricsTest, SysfsRootProblemNamesTheRoot) {
   present.class_dir_present = true;  // loaded, no device: not a problem of the root
   report.snapshot.Put(present);
   EXPECT_EQ(SysfsRootProblem(report, fs), std::nullopt);
+}
+
+// A probe whose every round throws.
+class BrokenProbe : public Probe {
+ public:
+  std::chrono::milliseconds Interval(const Config&) const override { return std::chrono::milliseconds(5); }
+  void RunRound(const ProbeContext&, ProbeBoard&) override { throw std::runtime_error("probe state corrupt"); }
+  void Render(const Snapshot&, MetricSink&) const override {}
+};
+
+// A probe round that throws is on /metrics (its success 0, its failed rounds counted) and in the
+// log, with what it threw.
+TEST(DaemonMetricsTest, AThrowingProbeRoundIsExportedAndLogged) {
+  EnginePlugins plugins;
+  plugins.probes.push_back({"test_broken", std::make_unique<BrokenProbe>()});
+  auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  auto config = std::make_shared<Config>();
+  config->scrape_cache_window = std::chrono::milliseconds(0);
+  engine->RunProbes(config);
+  Daemon daemon(Options{}, config, std::move(engine));
+
+  ::testing::internal::CaptureStderr();
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (text.find("rdma_healthd_probe_failed_rounds_total{probe=\"test_broken\"}") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    text = *daemon.Metrics();
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(text.find("rdma_healthd_probe_success{probe=\"test_broken\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("rdma_healthd_probe_rounds_total{probe=\"test_broken\"} "), std::string::npos) << text;
+  EXPECT_NE(log.find("msg=\"probe round failed\" probe=test_broken failed_rounds="), std::string::npos) << log;
+  EXPECT_NE(log.find("error=\"probe state corrupt\""), std::string::npos) << log;
 }
 
 // A daemon (HTTP on 127.0.0.1:0) whose only collector is stuck until the test opens the gate, run

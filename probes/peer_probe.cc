@@ -115,10 +115,15 @@ std::optional<std::chrono::steady_clock::time_point> PeerProbe::next_latency_due
   return it->second->next_latency;
 }
 
+bool PeerProbe::HasWork(const Config& config) const {
+  const PeersPolicy& p = config.peers;
+  return !p.targets.empty() || !p.file.empty() || !p.discovery.dns.empty();
+}
+
 std::chrono::milliseconds PeerProbe::Interval(const Config& config) const {
   const PeersPolicy& p = config.peers;
   // Nothing to probe and nothing to discover: a new config ends the scheduler's wait anyway.
-  if (p.targets.empty() && p.file.empty() && p.discovery.dns.empty()) return std::chrono::seconds(60);
+  if (!HasWork(config)) return std::chrono::seconds(60);
   std::chrono::milliseconds shortest = p.interval;
   if (p.bandwidth) shortest = std::min(shortest, p.bandwidth_interval);
   // A tenth of the interval: a probe starts at most that late (its rate holds: the next due time

@@ -81,6 +81,8 @@ class PeerProbe : public Probe {
   std::chrono::milliseconds Interval(const Config& config) const override;
   void RunRound(const ProbeContext& ctx, ProbeBoard& board) override;
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+  // Targets, a targets file or discovery names.
+  bool HasWork(const Config& config) const override;
 
   // Peers in the current set, and when a peer's next latency probe is due (tests and the bench;
   // call between rounds, on the thread that runs them).

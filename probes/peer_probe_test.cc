@@ -13,6 +13,7 @@
 #include <deque>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -532,21 +533,46 @@ TEST(PeerProbeSchedulerTest, ThousandPeersOnOneThreadStayOnSchedule) {
   EXPECT_LT(gaps[gaps.size() * 99 / 100], 1.6);
 }
 
-// docs/metrics.md's peers section lists exactly the families the probe renders (the daemon e2e
-// test cannot see them: on fixture trees no peer is configured).
+// docs/metrics.md's peers section lists exactly the families a node with peers exposes for the
+// probe: its own and its rounds' (the daemon e2e test cannot see them: on fixture trees no peer is
+// configured).
 TEST(PeerProbeTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
-  Harness h;
-  Config c = PeersConfig({"10.0.0.2"});
-  c.peers.bandwidth = true;
-  c.peers.bandwidth_interval = milliseconds(100);
-  ASSERT_TRUE(h.RunUntil(c, [&] {
-    std::lock_guard lock(h.script->mu);
-    return !h.script->bandwidth_calls.empty() && !h.script->latency_calls.empty();
+  auto script = std::make_shared<Script>();
+  std::vector<Instance<Probe>> probes;
+  probes.push_back({"peers", std::make_unique<PeerProbe>(PeerProbe::Options{
+                                 [script] { return std::make_unique<FakeProber>(script); },
+                                 [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); },
+                                 42, {}, {}, {}})});
+  ProbeScheduler scheduler(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
+  auto c = std::make_shared<Config>(PeersConfig({"10.0.0.2"}));
+  c->peers.bandwidth = true;
+  c->peers.bandwidth_interval = milliseconds(100);
+  scheduler.Configure(c);
+  auto wait = [](const std::function<bool()>& done) {
+    for (const auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
+      if (done()) return true;
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait([&] {
+    std::lock_guard lock(script->mu);
+    return !script->bandwidth_calls.empty() && !script->latency_calls.empty();
   }));
-  const std::set<std::string> rendered = testing::RenderedFamilies(h.Metrics());
+  // The round that made both calls has ended (and published) once one more round has.
+  const std::uint64_t rounds = scheduler.counts("peers").rounds;
+  ASSERT_TRUE(wait([&] { return scheduler.counts("peers").rounds > rounds; }));
+  scheduler.Stop();
+
+  Snapshot snapshot;
+  scheduler.CopyInto(snapshot, *c);
+  MetricSink sink;
+  for (const auto& [name, probe] : scheduler.probes()) probe->Render(snapshot, sink);
+  RenderProbeRounds(snapshot, sink);
+  const std::set<std::string> rendered = testing::RenderedFamilies(sink.Serialize());
   const std::set<std::string> documented = testing::DocumentedFamilies("(probe `peers`)");
   EXPECT_EQ(documented, rendered);
-  EXPECT_EQ(rendered.size(), 5u);
+  EXPECT_EQ(rendered.size(), 9u);
 }
 
 // What a fake discovery answers, and the names it was asked, shared with the discovery thread.

@@ -68,6 +68,10 @@ class PeersE2ETest(unittest.TestCase):
             self.assertTrue(ok, out)
             self.assertEqual(probes_by_peer(body)["127.0.0.3"][0], ',rack="r1"')
             self.assertIn('rdma_peer_latency_seconds_count{peer="127.0.0.1"}', body)
+            # The probe's rounds are reported like a collector's runs (none of them throws here).
+            self.assertIn('rdma_healthd_probe_success{probe="peers"} 1\n', body)
+            self.assertRegex(body, r'rdma_healthd_probe_rounds_total\{probe="peers"\} [1-9]')
+            self.assertIn('rdma_healthd_probe_failed_rounds_total{probe="peers"} 0\n', body)
             self.assertRegex(body, r'rdma_check_status\{check="peer_reachable",subject="127.0.0.2",status="\w+"\} 1')
             kept_before = probes_by_peer(body)["127.0.0.2"][1]
 
