@@ -1,31 +1,75 @@
 #include "common/net_address.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "common/parse.h"
 
 namespace rdmahd {
 
-bool IsIpLiteral(std::string_view s) {
-  if (s.empty() || s.size() >= INET6_ADDRSTRLEN) return false;
+std::optional<MappedIp> ParseIpAddress(std::string_view s) {
+  if (s.empty() || s.size() >= INET6_ADDRSTRLEN) return std::nullopt;
   const std::string text(s);
-  unsigned char buf[sizeof(struct in6_addr)];
-  return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
+  MappedIp out{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    out[10] = out[11] = 0xff;
+    std::memcpy(&out[12], &v4, sizeof v4);
+    return out;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    std::memcpy(out.data(), &v6, sizeof v6);
+    return out;
+  }
+  return std::nullopt;
+}
+
+bool IsIpLiteral(std::string_view s) { return ParseIpAddress(s).has_value(); }
+
+bool IpNetwork::Contains(const MappedIp& address) const {
+  unsigned bit = 0;
+  for (; bit + 8 <= prefix; bit += 8) {
+    if (address[bit / 8] != network[bit / 8]) return false;
+  }
+  if (bit < prefix) {
+    const auto mask = static_cast<std::uint8_t>(0xff << (8 - (prefix - bit)));
+    if ((address[bit / 8] & mask) != (network[bit / 8] & mask)) return false;
+  }
+  return true;
+}
+
+Result<IpNetwork> ParseCidr(std::string_view s) {
+  const auto slash = s.find('/');
+  const std::string_view ip = s.substr(0, slash);
+  const std::optional<MappedIp> address = ParseIpAddress(ip);
+  if (!address) return Error{"not an IP address or CIDR block (10.0.0.0/24, fd00::/64)"};
+  const bool v4 = ip.find(':') == std::string_view::npos;
+  const unsigned max_prefix = v4 ? 32 : 128;
+  IpNetwork net;
+  net.network = *address;
+  net.prefix = 128;
+  if (slash != std::string_view::npos) {
+    const std::string_view digits = s.substr(slash + 1);
+    const bool ok = !digits.empty() && digits.size() <= 3 &&
+                    std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const std::optional<std::uint64_t> n = ok ? ParseU64(digits) : std::nullopt;
+    if (!n || *n > max_prefix) return Error{"prefix length must be 0 to " + std::to_string(max_prefix)};
+    net.prefix = static_cast<unsigned>(*n) + (v4 ? 96 : 0);
+  }
+  for (unsigned bit = net.prefix; bit < 128; ++bit) {
+    net.network[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
+  }
+  return net;
 }
 
 std::optional<std::string> CheckIpOrCidr(std::string_view s) {
-  const auto slash = s.find('/');
-  const std::string_view ip = s.substr(0, slash);
-  if (!IsIpLiteral(ip)) return "not an IP address or CIDR block (10.0.0.0/24, fd00::/64)";
-  if (slash == std::string_view::npos) return std::nullopt;
-  const int max_prefix = ip.find(':') == std::string_view::npos ? 32 : 128;
-  const std::string_view prefix = s.substr(slash + 1);
-  const auto n = prefix.empty() || prefix.size() > 3 ? std::nullopt : ParseU64(prefix);
-  if (!n || *n > static_cast<std::uint64_t>(max_prefix)) {
-    return "prefix length must be 0 to " + std::to_string(max_prefix);
-  }
+  Result<IpNetwork> net = ParseCidr(s);
+  if (!net.ok()) return net.error().message;
   return std::nullopt;
 }
 

@@ -21,29 +21,12 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "probes/address_allow_list.h"
 #include "probes/handshake.h"
 
 struct sockaddr;
 
 namespace rdmahd {
-
-// responder.allow: IPs and CIDRs, v4 and v6. An IPv4-mapped IPv6 peer (::ffff:a.b.c.d) matches
-// the IPv4 entries, as rdma_cm may report a v4 peer that way.
-class AddressAllowList {
- public:
-  static Result<AddressAllowList> Parse(const std::vector<std::string>& entries);
-  bool Allows(const sockaddr* peer) const;
-  bool Allows(const std::string& ip) const;  // numeric address; false when it does not parse
-  std::size_t size() const { return entries_.size(); }
-
- private:
-  struct Entry {
-    std::array<std::uint8_t, 16> addr{};  // IPv4 as ::ffff:a.b.c.d
-    unsigned prefix = 128;
-  };
-  bool Allows(const std::array<std::uint8_t, 16>& addr) const;
-  std::vector<Entry> entries_;
-};
 
 // Sessions and registered bytes in use, against the caps. Thread-safe. A Lease gives its share back
 // when destroyed; the budget must outlive its leases.
