@@ -1,4 +1,4 @@
-#include "probes/probe_responder.h"
+#include "probes/responder_admission.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
