@@ -54,12 +54,7 @@ bool PeerLeft(VerbsSession& s) {
 // disconnects or stays silent for kIdleTimeout, at kMaxLatencySession, or on stop.
 Status ServeLatency(VerbsSession& s, const ProbeHello& hello, const std::atomic<bool>& stop) {
   const std::uint32_t size = hello.message_size;
-  ibv_sge sge{reinterpret_cast<std::uintptr_t>(s.buffer.data()), size, s.mr.get()->lkey};
-  ibv_send_wr wr{};
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = size <= s.max_inline ? IBV_SEND_INLINE : 0;
+  PingPongSend send(s, size);
   const auto session_end = Clock::now() + kMaxLatencySession;
   auto last_progress = Clock::now();
   std::uint32_t answered = 0, to_answer = 0;
@@ -89,10 +84,10 @@ Status ServeLatency(VerbsSession& s, const ProbeHello& hello, const std::atomic<
     // Answers wait for room in the send queue: a message whose answer cannot be posted yet is
     // answered once a send completion retires earlier ones (bounded by the idle timeout above).
     for (; to_answer > 0 && sends.CanPost() && answered < hello.iterations; --to_answer) {
-      sends.Prepare(wr, answered + 1 == hello.iterations);
+      sends.Prepare(send.wr, answered + 1 == hello.iterations);
       ibv_send_wr* bad = nullptr;
-      if (const int rc = ibv_post_send(s.qp.get(), &wr, &bad); rc != 0) return Error::FromErrno("ibv_post_send", rc);
-      sends.Posted(wr);
+      if (const int rc = ibv_post_send(s.qp.get(), &send.wr, &bad); rc != 0) return Error::FromErrno("ibv_post_send", rc);
+      sends.Posted(send.wr);
       ++answered;
     }
   }

@@ -94,25 +94,20 @@ ProbeOutcome<LatencySamples> RdmaCmProber::RunLatency(VerbsSession& s, const Pee
   if (auto* f = std::get_if<ProbeFailure>(&accepted)) return *f;
 
   std::vector<std::int64_t> posted(request.iterations);
-  ibv_sge sge{reinterpret_cast<std::uintptr_t>(s.buffer.data()), size, s.mr.get()->lkey};
-  ibv_send_wr wr{};
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = size <= s.max_inline ? IBV_SEND_INLINE : 0;
+  PingPongSend send(s, size);
   const auto deadline = Clock::now() + request.timeout;
   auto last_progress = Clock::now();
   SendWindow sends(kLatencySendDepth, kLatencySignalEvery);
   ibv_wc wc[kMaxWc];
   for (std::uint32_t i = 0; i < request.iterations; ++i) {
-    sends.Prepare(wr, i + 1 == request.iterations);
+    sends.Prepare(send.wr, i + 1 == request.iterations);
     posted[i] = RawNowNs();
     ibv_send_wr* bad = nullptr;
-    if (const int rc = ibv_post_send(s.qp.get(), &wr, &bad); rc != 0) {
+    if (const int rc = ibv_post_send(s.qp.get(), &send.wr, &bad); rc != 0) {
       Disconnect(s);
       return Fail("local_resources", peer, Error::FromErrno("ibv_post_send", rc).message);
     }
-    sends.Posted(wr);
+    sends.Posted(send.wr);
     // The reply to this message; send completions are reaped on the way.
     bool replied = false;
     while (!replied || !sends.CanPost()) {

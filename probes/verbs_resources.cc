@@ -209,6 +209,14 @@ Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length) {
   return Status::Ok();
 }
 
+PingPongSend::PingPongSend(const VerbsSession& s, std::uint32_t size)
+    : sge{reinterpret_cast<std::uintptr_t>(s.buffer.data()), size, s.mr.get()->lkey} {
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = size <= s.max_inline ? IBV_SEND_INLINE : 0;
+}
+
 std::string WcStatusReason(ibv_wc_status status) {
   switch (status) {
     case IBV_WC_SUCCESS: return "wc_success";

@@ -190,6 +190,19 @@ Result<int> WaitCompletions(VerbsSession& s, ibv_wc* wc, int max_wc, std::chrono
 // Posts one receive of `length` bytes at `addr` (inside the session's registered buffer).
 Status PostRecv(VerbsSession& s, std::uint8_t* addr, std::uint32_t length);
 
+// The message each side of a ping-pong posts: a SEND of the first `size` bytes of the session's
+// registered buffer, inline when the QP accepted that many inline bytes. SendWindow sets its
+// signaling and wr_id before each post. It holds the scatter entry its request points to, so it is
+// neither copied nor moved.
+struct PingPongSend {
+  PingPongSend(const VerbsSession& s, std::uint32_t size);
+  PingPongSend(const PingPongSend&) = delete;
+  PingPongSend& operator=(const PingPongSend&) = delete;
+
+  ibv_sge sge;
+  ibv_send_wr wr{};
+};
+
 // Selective signaling of a ping-pong's sends, as perftest's latency tests do: only one send in
 // `every` asks for a completion, and that completion retires it and every unsignaled send posted
 // before it (a QP completes its send queue in order). The device then writes one send completion

@@ -142,5 +142,33 @@ TEST(SendWindow, SignalsOneInEveryNeverOverfillsAndAFullQueueAlwaysHasACompletio
   }
 }
 
+// The ping-pong's message, the same for the prober and the responder: the start of the registered
+// buffer under the MR's key, one scatter entry, inline up to what the QP accepted.
+TEST(PingPongSend, SendsTheBufferStartUnderTheMrKeyInlineUpToTheQpsLimit) {
+  VerbsSession s;
+  Result<AlignedBuffer> buffer = AlignedBuffer::Allocate(8192);
+  ASSERT_TRUE(buffer.ok());
+  s.buffer = std::move(*buffer);
+  ibv_mr mr{};
+  mr.lkey = 0x1234;
+  s.mr = MrOwner(&mr, nullptr, "ibv_dereg_mr", &s.log);  // not a real MR: nothing to destroy
+  s.max_inline = 64;
+
+  PingPongSend small(s, 64);
+  EXPECT_EQ(small.sge.addr, reinterpret_cast<std::uintptr_t>(s.buffer.data()));
+  EXPECT_EQ(small.sge.length, 64u);
+  EXPECT_EQ(small.sge.lkey, 0x1234u);
+  EXPECT_EQ(small.wr.sg_list, &small.sge);
+  EXPECT_EQ(small.wr.num_sge, 1);
+  EXPECT_EQ(small.wr.opcode, IBV_WR_SEND);
+  EXPECT_EQ(small.wr.send_flags, unsigned{IBV_SEND_INLINE});
+  EXPECT_EQ(small.wr.next, nullptr);
+
+  PingPongSend large(s, 65);
+  EXPECT_EQ(large.sge.length, 65u);
+  EXPECT_EQ(large.wr.sg_list, &large.sge);
+  EXPECT_EQ(large.wr.send_flags, 0u);
+}
+
 }  // namespace
 }  // namespace rdmahd
