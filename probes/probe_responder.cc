@@ -108,22 +108,28 @@ void Reject(rdma_cm_id* id, const ProbeReject& why) {
   rdma_reject(id, data.data(), static_cast<std::uint8_t>(data.size()));
 }
 
-void RunSession(Session& session, const std::atomic<bool>& stop) {
-  VerbsSession& s = *session.verbs;
-  const ProbeHello& hello = session.hello;
+// A session's steps, in order (RunSession). The id arrives on the session's own channel with the
+// connect request admitted (probes/responder_admission.h).
+
+// Step 1: PD, registered buffer, completion channel, CQ and QP sized for what the hello asks. A
+// latency session registers a send half and a receive half and posts its receives now, before the
+// accept, so the prober's first message always finds one; a bandwidth session registers the buffer
+// the prober writes into.
+Status SetUpQueues(VerbsSession& s, const ProbeHello& hello) {
   const bool latency = hello.kind == ProbeKind::kLatency;
   const std::uint32_t size = hello.message_size;
   QueueSizes queues = latency ? QueueSizes{kSendDepth, kRecvDepth, size <= 64 ? 64u : 0u} : QueueSizes{1, 1, 0};
   const int access = latency ? IBV_ACCESS_LOCAL_WRITE : (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   Status st = CreateQueueResources(s, latency ? std::size_t{size} * 2 : size, access, queues);
   for (std::uint32_t i = 0; st.ok() && latency && i < kRecvDepth; ++i) st = PostRecv(s, s.buffer.data() + size, size);
-  if (!st.ok()) {
-    log::Warn("probe responder: cannot set up a session", {{"peer", session.peer}, {"error", st.error().message}});
-    Reject(s.id.get(), ProbeReject{RejectCode::kInternal, "responder could not set up the session"});
-    session.done = true;
-    return;
-  }
-  ProbeAccept accept{hello.kind, size, latency ? 0 : s.mr.get()->rkey,
+  return st;
+}
+
+// Step 2: accept (RTR, RTS), the accept message in the private data: for a bandwidth session the
+// buffer's rkey and address, where the prober's RDMA WRITEs go. False when rdma_accept fails.
+bool Accept(VerbsSession& s, const ProbeHello& hello) {
+  const bool latency = hello.kind == ProbeKind::kLatency;
+  ProbeAccept accept{hello.kind, hello.message_size, latency ? 0 : s.mr.get()->rkey,
                      latency ? 0 : reinterpret_cast<std::uintptr_t>(s.buffer.data())};
   const std::vector<std::uint8_t> data = EncodeAccept(accept);
   rdma_conn_param param{};
@@ -132,30 +138,63 @@ void RunSession(Session& session, const std::atomic<bool>& stop) {
   param.responder_resources = 0;
   param.initiator_depth = 0;
   param.rnr_retry_count = 7;
-  if (rdma_accept(s.id.get(), &param) != 0) {
-    log::Debug("probe responder: rdma_accept failed", {{"peer", session.peer}});
-  } else {
-    Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now() + kEstablishTimeout, &stop);
-    if (ev.ok() && ev->has_value() && (*ev)->type == RDMA_CM_EVENT_ESTABLISHED) {
-      Status served = latency ? ServeLatency(s, hello, stop) : ServeBandwidth(s, hello, stop);
-      if (!served.ok()) {
-        log::Debug("probe responder: session ended early", {{"peer", session.peer}, {"why", served.error().message}});
-      } else if (latency) {
-        // The prober disconnects once it has the last answer. Disconnecting first could overtake
-        // that answer (the CM's messages travel on another QP) and flush it.
-        (void)WaitCmEvent(s.channel.get(), Clock::now() + kLingerForPeer, &stop);
-      }
-    } else {
-      log::Debug("probe responder: peer did not complete the connection", {{"peer", session.peer}});
-    }
-    rdma_disconnect(s.id.get());
-  }
-  s.Teardown();  // reverse order now, before the lease gives the memory back
+  return rdma_accept(s.id.get(), &param) == 0;
+}
+
+// Step 3: the prober completes the connection within kEstablishTimeout.
+bool AwaitEstablished(VerbsSession& s, const std::atomic<bool>& stop) {
+  Result<std::optional<CmEvent>> ev = WaitCmEvent(s.channel.get(), Clock::now() + kEstablishTimeout, &stop);
+  return ev.ok() && ev->has_value() && (*ev)->type == RDMA_CM_EVENT_ESTABLISHED;
+}
+
+// Step 4: serve the probe (ServeLatency, ServeBandwidth above).
+Status Serve(VerbsSession& s, const ProbeHello& hello, const std::atomic<bool>& stop) {
+  return hello.kind == ProbeKind::kLatency ? ServeLatency(s, hello, stop) : ServeBandwidth(s, hello, stop);
+}
+
+// Step 5, after a latency session answered every message: the prober disconnects once it has the
+// last answer. Disconnecting first could overtake that answer (the CM's messages travel on another
+// QP) and flush it.
+void LingerForPeer(VerbsSession& s, const std::atomic<bool>& stop) {
+  (void)WaitCmEvent(s.channel.get(), Clock::now() + kLingerForPeer, &stop);
+}
+
+// Step 7: everything torn down in reverse order now, before the lease gives the memory back; a
+// destroy that failed is logged.
+void EndSession(Session& session) {
+  VerbsSession& s = *session.verbs;
+  s.Teardown();
   for (const std::string& e : s.log.errors)
     log::Warn("probe responder: session teardown failed", {{"peer", session.peer}, {"error", e}});
   session.verbs.reset();
   session.lease = ResponderBudget::Lease();
   session.done = true;
+}
+
+void RunSession(Session& session, const std::atomic<bool>& stop) {
+  VerbsSession& s = *session.verbs;
+  const ProbeHello& hello = session.hello;
+  if (Status st = SetUpQueues(s, hello); !st.ok()) {
+    log::Warn("probe responder: cannot set up a session", {{"peer", session.peer}, {"error", st.error().message}});
+    Reject(s.id.get(), ProbeReject{RejectCode::kInternal, "responder could not set up the session"});
+    session.done = true;  // what was created goes when the listener reaps the session
+    return;
+  }
+  if (!Accept(s, hello)) {
+    log::Debug("probe responder: rdma_accept failed", {{"peer", session.peer}});
+  } else {
+    if (!AwaitEstablished(s, stop)) {
+      log::Debug("probe responder: peer did not complete the connection", {{"peer", session.peer}});
+    } else if (Status served = Serve(s, hello, stop); !served.ok()) {
+      log::Debug("probe responder: session ended early", {{"peer", session.peer}, {"why", served.error().message}});
+    } else if (hello.kind == ProbeKind::kLatency) {
+      LingerForPeer(s, stop);
+    }
+    // Step 6: disconnect. The prober may have done so already; one still connected (a session cut
+    // short on this side) sees the end at once instead of at its own timeout.
+    rdma_disconnect(s.id.get());
+  }
+  EndSession(session);
 }
 
 }  // namespace
