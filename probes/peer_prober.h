@@ -1,5 +1,5 @@
-// PeerProber: the seam between the peer probe (probes/peer_probe.*: which peers, when, statistics,
-// metrics, checks) and the verbs engine that measures (probes/rdma_cm_prober.*: librdmacm connect,
+// PeerProber: the seam between the peer probe (probes/peer_probe.* and the probes/peer_* files it
+// runs: which peers, when, statistics, metrics) and the verbs engine that measures (probes/rdma_cm_prober.*: librdmacm connect,
 // RC SEND/RECV ping-pong, RDMA WRITE stream, the versioned handshake). The probe side is tested
 // with a fake prober; the verbs side against a real Soft-RoCE device in the VM tier.
 #pragma once
