@@ -227,26 +227,6 @@ TEST(PeerMembershipTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   EXPECT_EQ(dns->asked.size(), 3u);  // once per dns_interval, not once per round
 }
 
-// A probe whose discovery is `dns` (this node: 127.0.0.1), run round by round as the scheduler
-// would.
-struct DiscoveringProbe {
-  std::shared_ptr<Script> script = std::make_shared<Script>();
-  PeerProbe probe;
-  ProbeBoard board;
-  NodeFs fs{"/nonexistent", "/nonexistent"};
-  std::atomic<bool> stopping{false};
-
-  explicit DiscoveringProbe(const std::shared_ptr<DnsScript>& dns) : probe(WithDiscovery(script, dns)) {}
-  void Round(const Config& c) { probe.RunRound(ProbeContext{fs, c, stopping}, board); }
-
-  static PeerProbe::Options WithDiscovery(std::shared_ptr<Script> s, const std::shared_ptr<DnsScript>& dns) {
-    PeerProbe::Options options = FakeProbeOptions(std::move(s));
-    options.discover = dns->Discoverer(dns);
-    options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
-    return options;
-  }
-};
-
 // A DNS server that never answers (each lookup hangs until released) while a static target is due
 // every 100 ms: lookups run beside the probes, never in front of them, and one lookup pass at a
 // time. When the server answers, the discovered peers join.
@@ -254,7 +234,7 @@ TEST(PeerMembershipTest, ASilentDnsServerNeverHoldsUpProbes) {
   auto dns = std::make_shared<DnsScript>();
   dns->hang = true;
   dns->Set(std::vector<std::string>{"10.8.0.1"});
-  DiscoveringProbe d(dns);
+  Harness d(dns);
   Config c = PeersConfig({"10.0.0.2"}, milliseconds(100));
   c.peers.discovery.dns = {"silent-a.test", "silent-b.test"};
   c.peers.discovery.dns_interval = milliseconds(200);
@@ -288,7 +268,7 @@ TEST(PeerMembershipTest, ASilentDnsServerNeverHoldsUpProbes) {
 TEST(PeerMembershipTest, ChangedDiscoveryNamesDropTheOldWarningAtOnce) {
   auto dns = std::make_shared<DnsScript>();
   dns->Set(Error{"dns: old.test does not exist (NXDOMAIN from 127.0.0.1:5353)"});
-  DiscoveringProbe d(dns);
+  Harness d(dns);
   Config c = PeersConfig({"10.0.0.2"}, std::chrono::hours(1));
   c.peers.discovery.dns = {"old.test"};
   auto error = [&] {

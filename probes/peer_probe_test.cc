@@ -104,9 +104,7 @@ TEST(PeerProbeSchedulerTest, DiscoveryOnlyConfigRunsAtItsIntervals) {
   auto script = std::make_shared<Script>();
   auto dns = std::make_shared<DnsScript>();
   dns->Set(std::vector<std::string>{"10.7.0.1", "10.7.0.2"});
-  PeerProbe::Options options = FakeProbeOptions(script, 7);
-  options.discover = dns->Discoverer(dns);
-  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
+  PeerProbe::Options options = WithDiscovery(FakeProbeOptions(script, 7), dns);
   auto config = std::make_shared<Config>();
   config->peers.interval = milliseconds(200);
   config->peers.discovery.dns = {"fleet.test"};

@@ -9,12 +9,6 @@
 namespace rdmahd {
 namespace {
 
-AddressAllowList Allow(const std::vector<std::string>& entries) {
-  Result<AddressAllowList> list = AddressAllowList::Parse(entries);
-  EXPECT_TRUE(list.ok()) << list.error().message;
-  return list.ok() ? *list : AddressAllowList();
-}
-
 TEST(ResponderBudget, CountsSessionsAndBytesAndGivesThemBack) {
   ResponderBudget budget(2, 3 * 4096);
   auto first = budget.Admit(4096);
@@ -67,7 +61,9 @@ TEST(ResponderBytesFor, LatencyNeedsTwoHalvesBandwidthOneBufferPageRounded) {
 
 // The order of refusals: a stranger learns nothing about the handshake or the caps.
 TEST(AdmitProbe, RefusesStrangersThenGarbageThenOversizeThenCaps) {
-  AddressAllowList allow = Allow({"192.0.2.0/24"});
+  Result<AddressAllowList> parsed = AddressAllowList::Parse({"192.0.2.0/24"});
+  ASSERT_TRUE(parsed.ok());
+  const AddressAllowList& allow = *parsed;
   ResponderBudget budget(1, 1 << 20);
   sockaddr_in friend_addr{}, stranger{};
   friend_addr.sin_family = stranger.sin_family = AF_INET;

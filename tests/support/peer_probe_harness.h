@@ -110,58 +110,6 @@ class FakeResolver : public AddressResolver {
   std::map<std::string, std::string> names_;
 };
 
-struct Harness {
-  std::shared_ptr<Script> script = std::make_shared<Script>();
-  PeerProbe probe;
-  ProbeBoard board;
-  NodeFs fs{"/nonexistent", "/nonexistent"};
-  std::atomic<bool> stopping{false};
-
-  explicit Harness(std::map<std::string, std::string> names = {})
-      : probe(PeerProbe::Options{[s = script] { return std::make_unique<FakeProber>(s); },
-                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}, {}}) {}
-
-  void Round(const Config& config) { probe.RunRound(ProbeContext{fs, config, stopping}, board); }
-
-  // Runs rounds (as the scheduler would, every few ms) until `done` or 5 s.
-  template <class Pred>
-  bool RunUntil(const Config& config, Pred done) {
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
-    while (Clock::now() < deadline) {
-      Round(config);
-      if (done()) return true;
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-    return false;
-  }
-
-  std::string Metrics() const {
-    Snapshot snap;
-    board.CopyInto(snap);
-    MetricSink sink;
-    probe.Render(snap, sink);
-    return sink.Serialize();
-  }
-  const PeerFacts* Facts(Snapshot& snap) const {
-    board.CopyInto(snap);
-    return snap.Get<PeerFacts>();
-  }
-};
-
-// Options for a PeerProbe on `script`'s fake prober and a resolver that knows no name.
-inline PeerProbe::Options FakeProbeOptions(std::shared_ptr<Script> script, std::uint64_t seed = 42) {
-  return PeerProbe::Options{[script] { return std::make_unique<FakeProber>(script); },
-                            [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); },
-                            seed, {}, {}, {}};
-}
-
-inline Config PeersConfig(std::vector<std::string> targets, milliseconds interval = milliseconds(100)) {
-  Config c;
-  c.peers.targets = std::move(targets);
-  c.peers.interval = interval;
-  return c;
-}
-
 // What a fake discovery answers, and the names it was asked, shared with the discovery thread.
 struct DnsScript {
   std::mutex mu;
@@ -195,5 +143,66 @@ struct DnsScript {
     return passes;
   }
 };
+
+// Options for a PeerProbe on `script`'s fake prober and a resolver that knows no name.
+inline PeerProbe::Options FakeProbeOptions(std::shared_ptr<Script> script, std::uint64_t seed = 42) {
+  return PeerProbe::Options{[script] { return std::make_unique<FakeProber>(script); },
+                            [] { return std::make_unique<FakeResolver>(std::map<std::string, std::string>{}); },
+                            seed, {}, {}, {}};
+}
+
+// `options` with `dns` as discovery, on a node whose only address is 127.0.0.1.
+inline PeerProbe::Options WithDiscovery(PeerProbe::Options options, const std::shared_ptr<DnsScript>& dns) {
+  options.discover = dns->Discoverer(dns);
+  options.local_addresses = [] { return std::vector<std::string>{"127.0.0.1"}; };
+  return options;
+}
+
+struct Harness {
+  std::shared_ptr<Script> script = std::make_shared<Script>();
+  PeerProbe probe;
+  ProbeBoard board;
+  NodeFs fs{"/nonexistent", "/nonexistent"};
+  std::atomic<bool> stopping{false};
+
+  explicit Harness(std::map<std::string, std::string> names = {})
+      : probe(PeerProbe::Options{[s = script] { return std::make_unique<FakeProber>(s); },
+                                 [names] { return std::make_unique<FakeResolver>(names); }, 42, {}, {}, {}}) {}
+  // A probe whose discovery is `dns`, on a node whose only address is 127.0.0.1.
+  explicit Harness(const std::shared_ptr<DnsScript>& dns) : probe(WithDiscovery(FakeProbeOptions(script), dns)) {}
+
+  void Round(const Config& config) { probe.RunRound(ProbeContext{fs, config, stopping}, board); }
+
+  // Runs rounds (as the scheduler would, every few ms) until `done` or 5 s.
+  template <class Pred>
+  bool RunUntil(const Config& config, Pred done) {
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < deadline) {
+      Round(config);
+      if (done()) return true;
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    return false;
+  }
+
+  std::string Metrics() const {
+    Snapshot snap;
+    board.CopyInto(snap);
+    MetricSink sink;
+    probe.Render(snap, sink);
+    return sink.Serialize();
+  }
+  const PeerFacts* Facts(Snapshot& snap) const {
+    board.CopyInto(snap);
+    return snap.Get<PeerFacts>();
+  }
+};
+
+inline Config PeersConfig(std::vector<std::string> targets, milliseconds interval = milliseconds(100)) {
+  Config c;
+  c.peers.targets = std::move(targets);
+  c.peers.interval = interval;
+  return c;
+}
 
 }  // namespace rdmahd::testing
