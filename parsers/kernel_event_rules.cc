@@ -18,6 +18,8 @@ constexpr std::int64_t kRuleMaxMem = 1 << 20;
 constexpr std::int64_t kSetMaxMem = 32 << 20;
 
 constexpr std::array<std::string_view, 5> kGroups{"pci", "dev", "netdev", "num", "text"};
+// Submatches Classify reads (the whole match and 15 groups): a named group must be among them.
+constexpr int kMaxSubmatches = 16;
 
 // A PCI address, "0000:af:00.0" (a VMD domain has 5 hex digits).
 constexpr std::string_view kBdf = R"([0-9a-fA-F]{4,5}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])";
@@ -180,6 +182,11 @@ Result<KernelEventClassifier> KernelEventClassifier::Create(std::vector<KernelEv
       if (it == kGroups.end()) {
         return Error{where + "capture group " + DescribeKey(name) + " is not one of pci, dev, netdev, num, text", EINVAL};
       }
+      if (index >= kMaxSubmatches) {
+        return Error{where + "capture group " + DescribeKey(name) + " is group " + std::to_string(index) +
+                         ", past the " + std::to_string(kMaxSubmatches - 1) + "th: write (?:...) for groups that only group",
+                     EINVAL};
+      }
       group_of[static_cast<std::size_t>(it - kGroups.begin())] = index;
     }
     std::string set_error;
@@ -204,7 +211,7 @@ std::optional<KernelEvent> KernelEventClassifier::Classify(const KernelLogRecord
   const auto first = static_cast<std::size_t>(*std::min_element(matched.begin(), matched.end()));
   const KernelEventRule& rule = c.rules[first];
   const re2::RE2& re = *c.patterns[first];
-  std::array<re2::StringPiece, 16> sub{};
+  std::array<re2::StringPiece, kMaxSubmatches> sub{};
   const int groups = std::min<int>(c.group_count[first] + 1, static_cast<int>(sub.size()));
   if (!re.Match(text, 0, text.size(), re2::RE2::UNANCHORED, sub.data(), groups)) return std::nullopt;
   auto group = [&](std::size_t which) -> std::string_view {

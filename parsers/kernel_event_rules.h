@@ -69,7 +69,8 @@ class KernelEventClassifier {
 
   // Compiles `rules` (built-in first, then a user's). EINVAL naming the rule (by position and name)
   // for: a bad name, a name used twice, an empty or too long pattern, a pattern RE2 refuses or that
-  // compiles too large, a capture group other than pci, dev, netdev, num, text; more than kMaxRules.
+  // compiles too large, a capture group other than pci, dev, netdev, num, text, or one numbered past
+  // 15 (unnamed groups count: (?:...) does not); more than kMaxRules.
   static Result<KernelEventClassifier> Create(std::vector<KernelEventRule> rules);
 
   // The event of the first rule matching `record.message`, or nothing.

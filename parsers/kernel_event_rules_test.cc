@@ -270,6 +270,8 @@ TEST(KernelEventRulesTest, RefusesBadRulesNamingThem) {
       {{"backref", S::kInfo, R"((a)\1)"}, "rule 2 (\"backref\"): invalid escape"},
       {{"group", S::kInfo, "(?P<pcie>x)"}, "capture group \"pcie\" is not one of pci, dev, netdev, num, text"},
       {{"long", S::kInfo, std::string(2000, 'a')}, "pattern of 2000 bytes, at most 1024"},
+      {{"late", S::kInfo, "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l)(m)(n)(o)(?P<num>p)"},
+       "capture group \"num\" is group 16, past the 15th"},
       {{"nested", S::kInfo, "((((a{100}){100}){100}){100})"}, "rule 2 (\"nested\"): invalid repetition size"},
       {{"huge", S::kInfo, [] {
           std::string p;  // 140 000 instructions: over the 1 MiB budget
