@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <array>
 #include <map>
 #include <set>
 #include <sstream>
@@ -483,32 +484,106 @@ TEST(ModuleEepromTest, LasersOffOfCorpus82) {
   ExpectEthtoolAgrees(c, *m);
 }
 
-// Latched flags and live readings of a QSFP28 lane out of range, each bit where SFF-8636 puts it.
+// Latched flags and live readings of a QSFP28, each lane with its own values and each bit where
+// SFF-8636 puts it; ethtool reads the same bytes the same way.
 TEST(ModuleEepromTest, Sff8636LaneFlagsAndReadings) {
   std::vector<std::uint8_t> d(640, 0);
   d[0] = d[128] = 0x11;  // QSFP28
+  d[220] = 0x0C;         // average RX power, TX power measured
   PutU16(d, 22, std::lround(71.5 * 256));
   PutU16(d, 26, 33000);
-  d[6] = 0x20;         // temperature high warning
-  d[9] = 0x04;         // lane 2 RX power low alarm (low nibble: lane 2; bit 2: low alarm)
-  d[12] = 0x80;        // lane 3 TX bias high alarm
-  d[86] = 0x08;        // lane 4 TX disabled
-  PutU16(d, 34 + 2, 5);     // lane 2 RX power 0.0005 mW
-  PutU16(d, 42, 3500);      // lane 1 bias 7 mA
-  PutU16(d, 50, 7943);      // lane 1 TX power 0.7943 mW
+  d[6] = 0x20;   // temperature high warning
+  d[9] = 0x04;   // lane 2 RX power low alarm (low nibble: lane 2; bit 2: low alarm)
+  d[12] = 0x80;  // lane 3 TX bias high alarm
+  d[14] = 0x01;  // lane 4 TX power low warning
+  d[86] = 0x08;  // lane 4 TX disabled
+  for (std::size_t i = 148; i < 212; ++i) d[i] = ' ';  // vendor name .. serial, space-padded
+  // Page 03h thresholds, each quantity its own values (high alarm, low alarm, high warn, low warn).
+  const std::pair<std::size_t, std::array<long, 4>> thresholds[] = {
+      {128, {75 * 256, -5 * 256, 70 * 256, 0}},  // temperature
+      {144, {36000, 30000, 35000, 31000}},       // voltage
+      {176, {20000, 400, 15000, 800}},           // RX power
+      {184, {7500, 1000, 7000, 1500}},           // TX bias
+      {192, {25000, 600, 20000, 900}}};          // TX power
+  for (const auto& [offset, values] : thresholds) {
+    for (std::size_t i = 0; i < 4; ++i) PutU16(d, kPage03 + offset + 2 * i, values[i]);
+  }
+  for (std::size_t lane = 0; lane < 4; ++lane) {
+    PutU16(d, 34 + 2 * lane, static_cast<long>(5 + 1000 * lane));      // RX power 0.0005, 0.1005, ... mW
+    PutU16(d, 42 + 2 * lane, static_cast<long>(3500 + 100 * lane));    // bias 7.0, 7.2, ... mA
+    PutU16(d, 50 + 2 * lane, static_cast<long>(7943 + 10 * lane));     // TX power 0.7943, ... mW
+  }
   auto m = DecodeDump(d);
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->identifier_name, "QSFP28");
   EXPECT_TRUE(m->temperature_flags->high_warning);
   EXPECT_FALSE(m->temperature_flags->high_alarm);
+  ASSERT_EQ(m->lanes.size(), 4u);
   EXPECT_TRUE(m->lanes[1].rx_power_flags->low_alarm);
   EXPECT_FALSE(m->lanes[0].rx_power_flags->Any());
   EXPECT_TRUE(m->lanes[2].tx_bias_flags->high_alarm);
+  EXPECT_TRUE(m->lanes[3].tx_power_flags->low_warning);
   EXPECT_TRUE(m->lanes[3].laser_off);
-  EXPECT_NEAR(*m->lanes[0].tx_bias_ma, 7.0, 1e-9);
-  EXPECT_NEAR(*m->lanes[0].tx_power_dbm, -1.0, 0.001);
-  EXPECT_NEAR(*m->lanes[1].rx_power_dbm, -33.01, 0.01);
   EXPECT_FALSE(m->lanes[0].laser_off);
+  for (std::size_t lane = 0; lane < 4; ++lane) {
+    ASSERT_TRUE(m->lanes[lane].rx_power_mw && m->lanes[lane].tx_bias_ma && m->lanes[lane].tx_power_mw);
+    EXPECT_NEAR(*m->lanes[lane].rx_power_mw, (5 + 1000.0 * lane) / 10000, 1e-12) << lane;
+    EXPECT_NEAR(*m->lanes[lane].tx_bias_ma, (3500 + 100.0 * lane) * 0.002, 1e-12) << lane;
+    EXPECT_NEAR(*m->lanes[lane].tx_power_mw, (7943 + 10.0 * lane) / 10000, 1e-12) << lane;
+  }
+  ASSERT_TRUE(m->lanes[0].tx_power_dbm.has_value());
+  EXPECT_NEAR(*m->lanes[0].tx_power_dbm, -1.0, 0.001);
+  ASSERT_TRUE(m->lanes[0].rx_power_dbm.has_value());
+  EXPECT_NEAR(*m->lanes[0].rx_power_dbm, -33.01, 0.01);
+  ASSERT_TRUE(m->rx_power_thresholds_mw && m->tx_bias_thresholds_ma && m->tx_power_thresholds_mw);
+  EXPECT_NEAR(m->rx_power_thresholds_mw->low_alarm, 0.04, 1e-12);
+  EXPECT_NEAR(m->tx_bias_thresholds_ma->high_alarm, 15.0, 1e-12);
+  EXPECT_NEAR(m->tx_power_thresholds_mw->high_warning, 2.0, 1e-12);
+  EXPECT_NEAR(m->voltage_thresholds_v->low_warning, 3.1, 1e-12);
+  Corpus c;
+  c.dump = d;
+  c.ioctl_type = ETH_MODULE_SFF_8636;
+  ExpectEthtoolAgrees(c, *m);
+}
+
+// An SFP whose flags are set, each where SFF-8472 puts it (alarms at A2h 112-113, warnings at
+// 116-117); ethtool reads the same bytes the same way.
+TEST(ModuleEepromTest, Sff8472FlagsAndReadings) {
+  std::vector<std::uint8_t> d(512, 0);
+  d[0] = 0x03;
+  for (std::size_t i = 20; i < 84; ++i) d[i] = ' ';  // vendor strings, space-padded
+  d[92] = 0x68;  // diagnostics, internally calibrated, average RX power
+  d[93] = 0x80;  // alarm and warning flags implemented
+  const std::size_t a2 = 256;
+  PutU16(d, a2 + 96, std::lround(81.25 * 256));
+  PutU16(d, a2 + 98, 29000);
+  PutU16(d, a2 + 100, 6000);  // 12 mA
+  PutU16(d, a2 + 102, 1000);  // 0.1 mW
+  PutU16(d, a2 + 104, 40);    // 0.004 mW
+  d[a2 + 112] = 0x80 | 0x02;  // temperature high alarm (bit 7), TX power high alarm (bit 1)
+  d[a2 + 113] = 0x40;         // RX power low alarm
+  d[a2 + 116] = 0x10 | 0x08;  // voltage low warning, bias high warning
+  d[a2 + 117] = 0x80;         // RX power high warning
+  d[a2 + 110] = 0x02;         // RX loss of signal
+  auto m = DecodeDump(d);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(m->temperature_flags->high_alarm);
+  EXPECT_FALSE(m->temperature_flags->low_alarm);
+  EXPECT_TRUE(m->voltage_flags->low_warning);
+  EXPECT_FALSE(m->voltage_flags->low_alarm);
+  ASSERT_EQ(m->lanes.size(), 1u);
+  const ModuleLane& l = m->lanes[0];
+  EXPECT_TRUE(l.tx_bias_flags->high_warning);
+  EXPECT_TRUE(l.tx_power_flags->high_alarm);
+  EXPECT_TRUE(l.rx_power_flags->low_alarm);
+  EXPECT_TRUE(l.rx_power_flags->high_warning);
+  EXPECT_EQ(l.rx_loss_of_signal, std::optional<bool>(true));
+  EXPECT_NEAR(*l.tx_bias_ma, 12.0, 1e-12);
+  EXPECT_NEAR(*l.rx_power_dbm, -23.98, 0.01);
+  Corpus c;
+  c.dump = d;
+  c.ioctl_type = ETH_MODULE_SFF_8472;
+  ExpectEthtoolAgrees(c, *m);
 }
 
 // SFF-8472 external calibration (A0h byte 92 bit 4): slope/offset and the RX power polynomial.
