@@ -41,7 +41,7 @@ struct DevlinkHealthReporter {
   std::optional<bool> auto_recover;                  // reporters that can recover
   std::optional<bool> auto_dump;                     // reporters that can dump
   std::optional<std::uint64_t> last_dump_ms_since_boot;    // DUMP_TS: a dump exists
-  std::optional<std::uint64_t> last_dump_realtime_ns;      // DUMP_TS_NS (kernels >= 5.10)
+  std::optional<std::uint64_t> last_dump_realtime_ns;      // DUMP_TS_NS (newer kernels)
 };
 
 // "healthy", "error", "unknown": as `devlink health show` prints the state.
