@@ -1,5 +1,7 @@
 #include "common/netlink_parse.h"
 
+#include <linux/genetlink.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -77,6 +79,84 @@ Result<int> NlErrorCode(std::span<const std::uint8_t> body, std::string_view pro
     return NlMalformed(protocol, "NLMSG_ERROR code " + std::to_string(neg_errno) + " is not a -errno");
   }
   return -neg_errno;
+}
+
+Result<GenlMessage> SplitGenlMessage(const NlMessage& m, std::string_view protocol) {
+  if (m.body.size() < GENL_HDRLEN) {
+    return NlMalformed(protocol, "message of " + std::to_string(m.body.size()) + " bytes after its netlink header, " +
+                                     "a generic netlink header needs " + std::to_string(GENL_HDRLEN));
+  }
+  genlmsghdr g;
+  std::memcpy(&g, m.body.data(), sizeof(g));
+  return GenlMessage{m.header, g.cmd, g.version, m.body.subspan(GENL_HDRLEN)};
+}
+
+namespace {
+
+// The errno of an NLMSG_ERROR message as an Error, or 0 for an acknowledgement.
+Result<int> KernelError(const NlMessage& m, std::string_view protocol) {
+  auto err = NlErrorCode(m.body, protocol);
+  if (!err) return err.error();
+  return *err;
+}
+
+Result<GenlMessage> CheckedGenl(const NlMessage& m, std::uint16_t family_id, std::uint8_t expected_cmd,
+                                std::string_view protocol) {
+  if (m.header.nlmsg_type != family_id) {
+    return NlMalformed(protocol, "message type " + std::to_string(m.header.nlmsg_type) + ", expected the family " +
+                                     std::to_string(family_id));
+  }
+  auto g = SplitGenlMessage(m, protocol);
+  if (!g) return g.error();
+  if (g->cmd != expected_cmd) {
+    return NlMalformed(protocol, "command " + std::to_string(g->cmd) + ", expected " + std::to_string(expected_cmd));
+  }
+  return g;
+}
+
+}  // namespace
+
+Result<GenlMessage> GenlReply(std::span<const std::uint8_t> datagram, std::uint16_t family_id,
+                              std::uint8_t expected_cmd, std::uint32_t expected_seq, std::string_view protocol) {
+  auto messages = SplitNlMessages(datagram, protocol);
+  if (!messages) return messages.error();
+  const NlMessage& m = messages->front();
+  if (expected_seq != 0 && m.header.nlmsg_seq != expected_seq) {
+    return NlMalformed(protocol, "sequence " + std::to_string(m.header.nlmsg_seq) + ", expected " +
+                                     std::to_string(expected_seq));
+  }
+  if (m.header.nlmsg_type == NLMSG_ERROR) {
+    auto err = KernelError(m, protocol);
+    if (!err) return err.error();
+    if (*err == 0) return NlMalformed(protocol, "an acknowledgement without a reply");
+    return Error::FromErrno(std::string(protocol), *err);
+  }
+  return CheckedGenl(m, family_id, expected_cmd, protocol);
+}
+
+Result<bool> GenlDumpMessages(std::span<const std::uint8_t> datagram, std::uint16_t family_id,
+                              std::uint8_t expected_cmd, std::string_view protocol, std::vector<GenlMessage>& out) {
+  auto messages = SplitNlMessages(datagram, protocol);
+  if (!messages) return messages.error();
+  for (const NlMessage& m : *messages) {
+    if (m.header.nlmsg_type == NLMSG_DONE) {
+      // A dump that failed part-way ends in an NLMSG_DONE carrying -errno.
+      int code = 0;
+      if (m.body.size() >= sizeof(code)) std::memcpy(&code, m.body.data(), sizeof(code));
+      if (code < 0 && code >= -4095) return Error::FromErrno(std::string(protocol), -code);
+      return true;
+    }
+    if (m.header.nlmsg_type == NLMSG_ERROR) {
+      auto err = KernelError(m, protocol);
+      if (!err) return err.error();
+      if (*err == 0) continue;
+      return Error::FromErrno(std::string(protocol), *err);
+    }
+    auto g = CheckedGenl(m, family_id, expected_cmd, protocol);
+    if (!g) return g.error();
+    out.push_back(*g);
+  }
+  return false;
 }
 
 }  // namespace rdmahd

@@ -54,4 +54,31 @@ Result<T> NlAttrAs(const NlAttr& attr, std::string_view protocol, std::string_vi
 // The errno of an NLMSG_ERROR body (0 for an acknowledgement).
 Result<int> NlErrorCode(std::span<const std::uint8_t> body, std::string_view protocol);
 
+// A generic netlink message (ethtool, devlink): its netlink header, the command and version of its
+// genlmsghdr, and the attributes after that header.
+struct GenlMessage {
+  nlmsghdr header;
+  std::uint8_t cmd = 0;
+  std::uint8_t version = 0;
+  std::span<const std::uint8_t> attrs;
+};
+
+// The genlmsghdr of `m` (which must have at least its 4 bytes) and the attributes after it.
+Result<GenlMessage> SplitGenlMessage(const NlMessage& m, std::string_view protocol);
+
+// The answer to one generic netlink request (not a dump): the first message of `datagram`. An
+// NLMSG_ERROR with a non-zero code is an Error carrying the kernel's errno ("<protocol>: <what the
+// errno says>"); an acknowledgement alone, another message type than `family_id`, another command
+// than `expected_cmd`, or (when `expected_seq` is non-zero) another sequence number is malformed.
+Result<GenlMessage> GenlReply(std::span<const std::uint8_t> datagram, std::uint16_t family_id,
+                              std::uint8_t expected_cmd, std::uint32_t expected_seq, std::string_view protocol);
+
+// One datagram of a generic netlink dump: appends its messages of `family_id` with command
+// `expected_cmd` to `out` and returns true once NLMSG_DONE is seen. An NLMSG_ERROR with a non-zero
+// code, or an NLMSG_DONE carrying -errno (a dump that failed part-way), is an Error with the
+// kernel's errno; any other message type is malformed. `out` keeps the
+// messages already appended when an error is returned; their spans point into `datagram`.
+Result<bool> GenlDumpMessages(std::span<const std::uint8_t> datagram, std::uint16_t family_id,
+                              std::uint8_t expected_cmd, std::string_view protocol, std::vector<GenlMessage>& out);
+
 }  // namespace rdmahd

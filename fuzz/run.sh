@@ -10,6 +10,8 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 # CMake cache for the wrong source tree.
 BUILD=${RDMAHD_FUZZ_BUILD:-$SRC/build-fuzz}
 TARGETS="dcb_netlink rdma_nl_stats ethtool_stats dcb_json config host_proc handshake targets_file dns_answer"
+# The decoders of parsers/.
+TARGETS="$TARGETS pcie_aer ethtool_std_stats ethtool_fec devlink_health module_eeprom kernel_log"
 
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DRDMAHD_FUZZ=ON >/dev/null
 for t in $TARGETS; do ninja -C "$BUILD" -j2 "rdmahd_fuzz_$t"; done
