@@ -89,7 +89,7 @@ std::size_t SeriesPerNode(std::size_t peers) {
     auto p = std::make_shared<rdmahd::PeerStatus>();
     p->name = "10.9." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
     p->last_latency = rdmahd::PeerProbeResult::kSuccess;
-    p->latency = rdmahd::PeerLatencyRound{1, 2, 2, 5, 9, 9, 999, "steady"};
+    p->latency = rdmahd::PeerLatencyRound{1, 2, 2, 5, 9, 9, 999, "steady", ""};
     for (double bound : rdmahd::PeerLatencyBuckets()) p->histogram.buckets.emplace_back(bound, 999);
     p->histogram.buckets.emplace_back(std::numeric_limits<double>::infinity(), 999);
     p->histogram.count = 999;

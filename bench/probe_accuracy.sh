@@ -9,7 +9,8 @@
 #      ib_send_lat);
 #   2. a second daemon probing the first one's responder continuously (ITERS-iteration rounds,
 #      every 2.5 pairs' time of step 1, at least 5 s) while ib_send_lat and the probe CLI run,
-#      one each, between its rounds: each round's median (rdma_peer_latency_quantile_seconds{quantile="0.5"}) against the mean of the
+#      one each, between its rounds: each round's median (rdma_peer_latency_quantile_seconds
+#      {quantile="0.5"}) against the mean of the
 #      ib_send_lat runs just before and just after it, and against the CLI runs likewise.
 # Each series of ratios is printed as its median with a 95% bootstrap interval (bench/ratio_ci.py),
 # with the guest's and the host's CPU load while it ran. Short pairs taken back to back share the

@@ -120,6 +120,8 @@ class PeerLatencyCheck : public Check {
         r.verdict = Verdict::kOk;
         r.reason = observed + " is within the limit " + Us(*limit);
       }
+      // A stretched sample is the CPU's, not the fabric's: say so beside any figure.
+      if (current && !p.latency->cpu_warning.empty()) r.reason += "; " + p.latency->cpu_warning;
       out.push_back(std::move(r));
     }
   }

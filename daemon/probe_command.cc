@@ -94,6 +94,8 @@ int RunProbeCommand(const Options& options, PeerProber& prober, std::ostream& ou
       err << "rdma-healthd probe: too few samples\n";
       return kExitFailed;
     }
+    // perftest prints its "Conflicting CPU frequency values" warning before the figures, too.
+    if (!samples.cpu_warning.empty()) err << "rdma-healthd probe: warning: " << samples.cpu_warning << "\n";
     PrintLatencyReport(request.message_size, request.iterations, *figures, out);
     out << rule << "\n";
     return kExitOk;

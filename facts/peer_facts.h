@@ -26,6 +26,7 @@ struct PeerLatencyRound {
   double max_us = 0;
   std::uint64_t samples = 0;
   std::string clock;  // "steady" or "completion" (the prober says which timed the samples)
+  std::string cpu_warning;  // the probe thread's CPUs at conflicting or governed-down frequencies; "" if not
 };
 
 // Cumulative bucket counts, Prometheus style (the last bound is +Inf).

@@ -129,7 +129,8 @@ void MeasureLatency(PeerState& peer, PeerProber& prober, AddressResolver& resolv
     return;
   }
   peer.status.latency = PeerLatencyRound{stats->min_us,  stats->typical_us, stats->average_us, stats->p99_us,
-                                         stats->p99_9_us, stats->max_us,     stats->samples,    samples.clock};
+                                         stats->p99_9_us, stats->max_us,     stats->samples,    samples.clock,
+                                         samples.cpu_warning};
   Count(peer, kLatencyProbe, nullptr);
 }
 

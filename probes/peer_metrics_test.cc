@@ -126,7 +126,7 @@ TEST(PeerMetricsTest, APeersSeriesCarryItsGroupLabelsAndLeAsGoClientsPrintIt) {
   peer->histogram.buckets = {{1e-6, 1}, {1e-4, 2}, {std::numeric_limits<double>::infinity(), 3}};
   peer->histogram.sum_seconds = 0.25;
   peer->histogram.count = 3;
-  peer->latency = PeerLatencyRound{1, 4.5, 5, 9, 9, 9, 10, "completion"};
+  peer->latency = PeerLatencyRound{1, 4.5, 5, 9, 9, 9, 10, "completion", ""};
   peer->bandwidth_bytes_per_second = 1.25e9;
   peer->counts = {{"latency", "failure", "timeout", 2}, {"latency", "success", "", 5}};
   PeerFacts facts;

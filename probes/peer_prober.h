@@ -43,6 +43,8 @@ struct LatencySamples {
   // Which clock timed them: "steady" (CLOCK_MONOTONIC_RAW around posts) or "completion" (NIC
   // completion timestamps, where the device has them).
   std::string clock = "steady";
+  // Why these samples may be stretched (probes/cpu_frequency.h): "" when the CPUs look right.
+  std::string cpu_warning;
 };
 
 // RDMA WRITE stream, perftest ib_write_bw style.

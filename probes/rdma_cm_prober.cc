@@ -1,10 +1,13 @@
 #include "probes/rdma_cm_prober.h"
 
+#include "probes/cpu_frequency.h"
+
 #include <time.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "probes/cpu_frequency.h"
 #include "probes/handshake.h"
 #include "probes/rdma_cm_connection.h"
 #include "probes/verbs_resources.h"
@@ -155,6 +158,8 @@ ProbeOutcome<LatencySamples> RdmaCmProber::RunLatency(VerbsSession& s, const Pee
 
   LatencySamples out;
   out.clock = "steady";
+  // After the timed part: read on this (the probe's) thread, about the CPUs it may run on.
+  out.cpu_warning = CpuFrequencyWarning(ReadCpuFrequencies(NodeFs("/sys", "/proc"), CallingThreadCpus()));
   out.half_round_trip_us.reserve(request.iterations - 1);
   for (std::uint32_t i = 0; i + 1 < request.iterations; ++i)
     out.half_round_trip_us.push_back(static_cast<double>(posted[i + 1] - posted[i]) / 2000.0);
