@@ -59,6 +59,10 @@ class NodeFs {
   NodeFs AskingKernelForTest() const;
   const std::string& procfs_root() const { return procfs_; }
   const std::string& dcb_dir() const { return dcb_; }
+  // A saved kernel log (--path.kmsg: dmesg, dmesg -r, journalctl -k -o short-monotonic, a copy of
+  // /dev/kmsg) read instead of the live /dev/kmsg; empty: the live one where asks_kernel().
+  const std::string& kernel_log() const { return kernel_log_; }
+  void set_kernel_log(std::string path) { kernel_log_ = std::move(path); }
 
   // Absolute paths under the roots. `rel` is relative to the root ("class/infiniband").
   std::string Sys(std::string_view rel) const;
@@ -101,6 +105,7 @@ class NodeFs {
   std::string sysfs_;
   std::string procfs_;
   std::string dcb_;
+  std::string kernel_log_;
   std::string dev_;
   bool asks_kernel_ = false;
   // Shared so NodeFs stays cheap to copy; immutable after construction.

@@ -132,7 +132,7 @@ void ConfigStore::Render(MetricSink& sink) const {
 
 Daemon::Daemon(Options options, std::shared_ptr<const Config> config)
     : Daemon(options, std::move(config),
-             std::make_unique<CollectionEngine>(NodeFs(options.sysfs, options.procfs, options.dcb_dir, options.dev))) {}
+             std::make_unique<CollectionEngine>(MakeNodeFs(options))) {}
 
 Daemon::Daemon(Options options, std::shared_ptr<const Config> config, std::unique_ptr<CollectionEngine> engine)
     : options_(std::move(options)), config_(std::move(config)), engine_(std::move(engine)) {}

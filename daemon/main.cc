@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     }
     case Mode::kCheck: {
       // SIGINT/SIGTERM keep their default action here: `check` can always be interrupted.
-      CollectionEngine engine(NodeFs(options.sysfs, options.procfs, options.dcb_dir, options.dev));
+      CollectionEngine engine(MakeNodeFs(options));
       const int code = RunCheckCommand(options, engine, std::cout, std::cerr);
       std::cout.flush();
       LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);

@@ -51,6 +51,10 @@ void CommandLine::AddCommonFlags(Options& o, const std::vector<std::string>& col
            "device node folder (/dev/infiniband/uverbsN, rdma_cm); default /dev with --path.sysfs=/sys, "
            "TREE/dev for --path.sysfs=TREE/sys, else SYSFS/dev",
            "a folder");
+  AddValue(app, "--path.kmsg", o.kmsg,
+           "read the kernel log from this saved file (dmesg, dmesg -r, journalctl -k -o short-monotonic, a copy "
+           "of /dev/kmsg) instead of /dev/kmsg",
+           "a file");
   AddValue(app, "--log.level", o.log_level, "debug, info, warn or error", "debug, info, warn or error")
       ->capture_default_str();
   AddValue(app, "--log.format", o.log_format, "text, json, journal, or auto (journal under systemd, else text)",
@@ -220,6 +224,12 @@ std::vector<FlagInfo> ListFlags(const std::vector<std::string>& collectors) {
 
 void ApplyCollectorFlags(const Options& options, Config& config) {
   for (const auto& [name, enabled] : options.collector_flags) config.collectors[name] = enabled;
+}
+
+NodeFs MakeNodeFs(const Options& options) {
+  NodeFs fs(options.sysfs, options.procfs, options.dcb_dir, options.dev);
+  fs.set_kernel_log(options.kmsg);
+  return fs;
 }
 
 }  // namespace rdmahd

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/node_fs.h"
 #include "common/result.h"
 #include "config/config.h"
 
@@ -30,6 +31,7 @@ struct Options {
   std::string procfs = "/proc";
   std::string dcb_dir;         // empty = DCB netlink
   std::string dev;             // empty = NodeFs::DefaultDevRoot(sysfs)
+  std::string kmsg;            // a saved kernel log; empty = /dev/kmsg on a live node
   std::string log_level = "info";
   std::string log_format = "auto";
   std::map<std::string, bool> collector_flags;  // --collector.X / --no-collector.X
@@ -71,5 +73,8 @@ std::vector<FlagInfo> ListFlags(const std::vector<std::string>& collectors);
 
 // Applies the --collector.X flags on top of a config loaded from file or defaults.
 void ApplyCollectorFlags(const Options& options, Config& config);
+
+// The node the --path.* flags describe.
+NodeFs MakeNodeFs(const Options& options);
 
 }  // namespace rdmahd

@@ -49,6 +49,8 @@ def fixture_trees():
             args.append("--path.dev=" + os.path.join(d, "dev"))
         if os.path.exists(os.path.join(d, "config.yaml")):
             args.append("--config.file=" + os.path.join(d, "config.yaml"))
+        if os.path.exists(os.path.join(d, "dmesg.txt")):
+            args.append("--path.kmsg=" + os.path.join(d, "dmesg.txt"))
         out.append((name, args))
     return out
 
@@ -211,9 +213,12 @@ class HostDeviceCheckCommandTest(unittest.TestCase):
     def test_table_golden_and_exit_code(self):
         f = self.FIXTURE
         p = run("check", f"--path.sysfs={f}/sys", f"--path.procfs={f}/proc", f"--path.dcb={f}/dcb",
-                f"--path.dev={f}/dev", f"--config.file={f}/config.yaml")
+                f"--path.dev={f}/dev", f"--config.file={f}/config.yaml", f"--path.kmsg={f}/dmesg.txt")
         self.assertEqual(p.returncode, 1, p.stderr)
         assert_check_golden(self, p.stdout, "host-device-readiness.txt")
+        # The saved log's temperature warning, 60 s before its end; the ACCESS_REG failure is info.
+        self.assertRegex(p.stdout, r"nic_health +mlx5_1 +warning +mlx5_temperature_warning 60 s ago: ")
+        self.assertRegex(p.stdout, r"nic_health +mlx5_0 +ok +")
         self.assertRegex(p.stdout, r"pcie_link +mlx5_1 +failed +PCIe link trained at 8\.0 GT/s x8")
         self.assertRegex(p.stdout, r"roce_tos +mlx5_1/1 +failed +default ToS 0")
         self.assertIn("echo 106 > /sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos", p.stdout)

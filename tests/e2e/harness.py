@@ -120,7 +120,8 @@ class Daemon:
 VOLATILE = re.compile(r'^(rdma_healthd_collector_duration_seconds|'
                       r'rdma_healthd_config_last_reload_success_timestamp_seconds|'
                       r'rdma_healthd_held_files|rdma_healthd_held_files_budget|'
-                      r'rdma_healthd_unheld_reads_total)(\{.*\})? ')
+                      r'rdma_healthd_unheld_reads_total|'
+                      r'rdma_kernel_event_last_seen_timestamp_seconds)(\{.*\})? ')
 
 
 def mask(exposition):

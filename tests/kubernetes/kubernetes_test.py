@@ -96,7 +96,7 @@ class KubernetesManifestsTest(unittest.TestCase):
         self.assertTrue(spec["hostNetwork"], "RoCE netdevs, DCB and ethtool live in the host namespace")
         sc = self.container["securityContext"]
         self.assertEqual(sc["capabilities"]["drop"], ["ALL"])
-        self.assertEqual(sc["capabilities"]["add"], ["IPC_LOCK"])
+        self.assertEqual(sc["capabilities"]["add"], ["IPC_LOCK", "SYSLOG"])
         self.assertFalse(sc["allowPrivilegeEscalation"])
         volumes = {v["name"] for v in spec["volumes"]}
         for m in self.container["volumeMounts"]:

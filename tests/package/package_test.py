@@ -111,8 +111,11 @@ class DebPackageTest(unittest.TestCase):
         self.assertEqual(settings["User"], ["rdma-healthd"])
         self.assertEqual(settings["EnvironmentFile"], ["-/etc/default/rdma-healthd"])
         self.assertTrue(settings["ExecStart"][0].endswith("$ARGS"))
-        self.assertIn("CAP_IPC_LOCK", settings["AmbientCapabilities"][0])
-        self.assertEqual(settings["CapabilityBoundingSet"], ["CAP_IPC_LOCK"])
+        self.assertEqual(settings["AmbientCapabilities"], ["CAP_IPC_LOCK CAP_SYSLOG"])
+        self.assertEqual(settings["CapabilityBoundingSet"], ["CAP_IPC_LOCK CAP_SYSLOG"])
+        # /dev/kmsg (nic_health) stays reachable: no ProtectKernelLogs=, and the device allowed.
+        self.assertNotIn("ProtectKernelLogs", settings)
+        self.assertIn("/dev/kmsg r", settings["DeviceAllow"])
         self.assertEqual(settings["LimitMEMLOCK"], ["infinity"])
         self.assertGreaterEqual(int(settings["LimitNOFILE"][0]), 8192)
         self.assertIn("AF_NETLINK", settings["RestrictAddressFamilies"][0])

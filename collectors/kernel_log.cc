@@ -1,0 +1,285 @@
+#include "collectors/kernel_log.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rdmahd {
+namespace {
+
+class KmsgSource : public KernelLogSource {
+ public:
+  explicit KmsgSource(int fd) : fd_(fd) {}
+  ~KmsgSource() override { ::close(fd_); }
+  KmsgSource(const KmsgSource&) = delete;
+  KmsgSource& operator=(const KmsgSource&) = delete;
+
+  Read Next(KernelLogRecord& record, std::string& error) override {
+    // One read() is one record; a buffer smaller than the record is EINVAL, so take the kernel's cap.
+    buf_.resize(kKernelLogMaxRecordBytes + 1);
+    for (;;) {
+      const ssize_t n = ::read(fd_, buf_.data(), buf_.size());
+      if (n > 0) {
+        Result<KernelLogRecord> r = ParseKmsgRecord(std::string_view(buf_.data(), static_cast<std::size_t>(n)));
+        if (!r.ok()) return Read::kNotARecord;
+        record = std::move(*r);
+        return Read::kRecord;
+      }
+      if (n == 0) return Read::kNoMore;
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return Read::kNoMore;
+      if (errno == EPIPE) return Read::kLost;
+      error = std::string("read: ") + std::strerror(errno);
+      return Read::kError;
+    }
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+};
+
+class SavedLogSource : public KernelLogSource {
+ public:
+  explicit SavedLogSource(std::string text) : text_(std::move(text)) {
+    format_ = DetectSavedLogFormat(std::string_view(text_).substr(0, 64 << 10));
+    // The log's end stands for "now": the last record's times.
+    std::string_view rest = text_;
+    while (!rest.empty()) {
+      const std::string_view line = NextLine(rest);
+      if (auto r = ParseSavedLogLine(line, format_)) {
+        if (r->monotonic_us) end_mono_ = std::chrono::microseconds(static_cast<std::int64_t>(*r->monotonic_us));
+        if (r->realtime_s) end_unix_ = r->realtime_s;
+      }
+    }
+    rest_ = text_;
+  }
+
+  Read Next(KernelLogRecord& record, std::string&) override {
+    while (!rest_.empty()) {
+      const std::string_view line = NextLine(rest_);
+      std::optional<KernelLogRecord> r = ParseSavedLogLine(line, format_);
+      if (!r) continue;
+      // A copy of /dev/kmsg: the record's " KEY=VALUE" lines follow it.
+      while (format_ == SavedLogFormat::kKmsg && !rest_.empty() && rest_.front() == ' ') {
+        AddKmsgDictLine(NextLine(rest_), *r);
+      }
+      record = std::move(*r);
+      return Read::kRecord;
+    }
+    return Read::kNoMore;
+  }
+  std::optional<std::chrono::microseconds> end_monotonic() const override { return end_mono_; }
+  std::optional<std::int64_t> end_unix_seconds() const override { return end_unix_; }
+
+ private:
+  static std::string_view NextLine(std::string_view& rest) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    return line;
+  }
+
+  std::string text_;
+  std::string_view rest_;
+  SavedLogFormat format_ = SavedLogFormat::kPlain;
+  std::optional<std::chrono::microseconds> end_mono_;
+  std::optional<std::int64_t> end_unix_;
+};
+
+std::chrono::microseconds MonotonicNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::microseconds(ts.tv_nsec / 1000);
+}
+
+std::int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The RDMA device an event is about: by name, else by PCI address, else by netdev; "" when none.
+std::string DeviceOf(const KernelEvent& e, const Topology& topology) {
+  for (const TopologyDevice& d : topology.devices) {
+    if (!e.ib_device.empty() && d.name == e.ib_device) return d.name;
+  }
+  for (const TopologyDevice& d : topology.devices) {
+    if (!e.pci_address.empty() && d.pci_address == e.pci_address) return d.name;
+  }
+  for (const TopologyDevice& d : topology.devices) {
+    for (const TopologyPort& p : d.ports) {
+      if (!e.netdev.empty() && p.netdev == e.netdev) return d.name;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<KernelLogSource> OpenKmsg(std::string& error) {
+  const int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    error = std::strerror(err);
+    if (err == EPERM || err == EACCES)
+      error += " (reading the kernel log needs CAP_SYSLOG while kernel.dmesg_restrict=1)";
+    return nullptr;
+  }
+  return std::make_unique<KmsgSource>(fd);
+}
+
+std::unique_ptr<KernelLogSource> OpenSavedLog(const std::string& path, std::string& error) {
+  Result<std::string> text = ReadRegularFile(path, kMaxSavedLogBytes);
+  if (!text.ok()) {
+    error = text.error().message;
+    return nullptr;
+  }
+  return std::make_unique<SavedLogSource>(std::move(*text));
+}
+
+KernelLogCollector::KernelLogCollector()
+    : KernelLogCollector(
+          [](const std::string& saved, std::string& error) {
+            return saved.empty() ? OpenKmsg(error) : OpenSavedLog(saved, error);
+          },
+          KernelLogClock{MonotonicNow, UnixNow}) {}
+
+KernelLogCollector::KernelLogCollector(SourceFactory open, KernelLogClock clock)
+    : open_(std::move(open)), clock_(std::move(clock)) {
+  Result<KernelEventClassifier> c = KernelEventClassifier::Create(BuiltinKernelEventRules());
+  if (c.ok()) {
+    classifier_.emplace(std::move(*c));
+  } else {
+    classifier_error_ = c.error().message;
+  }
+}
+
+void KernelLogCollector::Take(const KernelLogRecord& record, const Topology& topology, std::int64_t now_unix,
+                              std::chrono::microseconds now_mono) {
+  std::optional<KernelEvent> event = classifier_->Classify(record);
+  if (!event) return;
+  const std::string device = DeviceOf(*event, topology);
+  if (device.empty()) {
+    ++unmatched_;
+    return;
+  }
+  // The record's time on the wall clock: /dev/kmsg stamps it on the monotonic clock.
+  if (!event->realtime_s) event->realtime_s = now_unix;
+  if (record.monotonic_us && !record.realtime_s && static_cast<std::int64_t>(*record.monotonic_us) <= now_mono.count())
+    event->realtime_s =
+        now_unix - (now_mono.count() - static_cast<std::int64_t>(*record.monotonic_us) + 500000) / 1000000;
+  DeviceState& state = devices_[device];
+  KernelEventCount& count = state.counts[{event->name, std::string(KernelEventSeverityName(event->severity))}];
+  ++count.count;
+  count.last_seen_unix_s = *event->realtime_s;
+  if (state.recent.size() == KernelLogFacts::kRecentPerDevice) state.recent.erase(state.recent.begin());
+  state.recent.push_back(std::move(*event));
+}
+
+Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  KernelLogFacts facts;
+  const std::string& saved = ctx.fs.kernel_log();
+  facts.source = saved.empty() ? "/dev/kmsg" : saved;
+  if (saved.empty() && !ctx.fs.asks_kernel()) {
+    facts.unreadable = "the tree under --path.sysfs is a capture, and this node's kernel log is not its "
+                       "(--path.kmsg reads a saved one)";
+    snapshot.Put(std::move(facts));
+    return Status::Ok();
+  }
+  if (!classifier_) return Error{"kernel event rules: " + classifier_error_, EINVAL};
+  if (!source_ && !(saved_read_ && !saved.empty())) {
+    std::string error;
+    source_ = open_(saved, error);
+    if (!source_) {
+      facts.unreadable = facts.source + ": " + error;
+      snapshot.Put(std::move(facts));
+      return Status::Ok();
+    }
+  }
+  // A saved log is judged as of its last record; the live stream as of now.
+  std::chrono::microseconds now_mono = clock_.monotonic();
+  std::int64_t now_unix = clock_.unix_seconds();
+  if (source_) {
+    if (auto end = source_->end_monotonic()) now_mono = *end;
+    if (auto end = source_->end_unix_seconds()) now_unix = *end;
+  }
+  if (!started_) {
+    started_ = true;
+    // The look-back bounds what a start takes from the live ring; a saved log is read whole.
+    const auto look_back = saved.empty() ? std::chrono::duration_cast<std::chrono::microseconds>(kLookBack)
+                                         : now_mono;
+    oldest_mono_ = now_mono - look_back;
+    since_unix_ = now_unix - std::chrono::duration_cast<std::chrono::seconds>(look_back).count();
+  }
+  KernelLogRecord record;
+  std::string error;
+  for (std::size_t i = 0; source_ && i < kMaxRecordsPerCollection; ++i) {
+    const KernelLogSource::Read r = source_->Next(record, error);
+    if (r == KernelLogSource::Read::kNoMore) {
+      if (!saved.empty()) {  // read whole: done with it
+        saved_read_ = true;
+        source_.reset();
+      }
+      break;
+    }
+    if (r == KernelLogSource::Read::kLost) {
+      ++overruns_;
+      continue;
+    }
+    if (r == KernelLogSource::Read::kError) {
+      outcome.errors.push_back(facts.source + ": " + error + " (opened again on the next collection)");
+      source_.reset();
+      break;
+    }
+    ++records_;
+    if (r == KernelLogSource::Read::kNotARecord) continue;  // not what the kernel writes: nothing to learn
+    if (record.facility.value_or(0) != 0) continue;  // written by user space, not the kernel
+    if (record.monotonic_us && static_cast<std::int64_t>(*record.monotonic_us) < oldest_mono_.count()) continue;
+    FillDeviceFromMessage(record);
+    Take(record, ctx.topology, now_unix, now_mono);
+  }
+  facts.readable = true;
+  facts.since_unix_s = since_unix_;
+  facts.now_unix_s = now_unix;
+  facts.records = records_;
+  facts.overruns = overruns_;
+  facts.unmatched_events = unmatched_;
+  for (const auto& [name, state] : devices_) facts.devices.push_back({name, state.counts, state.recent});
+  snapshot.Put(std::move(facts));
+  return Status::Ok();
+}
+
+void KernelLogCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
+  const KernelLogFacts* facts = snapshot.Get<KernelLogFacts>();
+  if (facts == nullptr) return;
+  auto readable = sink.Gauge("rdma_kernel_log_readable",
+                             "1 when the daemon reads the kernel log (/dev/kmsg), 0 when it cannot (the check "
+                             "nic_health says why).");
+  readable.Add({}, facts->readable ? 1 : 0);
+  if (!facts->readable) return;
+  auto events = sink.Counter("rdma_kernel_events_total",
+                             "NIC health events the kernel logged about an RDMA device, by event and severity, since "
+                             "the daemon started (with a 10-minute look-back).");
+  auto last = sink.Gauge("rdma_kernel_event_last_seen_timestamp_seconds",
+                         "Unix time of the last such event.");
+  for (const KernelLogDeviceFacts& d : facts->devices) {
+    for (const auto& [key, count] : d.counts) {
+      const std::vector<Label> labels{{"device", d.device}, {"event", key.first}, {"severity", key.second}};
+      events.Add(labels, static_cast<double>(count.count));
+      last.Add(labels, static_cast<double>(count.last_seen_unix_s));
+    }
+  }
+  sink.Counter("rdma_kernel_log_records_total", "Kernel log records the daemon read.")
+      .Add({}, static_cast<double>(facts->records));
+  sink.Counter("rdma_kernel_log_overruns_total",
+               "Times the kernel's log ring overwrote records before the daemon read them (EPIPE).")
+      .Add({}, static_cast<double>(facts->overruns));
+}
+
+RDMAHD_REGISTER_COLLECTOR("kernel_log", KernelLogCollector,
+                          "NIC health events from the kernel log (/dev/kmsg): firmware health, thermal, module, "
+                          "command failures, PCIe AER");
+
+}  // namespace rdmahd

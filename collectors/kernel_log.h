@@ -1,0 +1,96 @@
+// The "kernel_log" collector: the kernel's record stream (/dev/kmsg) read without blocking on every
+// collection, each kernel record classified by parsers/kernel_event_rules into a NIC health event,
+// mapped to an RDMA device by PCI address, RDMA device name or netdev (facts/kernel_log_facts.h).
+//
+// At start it reads from the oldest record the ring still holds, skipping those older than the
+// look-back (kLookBack), so a restarted daemon and `rdma-healthd check` see what just happened.
+// After that each collection reads what is new: at most kMaxRecordsPerCollection records (a flood of
+// ACCESS_REG failures, 10,000 lines/s, costs bounded CPU and yields counts, not memory; the rest is
+// read by the next collection, or lost to the ring, which the kernel says with EPIPE and is
+// counted). Records from user space (facility other than 0) are not the kernel's: skipped.
+//
+// Reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1 (the unit and the DaemonSet grant
+// it); without it the facts say so and the nic_health check is unknown with the reason. On a
+// captured tree (--path.sysfs not the live /sys) this node's log is not the capture's: not read,
+// unless --path.kmsg names a saved one, which is then read instead (once, whole: no look-back, and
+// its last record's time stands for "now").
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/collector.h"
+#include "facts/kernel_log_facts.h"
+#include "parsers/kernel_event_rules.h"
+
+namespace rdmahd {
+
+// Kernel log records one at a time: /dev/kmsg's, or a saved log's.
+class KernelLogSource {
+ public:
+  enum class Read { kRecord, kNotARecord, kNoMore, kLost, kError };
+  virtual ~KernelLogSource() = default;
+  // kRecord: `record` holds one record. kNotARecord: something was read that is no kernel record
+  // (skipped). kNoMore: nothing new (EAGAIN; the end of a saved log). kLost: the ring overwrote
+  // records not yet read (EPIPE; the next read goes on from the oldest one left). kError: `error`
+  // says why (the source is then closed; the next collection opens it again).
+  virtual Read Next(KernelLogRecord& record, std::string& error) = 0;
+  // A saved log's own end: the last record's monotonic and wall-clock times, which stand for "now"
+  // (a saved log is judged as of when it was saved). Both absent for the live stream.
+  virtual std::optional<std::chrono::microseconds> end_monotonic() const { return std::nullopt; }
+  virtual std::optional<std::int64_t> end_unix_seconds() const { return std::nullopt; }
+};
+
+// /dev/kmsg opened O_RDONLY|O_NONBLOCK; null with `error` set (ENOENT, EPERM, ...).
+std::unique_ptr<KernelLogSource> OpenKmsg(std::string& error);
+
+// A saved log (NodeFs::kernel_log(), --path.kmsg), read whole (at most kMaxSavedLogBytes), its
+// format found from its first lines (parsers/kernel_log_record.h); null with `error` set.
+inline constexpr std::size_t kMaxSavedLogBytes = 64u << 20;
+std::unique_ptr<KernelLogSource> OpenSavedLog(const std::string& path, std::string& error);
+
+struct KernelLogClock {
+  std::function<std::chrono::microseconds()> monotonic;  // CLOCK_MONOTONIC: /dev/kmsg's time base
+  std::function<std::int64_t()> unix_seconds;            // the wall clock
+};
+
+class KernelLogCollector : public Collector {
+ public:
+  static constexpr std::chrono::minutes kLookBack{10};
+  static constexpr std::size_t kMaxRecordsPerCollection = 100000;
+
+  // Opens the log `fs` says to read (a saved log's path, or "" for /dev/kmsg).
+  using SourceFactory = std::function<std::unique_ptr<KernelLogSource>(const std::string& saved, std::string& error)>;
+  KernelLogCollector();
+  // Tests: a fake source and clock.
+  KernelLogCollector(SourceFactory open, KernelLogClock clock);
+
+  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
+  void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+
+ private:
+  struct DeviceState {
+    std::map<std::pair<std::string, std::string>, KernelEventCount> counts;
+    std::vector<KernelEvent> recent;  // a ring of at most kRecentPerDevice, oldest first
+  };
+  void Take(const KernelLogRecord& record, const Topology& topology, std::int64_t now_unix,
+            std::chrono::microseconds now_mono);
+
+  SourceFactory open_;
+  KernelLogClock clock_;
+  std::optional<KernelEventClassifier> classifier_;
+  std::string classifier_error_;
+  std::unique_ptr<KernelLogSource> source_;
+  bool started_ = false;                 // the first read (with the look-back) happened
+  bool saved_read_ = false;              // a saved log was read to its end (it is not read again)
+  std::chrono::microseconds oldest_mono_{};  // records older than this are before the look-back
+  std::int64_t since_unix_ = 0;
+  std::map<std::string, DeviceState> devices_;  // by RDMA device
+  std::uint64_t records_ = 0, overruns_ = 0, unmatched_ = 0;
+};
+
+}  // namespace rdmahd

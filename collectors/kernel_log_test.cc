@@ -1,0 +1,343 @@
+// The kernel_log collector and the nic_health check on kernel log records: real lines from
+// shared/fixtures/real/corpus (re-encoded as the /dev/kmsg records they were) and records built from
+// the documented format, through a fake record source with EAGAIN, EPIPE and errors.
+#include "collectors/kernel_log.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <sstream>
+#include <variant>
+
+#include "core/check.h"
+#include "tests/support/test_files.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Read = KernelLogSource::Read;
+
+// What the fake /dev/kmsg holds: records, and the reads that fail (EPIPE, an error).
+struct Log {
+  std::deque<std::variant<std::string, Read>> items;
+  int opens = 0;
+  std::string open_error;  // non-empty: open fails with it
+};
+
+class FakeSource : public KernelLogSource {
+ public:
+  explicit FakeSource(Log& log) : log_(log) {}
+  Read Next(KernelLogRecord& record, std::string& error) override {
+    if (log_.items.empty()) return Read::kNoMore;
+    auto item = std::move(log_.items.front());
+    log_.items.pop_front();
+    if (const auto* text = std::get_if<std::string>(&item)) {
+      Result<KernelLogRecord> r = ParseKmsgRecord(*text);
+      if (!r.ok()) return Read::kNotARecord;
+      record = std::move(*r);
+      return Read::kRecord;
+    }
+    error = "Input/output error";
+    return std::get<Read>(item);
+  }
+
+ private:
+  Log& log_;
+};
+
+constexpr std::int64_t kUnixNow = 1'780'000'000;
+constexpr std::chrono::seconds kUptime{3600};  // the node booted an hour ago
+
+struct Node {
+  Log log;
+  std::chrono::microseconds mono = kUptime;
+  std::int64_t unix_now = kUnixNow;
+  std::unique_ptr<KernelLogCollector> collector;
+  Topology topology;
+  testing::TempDir dir;
+  NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();
+
+  Node() {
+    collector = std::make_unique<KernelLogCollector>(
+        [this](const std::string& saved, std::string& error) -> std::unique_ptr<KernelLogSource> {
+          if (!saved.empty()) return OpenSavedLog(saved, error);
+          ++log.opens;
+          if (!log.open_error.empty()) {
+            error = log.open_error;
+            return nullptr;
+          }
+          return std::make_unique<FakeSource>(log);
+        },
+        KernelLogClock{[this] { return mono; }, [this] { return unix_now; }});
+    TopologyDevice d0;
+    d0.name = "mlx5_0";
+    d0.pci_address = "0000:05:00.0";
+    d0.ports.push_back(TopologyPort{1, "Ethernet", "ens1f0np0", {}, {}});
+    TopologyDevice d1;
+    d1.name = "mlx5_1";
+    d1.pci_address = "0000:05:00.1";
+    d1.ports.push_back(TopologyPort{1, "Ethernet", "ens1f1np1", {}, {}});
+    topology.devices = {d0, d1};
+  }
+
+  // One collection: its facts, what the check says and the exposition.
+  struct Result {
+    Snapshot snapshot;
+    CollectorOutcome outcome;
+    std::vector<CheckResult> verdicts;
+    std::string text;
+    const KernelLogFacts& facts() const { return *snapshot.Get<KernelLogFacts>(); }
+  };
+  Result Collect() {
+    Result r;
+    EXPECT_TRUE(collector->Collect(CollectContext{fs, Config{}, topology}, r.snapshot, r.outcome).ok());
+    r.snapshot.Put(topology);
+    r.verdicts = RunRegisteredCheck("nic_health", r.snapshot, Config{});
+    MetricSink sink;
+    collector->Render(r.snapshot, sink);
+    r.text = sink.Serialize();
+    return r;
+  }
+};
+
+// "<level>,<seq>,<usec>,-;<message>" as /dev/kmsg gives it.
+std::string Kmsg(int level, std::uint64_t seq, std::chrono::microseconds at, const std::string& message,
+                 int facility = 0) {
+  return std::to_string(facility * 8 + level) + "," + std::to_string(seq) + "," + std::to_string(at.count()) + ",-;" +
+         message + "\n";
+}
+
+// A real dmesg capture's lines as the records they were, stamped `at` (the capture's own times
+// are from another boot).
+std::vector<std::string> RealLines(const std::string& corpus_file) {
+  std::vector<std::string> out;
+  std::istringstream text(testing::ReadRealFixture("corpus/" + corpus_file));
+  for (std::string line; std::getline(text, line);) {
+    const auto record = ParseSavedLogLine(line, SavedLogFormat::kDmesg);
+    if (record && !record->message.empty()) out.push_back(record->message);
+  }
+  return out;
+}
+
+const CheckResult& VerdictOf(const Node::Result& r, const std::string& device) {
+  for (const auto& v : r.verdicts)
+    if (v.subject == device) return v;
+  static const CheckResult none{};
+  ADD_FAILURE() << "no verdict for " << device;
+  return none;
+}
+
+TEST(KernelLogTest, RealProbeFailureFailsTheDeviceItNames) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
+  Node node;
+  node.topology.devices[0].pci_address = "0000:03:00.0";  // the capture's NIC
+  std::uint64_t seq = 100;
+  for (const std::string& m : RealLines("59_dmesg_mlx5_core_probe_failed_handle_hca_cap_cx4lx_tinycore9.txt"))
+    node.log.items.push_back(Kmsg(3, seq++, kUptime - std::chrono::seconds(90), m));
+  ASSERT_GE(node.log.items.size(), 3u);
+  auto r = node.Collect();
+  const CheckResult& v = VerdictOf(r, "mlx5_0");
+  EXPECT_EQ(v.verdict, Verdict::kFailed);
+  // The capture's last critical line: the driver's probe failure after mlx5_load_one's.
+  EXPECT_EQ(v.reason, "probe_failed 90 s ago: \"mlx5_core: probe of 0000:03:00.0 failed with error -22\" "
+                      "(2 events in the last 24 h)");
+  EXPECT_THAT(v.fix, HasSubstr("devlink health show pci/0000:03:00.0"));
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+  EXPECT_THAT(r.text, HasSubstr("rdma_kernel_events_total{device=\"mlx5_0\",event=\"mlx5_load_failed\",severity=\"critical\"} 1\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_kernel_events_total{device=\"mlx5_0\",event=\"probe_failed\",severity=\"critical\"} 1\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_kernel_event_last_seen_timestamp_seconds{device=\"mlx5_0\",event=\"mlx5_load_failed\","
+                                "severity=\"critical\"} " + std::to_string(kUnixNow - 90) + "\n"));
+  EXPECT_EQ(testing::RenderedFamilies(r.text), testing::DocumentedFamilies("(collector `kernel_log`)"));
+}
+
+// node_exporter issue 3434: every read of a restricted PF's counters logs an ACCESS_REG failure.
+// A flood is counted, judged nowhere, costs at most kMaxRecordsPerCollection reads per collection
+// and keeps a bounded list of recent events.
+TEST(KernelLogTest, AnAccessRegFloodIsCountedNotJudgedAndBounded) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
+  const auto lines = RealLines("04_dmesg_mlx5_access_reg_failed_node_exporter_3434.txt");
+  ASSERT_FALSE(lines.empty());
+  Node node;
+  const std::size_t total = KernelLogCollector::kMaxRecordsPerCollection + 20000;
+  for (std::size_t i = 0; i < total; ++i)
+    node.log.items.push_back(Kmsg(3, i, kUptime - std::chrono::seconds(5), lines[i % lines.size()]));
+  auto r = node.Collect();
+  EXPECT_EQ(r.facts().records, KernelLogCollector::kMaxRecordsPerCollection);
+  EXPECT_EQ(node.log.items.size(), 20000u);  // left for the next collection
+  for (const auto& d : r.facts().devices) EXPECT_LE(d.recent.size(), KernelLogFacts::kRecentPerDevice);
+  EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kOk);
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+  r = node.Collect();
+  EXPECT_EQ(r.facts().records, total);
+  std::uint64_t counted = 0;
+  for (const auto& d : r.facts().devices) {
+    for (const auto& [key, c] : d.counts) {
+      EXPECT_EQ(key, std::make_pair(std::string("command_failed"), std::string("info")));
+      counted += c.count;
+    }
+  }
+  EXPECT_EQ(counted, total);
+}
+
+TEST(KernelLogTest, TheLookBackBoundsWhatAStartSeesAndLaterRecordsAreAllRead) {
+  Node node;
+  const std::string fatal = "mlx5_core 0000:05:00.1: poll_health:478:(pid 0): Fatal error 1 detected";
+  node.log.items.push_back(Kmsg(2, 1, kUptime - std::chrono::minutes(11), fatal));  // before the look-back
+  auto r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+  EXPECT_EQ(r.facts().since_unix_s, kUnixNow - 600);
+  node.log.items.push_back(Kmsg(2, 2, kUptime - std::chrono::minutes(9), fatal));  // within it
+  r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kFailed);
+  EXPECT_THAT(VerdictOf(r, "mlx5_1").reason, HasSubstr("mlx5_fw_fatal 9 min ago"));
+  // Sticky for 24 h, then ok again.
+  node.mono += std::chrono::hours(23);
+  node.unix_now += 23 * 3600;
+  r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kFailed);
+  EXPECT_THAT(VerdictOf(r, "mlx5_1").reason, HasSubstr("mlx5_fw_fatal 23 h ago"));
+  node.mono += std::chrono::hours(1);
+  node.unix_now += 3600;
+  r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+  // The count stays: metrics are cumulative.
+  EXPECT_THAT(r.text, HasSubstr("event=\"mlx5_fw_fatal\",severity=\"critical\"} 1\n"));
+}
+
+TEST(KernelLogTest, WarningsByNetdevAndPciAddressAndACriticalOutranksALaterWarning) {
+  Node node;
+  const auto t = kUptime - std::chrono::seconds(30);
+  node.log.items.push_back(Kmsg(4, 1, t, "mlx5_core 0000:05:00.0 ens1f0np0: Link down"));
+  node.log.items.push_back(Kmsg(4, 2, t, "mlx5_core 0000:05:00.1: High temperature on sensors with bit set 0 1"));
+  auto r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kWarning);
+  EXPECT_THAT(VerdictOf(r, "mlx5_0").reason, HasSubstr("link_down"));
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kWarning);
+  EXPECT_THAT(VerdictOf(r, "mlx5_1").fix, HasSubstr("mlxlink -d 0000:05:00.1 -m"));
+  node.log.items.push_back(Kmsg(2, 3, t, "mlx5_core 0000:05:00.1: poll_health:471:(pid 0): device's health compromised - reached miss count"));
+  node.log.items.push_back(Kmsg(4, 4, t, "mlx5_core 0000:05:00.1: High temperature on sensors with bit set 0 1"));
+  r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kFailed);
+  EXPECT_THAT(VerdictOf(r, "mlx5_1").reason, HasSubstr("mlx5_health_compromised"));
+  EXPECT_THAT(VerdictOf(r, "mlx5_1").reason, HasSubstr("(3 events in the last 24 h)"));
+}
+
+TEST(KernelLogTest, UserSpaceRecordsOtherDevicesAndGarbageAreNotTheNics) {
+  Node node;
+  const auto t = kUptime - std::chrono::seconds(1);
+  // systemd writing to /dev/kmsg (facility 3, daemon) a line that looks like the firmware's.
+  node.log.items.push_back(Kmsg(2, 1, t, "mlx5_core 0000:05:00.0: Fatal error 1 detected", 3));
+  // Another NIC's, not an RDMA device of this node.
+  node.log.items.push_back(Kmsg(2, 2, t, "mlx5_core 0000:99:00.0: Fatal error 1 detected"));
+  node.log.items.push_back(std::string("not a record\n"));
+  node.log.items.push_back(std::string("\x01\x02<script>;;;\n"));
+  auto r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kOk);
+  EXPECT_EQ(r.facts().unmatched_events, 1u);
+  EXPECT_EQ(r.facts().records, 4u);
+  EXPECT_TRUE(r.outcome.errors.empty());
+  EXPECT_THAT(r.text, Not(HasSubstr("rdma_kernel_events_total{")));
+}
+
+TEST(KernelLogTest, OverrunsAreCountedAndAReadErrorReopensOnTheNextCollection) {
+  Node node;
+  const auto t = kUptime - std::chrono::seconds(1);
+  node.log.items.push_back(Read::kLost);
+  node.log.items.push_back(Kmsg(4, 50, t, "mlx5_core 0000:05:00.0 ens1f0np0: Link down"));
+  node.log.items.push_back(Read::kError);
+  node.log.items.push_back(Kmsg(4, 51, t, "mlx5_core 0000:05:00.1 ens1f1np1: Link down"));
+  auto r = node.Collect();
+  EXPECT_EQ(r.facts().overruns, 1u);
+  ASSERT_EQ(r.outcome.errors.size(), 1u);
+  EXPECT_THAT(r.outcome.errors[0], HasSubstr("/dev/kmsg: Input/output error (opened again on the next collection)"));
+  EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kWarning);
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+  EXPECT_EQ(node.log.opens, 1);
+  r = node.Collect();
+  EXPECT_EQ(node.log.opens, 2);
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kWarning);
+  EXPECT_THAT(r.text, HasSubstr("rdma_kernel_log_overruns_total 1\n"));
+}
+
+TEST(KernelLogTest, WithoutCapSyslogEveryDeviceIsUnknownWithTheReasonAndTheFix) {
+  Node node;
+  node.log.open_error = "Operation not permitted (reading the kernel log needs CAP_SYSLOG while kernel.dmesg_restrict=1)";
+  auto r = node.Collect();
+  EXPECT_FALSE(r.facts().readable);
+  ASSERT_EQ(r.verdicts.size(), 2u);
+  for (const auto& v : r.verdicts) {
+    EXPECT_EQ(v.verdict, Verdict::kUnknown);
+    EXPECT_THAT(v.reason, HasSubstr("the kernel log was not read: /dev/kmsg: Operation not permitted"));
+    EXPECT_THAT(v.fix, HasSubstr("CAP_SYSLOG"));
+  }
+  EXPECT_EQ(r.text, "# HELP rdma_kernel_log_readable 1 when the daemon reads the kernel log (/dev/kmsg), 0 when it "
+                    "cannot (the check nic_health says why).\n# TYPE rdma_kernel_log_readable gauge\n"
+                    "rdma_kernel_log_readable 0\n");
+  // It tries again on every collection: a capability granted later (a restart) or a sysctl change.
+  node.log.open_error.clear();
+  r = node.Collect();
+  EXPECT_TRUE(r.facts().readable);
+}
+
+// --path.kmsg: a saved log is read whole, once, and judged as of its own last record.
+TEST(KernelLogTest, ASavedLogIsReadWholeOnceAndJudgedAsOfItsEnd) {
+  Node node;
+  node.fs = NodeFs(node.dir.path(), node.dir.path());  // a capture, with its log saved beside it
+  // A copy of /dev/kmsg: the record names its device only in its DEVICE= line.
+  node.dir.Write("kmsg.txt",
+                 "2,10,1000000,-;health recovery flow aborted, PCI reads still not working\n"
+                 " SUBSYSTEM=pci\n DEVICE=+pci:0000:05:00.1\n"
+                 "6,11,1000000000,-;systemd-journald: time has been changed\n"
+                 " SUBSYSTEM=mem\n");
+  node.fs.set_kernel_log(node.dir.path() + "/kmsg.txt");
+  auto r = node.Collect();
+  EXPECT_EQ(node.log.opens, 0);  // never /dev/kmsg
+  ASSERT_TRUE(r.facts().readable);
+  EXPECT_EQ(r.facts().source, node.dir.path() + "/kmsg.txt");
+  EXPECT_EQ(r.facts().records, 2u);  // the look-back does not apply: the whole file
+  const CheckResult& v = VerdictOf(r, "mlx5_1");
+  EXPECT_EQ(v.verdict, Verdict::kFailed);
+  // 999 s before the log's end (its last record), whatever the clock says now.
+  EXPECT_THAT(v.reason, HasSubstr("mlx5_health_recovery_aborted 16 min ago"));
+  // Read once: a second collection adds nothing, and keeps what it found.
+  r = node.Collect();
+  EXPECT_EQ(r.facts().records, 2u);
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kFailed);
+
+  // journalctl -k -o short-monotonic, with another program's line that is skipped.
+  Node journal;
+  journal.fs = NodeFs(journal.dir.path(), journal.dir.path());
+  journal.dir.Write("journal.txt",
+                    "[   12.925245] node7 kernel: mlx5_core 0000:05:00.0: Port module event[error]: module 0, "
+                    "Cable error, Power budget exceeded\n"
+                    "[   13.000000] node7 systemd[1]: Started foo.service.\n"
+                    "[   72.925245] node7 kernel: mlx5_core 0000:05:00.0 ens1f0np0: Link up\n");
+  journal.fs.set_kernel_log(journal.dir.path() + "/journal.txt");
+  r = journal.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kWarning);
+  EXPECT_THAT(VerdictOf(r, "mlx5_0").reason, HasSubstr("module_error 60 s ago"));
+  EXPECT_THAT(VerdictOf(r, "mlx5_0").fix, HasSubstr("reseat or replace the cable or optic"));
+
+  // A missing file is unreadable, named.
+  Node missing;
+  missing.fs.set_kernel_log(missing.dir.path() + "/nope.txt");
+  r = missing.Collect();
+  EXPECT_FALSE(r.facts().readable);
+  EXPECT_THAT(VerdictOf(r, "mlx5_0").reason, HasSubstr("nope.txt"));
+}
+
+TEST(KernelLogTest, ACapturedTreeIsNotThisNodesLog) {
+  Node node;
+  node.fs = NodeFs(node.dir.path(), node.dir.path());  // a capture: never asks this kernel
+  auto r = node.Collect();
+  EXPECT_EQ(node.log.opens, 0);
+  EXPECT_FALSE(r.facts().readable);
+  EXPECT_THAT(VerdictOf(r, "mlx5_0").reason, HasSubstr("a capture"));
+}
+
+}  // namespace
+}  // namespace rdmahd
