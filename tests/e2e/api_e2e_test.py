@@ -89,6 +89,14 @@ class ChecksApiTest(unittest.TestCase):
         pfc = {v["subject"]: v["status"] for v in served["verdicts"] if v["check"] == "roce_pfc_priority"}
         self.assertEqual(pfc, {"ens1f0np0": "failed", "ens1f1np1": "ok"})
 
+    def test_byte_for_byte_on_a_tree_without_growth_checks(self):
+        args = [f"--path.sysfs={DEGRADED}", "--path.procfs=/nonexistent-proc", f"--path.dcb={EMPTY_DCB}"]
+        p = subprocess.run([binary(), "check", "--output=json", *args], capture_output=True, timeout=60)
+        with Daemon(*args) as d:
+            status, _, body = get(d.port, "/api/v1/checks")
+        self.assertEqual(status, 200)
+        self.assertEqual(body, p.stdout)
+
     def test_etag_and_if_none_match(self):
         with Daemon(*pfc_off_args()) as d:
             for path in ("/api/v1/checks", "/api/v1/devices"):
