@@ -163,7 +163,7 @@ TEST(HttpServerTest, RoutesMethodsAndStatus) {
   EXPECT_EQ(calls, 2);
 }
 
-TEST(HttpEtagTest, WeakEtagIsStablePerBodyAndIfNoneMatchComparesWeakly) {
+TEST(HttpServerEtagTest, WeakEtagIsStablePerBodyAndIfNoneMatchComparesWeakly) {
   const std::string tag = WeakEtag("{\"a\": 1}\n");
   EXPECT_EQ(tag, WeakEtag("{\"a\": 1}\n"));
   EXPECT_NE(tag, WeakEtag("{\"a\": 2}\n"));
@@ -182,7 +182,7 @@ TEST(HttpEtagTest, WeakEtagIsStablePerBodyAndIfNoneMatchComparesWeakly) {
   EXPECT_FALSE(IfNoneMatchHits("*, \"x\"", tag));               // "*" only alone
 }
 
-TEST(HttpEtagTest, ResponseWithEtagIs304WhenTheClientHasIt) {
+TEST(HttpServerEtagTest, ResponseWithEtagIs304WhenTheClientHasIt) {
   std::atomic<int> calls{0};
   std::map<std::string, HttpRoute> routes;
   routes["/api"] = {[&] {
