@@ -1,13 +1,14 @@
 #include "daemon/check_command.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "common/excerpt.h"
 #include "common/node_fs.h"
 #include "daemon/daemon.h"
+#include "daemon/json_api.h"
 #include "daemon/logging.h"
 
 namespace rdmahd {
@@ -71,29 +72,66 @@ void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<
 
 void PrintCheckJson(const Report& report, int exit_code, std::ostream& out,
                     const std::vector<std::string>& problems) {
-  nlohmann::ordered_json j;
-  j["version"] = RDMAHD_VERSION;
-  j["config"] = report.config ? report.config->source : "";
-  j["exit_code"] = exit_code;
-  auto& verdicts = j["verdicts"] = nlohmann::json::array();
-  std::map<std::string, int> counts{{"ok", 0}, {"warning", 0}, {"failed", 0}, {"unknown", 0}};
+  out << ChecksDocument(report, exit_code, problems);
+}
+
+namespace {
+
+// `s` as printable ASCII: anything else (control bytes, UTF-8 sequences) is '?'. NPD cuts the
+// message at a byte count and puts it in a node condition.
+std::string PrintableAscii(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+std::string CheckSummaryLine(const Report& report, int exit_code, const std::vector<std::string>& problems) {
+  std::map<Verdict, int> counts;
+  std::vector<const CheckResult*> failed, warned;
   for (const CheckResult& r : report.verdicts) {
-    ++counts[std::string(VerdictName(r.verdict))];
-    verdicts.push_back({{"check", r.check},
-                        {"subject", r.subject},
-                        {"status", VerdictName(r.verdict)},
-                        {"reason", r.reason},
-                        {"fix", r.fix}});
+    ++counts[r.verdict];
+    if (r.verdict == Verdict::kFailed) failed.push_back(&r);
+    if (r.verdict == Verdict::kWarning) warned.push_back(&r);
   }
-  auto& collectors = j["collectors"] = nlohmann::json::array();
-  for (const CollectorOutcome& o : report.snapshot.outcomes) {
-    collectors.push_back({{"collector", o.collector}, {"success", o.success}, {"errors", o.errors}});
+  auto plural = [](int n, const char* word) {
+    return std::to_string(n) + " " + word + (n == 1 || word[std::strlen(word) - 1] == 'd' ? "" : "s");
+  };
+  std::string line;
+  if (exit_code == kExitFailed) {
+    line = "RDMA unhealthy: " + plural(counts[Verdict::kFailed], "failed") + ", " +
+           plural(counts[Verdict::kWarning], "warning") + ":";
+  } else if (exit_code == kExitCouldNotRun) {
+    line = "RDMA health unknown:";
+  } else {
+    line = "RDMA healthy: " + plural(counts[Verdict::kOk], "check") + " ok";
+    if (counts[Verdict::kUnknown] > 0) line += ", " + std::to_string(counts[Verdict::kUnknown]) + " unknown";
+    if (counts[Verdict::kWarning] > 0) line += ", " + plural(counts[Verdict::kWarning], "warning") + ":";
   }
-  j["problems"] = problems;
-  j["summary"] = counts;
-  // ASCII only: a C1 control or a bidi override from a capture reaches a terminal as \uNNNN, as
-  // control characters already do; a parser reads the same strings back.
-  out << j.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) << "\n";
+  // The worst first: what failed, then what warned, each as "check subject"; why it cannot be judged.
+  std::vector<std::string> items;
+  for (const CheckResult* r : failed) items.push_back(r->check + " " + r->subject);
+  for (const CheckResult* r : warned) items.push_back(r->check + " " + r->subject + " (warning)");
+  if (exit_code == kExitCouldNotRun) {
+    for (const std::string& p : problems) items.push_back(p);
+    for (const CollectorOutcome& o : report.snapshot.outcomes) {
+      if (!o.success) items.push_back("collector " + o.collector + " failed" + (o.errors.empty() ? "" : ": " + o.errors.back()));
+    }
+  }
+  std::size_t shown = 0;
+  for (const std::string& item : items) {
+    std::string next = (shown == 0 ? " " : "; ") + item;
+    if (line.size() + next.size() > kCheckSummaryBytes - 12) break;
+    line += next;
+    ++shown;
+  }
+  if (shown < items.size()) line += "; +" + std::to_string(items.size() - shown) + " more";
+  if (line.back() == ':') line.pop_back();
+  line = PrintableAscii(line);
+  if (line.size() > kCheckSummaryBytes) line.resize(kCheckSummaryBytes);
+  return line;
 }
 
 int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err) {
@@ -112,6 +150,8 @@ int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostre
   int code = CheckExitCode(*report, options.fail_on_warning, problems);
   if (options.output == "json") {
     PrintCheckJson(*report, code, out, problems);
+  } else if (options.output == "summary") {
+    out << CheckSummaryLine(*report, code, problems) << "\n";
   } else {
     PrintCheckTable(*report, out, problems);
   }

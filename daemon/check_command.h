@@ -1,7 +1,8 @@
-// `rdma-healthd check`: one collection, every check, a table or JSON on stdout, and the
+// `rdma-healthd check`: one collection, every check, a table, JSON or a summary line on stdout, and the
 // node-problem-detector exit convention: 0 all ok, 1 a check failed, 2 could not run.
 #pragma once
 
+#include <cstddef>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -27,6 +28,15 @@ int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<
 void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems = {});
 void PrintCheckJson(const Report& report, int exit_code, std::ostream& out,
                     const std::vector<std::string>& problems = {});
+
+// The most bytes of CheckSummaryLine.
+inline constexpr std::size_t kCheckSummaryBytes = 240;
+
+// `check --output=summary`: one line of printable ASCII, at most kCheckSummaryBytes, for
+// node-problem-detector's condition message: the verdict ("RDMA unhealthy: 2 failed, 1 warning"),
+// then what failed and warned as "check subject", worst first, as many as fit ("+N more"); for exit
+// code 2, why the node could not be judged.
+std::string CheckSummaryLine(const Report& report, int exit_code, const std::vector<std::string>& problems = {});
 
 // Runs the whole command with `engine` (over the options' paths); returns the process exit code.
 // The collection waits at most the config's scrape.collection_timeout.

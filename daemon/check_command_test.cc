@@ -66,6 +66,37 @@ TEST(CheckCommandTest, JsonCarriesEveryVerdictAndTheExitCode) {
   EXPECT_EQ(j["collectors"][0]["collector"], "devices");
 }
 
+TEST(CheckCommandTest, JsonHasTheSchemaVersionFirst) {
+  std::ostringstream out;
+  PrintCheckJson(MakeReport({Verdict::kOk}), 0, out);
+  EXPECT_EQ(out.str().rfind("{\n  \"schema_version\": 1,\n  \"version\": \"", 0), 0u) << out.str();
+}
+
+TEST(CheckCommandTest, SummaryLineSaysTheVerdictThenTheWorstFirst) {
+  Report r = MakeReport({Verdict::kOk, Verdict::kWarning, Verdict::kFailed, Verdict::kUnknown});
+  EXPECT_EQ(CheckSummaryLine(r, kExitFailed),
+            "RDMA unhealthy: 1 failed, 1 warning: port_active mlx5_2/1; port_active mlx5_1/1 (warning)");
+  Report ok = MakeReport({Verdict::kOk, Verdict::kOk, Verdict::kUnknown});
+  EXPECT_EQ(CheckSummaryLine(ok, kExitOk), "RDMA healthy: 2 checks ok, 1 unknown");
+  Report warned = MakeReport({Verdict::kOk, Verdict::kWarning});
+  EXPECT_EQ(CheckSummaryLine(warned, kExitOk), "RDMA healthy: 1 check ok, 1 warning: port_active mlx5_1/1 (warning)");
+  Report broken = MakeReport({Verdict::kOk}, /*collector_ok=*/false);
+  EXPECT_EQ(CheckSummaryLine(broken, kExitCouldNotRun, {"no class/infiniband"}),
+            "RDMA health unknown: no class/infiniband; collector devices failed: opendir /sys/class/infiniband: "
+            "Permission denied");
+}
+
+TEST(CheckCommandTest, SummaryLineIsBoundedPrintableAscii) {
+  Report r = MakeReport(std::vector<Verdict>(50, Verdict::kFailed));
+  r.verdicts[0].subject = "mlx5_\xff\n\x1b[2J\xe2\x80\xae/1";
+  const std::string line = CheckSummaryLine(r, kExitFailed);
+  EXPECT_LE(line.size(), kCheckSummaryBytes);
+  EXPECT_TRUE(std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) << line;
+  EXPECT_NE(line.find("port_active mlx5_???[2J??" "?/1"), std::string::npos) << line;
+  EXPECT_NE(line.find(" more"), std::string::npos) << line;  // "+N more" says what did not fit
+  EXPECT_EQ(line.rfind("RDMA unhealthy: 50 failed, 0 warnings: ", 0), 0u) << line;
+}
+
 // The dump's error_handler_t::replace already does this; the test keeps it so (a scraper of the
 // JSON must get one bad byte as U+FFFD, not an exception or a dropped report).
 TEST(CheckCommandTest, JsonReplacesInvalidUtf8LikeTheMetrics) {

@@ -8,13 +8,17 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <tuple>
 
 #include "common/thread_name.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
 #include "common/node_fs.h"
+#include "daemon/check_command.h"
 #include "daemon/http_server.h"
+#include "daemon/json_api.h"
 #include "daemon/logging.h"
+#include "daemon/status_page.h"
 
 namespace rdmahd {
 namespace {
@@ -52,20 +56,6 @@ std::int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string HtmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -120,6 +110,11 @@ bool ConfigStore::Apply(Result<std::shared_ptr<const Config>> loaded, std::strin
   return true;
 }
 
+std::pair<bool, double> ConfigStore::last_reload() const {
+  std::lock_guard lock(mu_);
+  return {last_reload_ok_, last_success_unix_};
+}
+
 void ConfigStore::Render(MetricSink& sink) const {
   std::lock_guard lock(mu_);
   sink.Gauge("rdma_healthd_config_last_reload_successful",
@@ -148,11 +143,21 @@ void Daemon::BlockDaemonSignals() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-std::shared_ptr<const std::string> Daemon::Metrics() {
-  std::shared_ptr<const Config> config = config_.Get();
-  std::shared_ptr<const Report> report = engine_->Collect(config);
+std::shared_ptr<const Report> Daemon::CurrentReport() {
+  std::shared_ptr<const Report> report = engine_->Collect(config_.Get());
   Observe(report);
   LogHeldFilesBudgetOnce();
+  return report;
+}
+
+std::vector<std::string> Daemon::Problems(const Report& report) const {
+  std::vector<std::string> problems;
+  if (auto p = SysfsRootProblem(report, engine_->fs())) problems.push_back(std::move(*p));
+  return problems;
+}
+
+std::shared_ptr<const std::string> Daemon::Metrics() {
+  std::shared_ptr<const Report> report = CurrentReport();
   std::lock_guard lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
   if (exposition_ && exposition_report_ == report && exposition_config_generation_ == generation) {
@@ -185,22 +190,23 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   return exposition_;
 }
 
-std::string Daemon::LandingPage() const {
-  std::shared_ptr<const Config> config = config_.Get();
-  std::string html =
-      "<!DOCTYPE html>\n<html><head><title>rdma-healthd</title></head><body>\n"
-      "<h1>rdma-healthd</h1>\n<p>RDMA / RoCE node health exporter, version " RDMAHD_VERSION "</p>\n"
-      "<ul>\n<li><a href=\"/metrics\">/metrics</a>: metrics and check verdicts</li>\n"
-      "<li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li>\n</ul>\n"
-      "<p>Configuration: " + HtmlEscape(config->source) + "<br>sysfs: " + HtmlEscape(options_.sysfs) +
-      "</p>\n<p>Collectors:</p>\n<ul>\n";
+std::string Daemon::StatusPage() {
+  std::shared_ptr<const Report> report = CurrentReport();
+  std::shared_ptr<const Config> config = report->config ? report->config : config_.Get();
+  DaemonStatus status;
+  status.version = RDMAHD_VERSION;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) status.hostname = host;
+  status.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  status.config_source = config->source;
+  std::tie(status.last_reload_ok, status.last_reload_success_unix) = config_.last_reload();
+  status.sysfs_root = options_.sysfs;
+  status.ready = ready_;
   for (const std::string& name : engine_->collector_names()) {
     const auto* reg = CollectorRegistry().Find(name);
-    html += "<li>" + HtmlEscape(name) + (config->CollectorEnabled(name) ? "" : " (disabled)") + ": " +
-            HtmlEscape(reg ? reg->description : "") + "</li>\n";
+    status.collectors.push_back({name, reg ? reg->description : "", config->CollectorEnabled(name)});
   }
-  html += "</ul>\n</body></html>\n";
-  return html;
+  return RenderStatusPage(*report, Problems(*report), status);
 }
 
 void Daemon::Reload() {
@@ -394,8 +400,20 @@ int Daemon::Run() {
   routes["/metrics"] = {[this] {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", Metrics()};
   }};
-  routes["/"] = {[this] { return HttpResponse{200, "text/html; charset=utf-8", LandingPage()}; },
-                 /*inline_ok=*/true};
+  // The JSON API (docs/api.md): what `check --output=json` prints, and the devices at a glance.
+  auto json = [](std::string body) {
+    HttpResponse r{200, "application/json", std::move(body)};
+    r.etag = WeakEtag(r.body);
+    return r;
+  };
+  routes["/api/v1/checks"] = {[this, json] {
+    std::shared_ptr<const Report> report = CurrentReport();
+    std::vector<std::string> problems = Problems(*report);
+    return json(ChecksDocument(*report, CheckExitCode(*report, options_.fail_on_warning, problems), problems));
+  }};
+  routes["/api/v1/devices"] = {[this, json] { return json(DevicesDocument(*CurrentReport())); }};
+  // Not inline: the page is rendered from a collection, which may take up to collection_timeout.
+  routes["/"] = {[this] { return HttpResponse{200, "text/html; charset=utf-8", StatusPage()}; }};
   routes["/-/healthy"] = {[this] {
     // Healthy while the main loop is turning (it ticks at least every second).
     bool alive = SteadyNs() - last_loop_tick_ns_.load() < std::int64_t{10'000'000'000};

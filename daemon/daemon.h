@@ -11,6 +11,8 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/collection_engine.h"
 #include "common/metric_sink.h"
@@ -44,6 +46,8 @@ class ConfigStore {
   void Render(MetricSink& sink) const;
   // Changes whenever what Render prints changes (every Apply).
   std::uint64_t generation() const;
+  // What Render prints: the last load's outcome and when a load last succeeded (Unix seconds).
+  std::pair<bool, double> last_reload() const;
 
  private:
   mutable std::mutex mu_;
@@ -77,7 +81,13 @@ class Daemon {
   std::shared_ptr<const std::string> Metrics();
 
  private:
-  std::string LandingPage() const;
+  // The report a request is answered from (a collection, or the engine's cached one), observed
+  // (logged) as a scrape's is.
+  std::shared_ptr<const Report> CurrentReport();
+  // Why the report cannot vouch for the node (SysfsRootProblem), as `check` says it.
+  std::vector<std::string> Problems(const Report& report) const;
+  // The status page at / (daemon/status_page.h).
+  std::string StatusPage();
   void Reload();
   // Waits up to timeout_ms for a signal and acts on it (SIGHUP: reload). False when the daemon
   // must stop: SIGTERM, SIGINT, or poll failing (exit_code set to 1).

@@ -179,6 +179,12 @@ bool AcceptsGzip(const char* header) {
   return gzip || (star && !gzip_refused);
 }
 
+// The opaque-tag of an entity tag, without W/ (RFC 9110, 8.8.3.2: weak comparison).
+std::string_view OpaqueTag(std::string_view tag) {
+  if (tag.size() >= 2 && tag[0] == 'W' && tag[1] == '/') tag.remove_prefix(2);
+  return tag;
+}
+
 HttpResponse RunHandler(const HttpHandler& handler) {
   try {
     return handler();
@@ -453,6 +459,38 @@ std::string ClientAddressText(MHD_Connection* conn) {
 
 }  // namespace
 
+std::string WeakEtag(std::string_view body) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : body) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "W/\"%016llx\"", static_cast<unsigned long long>(h));
+  return text;
+}
+
+bool IfNoneMatchHits(std::string_view header, std::string_view etag) {
+  const std::string_view want = OpaqueTag(etag);
+  std::size_t i = 0;
+  auto skip_space = [&] {
+    while (i < header.size() && (header[i] == ' ' || header[i] == '\t' || header[i] == ',')) ++i;
+  };
+  skip_space();
+  if (header.substr(i) == "*") return true;
+  while (i < header.size()) {
+    std::size_t start = i;
+    if (header.compare(i, 2, "W/") == 0) i += 2;
+    if (i >= header.size() || header[i] != '"') return false;
+    std::size_t close = header.find('"', i + 1);
+    if (close == std::string_view::npos) return false;
+    if (OpaqueTag(header.substr(start, close + 1 - start)) == want) return true;
+    i = close + 1;
+    skip_space();
+  }
+  return false;
+}
+
 // One request's state, owned by libmicrohttpd's con_cls slot from the first callback to
 // RequestCompleted. While the connection is suspended only the worker touches `response`; it
 // publishes it with `done` (release) before resuming, and the event thread reads it after an
@@ -464,6 +502,7 @@ struct RequestState {
   bool head = false;
   bool gzip = false;
   bool queued = false;
+  std::string if_none_match;  // the request's If-None-Match header, if any
   std::atomic<bool> done{false};
 };
 
@@ -509,10 +548,15 @@ struct HttpServer::Impl {
     if (listen_fd != MHD_INVALID_SOCKET) ::close(listen_fd);
   }
 
-  // Sends `r` (gzip-compressed when the request allows it and it is worth it).
-  MHD_Result Queue(MHD_Connection* conn, const HttpResponse& r, bool gzip, bool close = false) {
+  // Sends `r` (gzip-compressed when the request allows it and it is worth it), or a 304 without
+  // a body when `if_none_match` names its ETag.
+  MHD_Result Queue(MHD_Connection* conn, const HttpResponse& r, bool gzip, bool close = false,
+                   std::string_view if_none_match = {}) {
+    const bool not_modified = r.status == 200 && !r.etag.empty() && !if_none_match.empty() &&
+                              IfNoneMatchHits(if_none_match, r.etag);
     std::shared_ptr<const std::string> body =
-        r.shared_body ? r.shared_body : std::make_shared<const std::string>(r.body);
+        not_modified ? std::make_shared<const std::string>()
+                     : r.shared_body ? r.shared_body : std::make_shared<const std::string>(r.body);
     bool compressed = false;
     if (gzip && body->size() >= kMinGzipBytes) {
       std::shared_ptr<const std::string> gz;
@@ -537,7 +581,9 @@ struct HttpServer::Impl {
       return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    // With an ETag a client may keep the body, but asks again each time (If-None-Match).
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, r.etag.empty() ? "no-store" : "no-cache");
+    if (!r.etag.empty()) MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, r.etag.c_str());
     MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     if (compressed) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     if (close) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -548,7 +594,7 @@ struct HttpServer::Impl {
     if (r.status == 401) {
       MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"rdma-healthd\"");
     }
-    MHD_Result rc = MHD_queue_response(conn, static_cast<unsigned>(r.status), resp);
+    MHD_Result rc = MHD_queue_response(conn, not_modified ? 304u : static_cast<unsigned>(r.status), resp);
     MHD_destroy_response(resp);
     return rc;
   }
@@ -674,7 +720,9 @@ struct HttpServer::Impl {
       }
       return MHD_YES;
     }
-    if (state->done.load(std::memory_order_acquire)) return Queue(conn, state->response, state->gzip);
+    if (state->done.load(std::memory_order_acquire)) {
+      return Queue(conn, state->response, state->gzip, false, state->if_none_match);
+    }
     if (state->queued) return MHD_YES;  // resumed without a response cannot happen; be safe
     if (*upload_size != 0) {  // a request body: not wanted, read and dropped
       *upload_size = 0;
@@ -682,6 +730,9 @@ struct HttpServer::Impl {
     }
     state->gzip = AcceptsGzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                           MHD_HTTP_HEADER_ACCEPT_ENCODING));
+    if (const char* inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH)) {
+      state->if_none_match = inm;
+    }
     if (auto problem = ClientCertProblem(conn)) {
       log::Debug("HTTP client refused", {{"reason", *problem}});
       return Queue(conn, {403, kTextPlain, *problem + "\n"}, false);
@@ -712,7 +763,7 @@ struct HttpServer::Impl {
     }
     auto [r, fixed] = answer();
     if (r == nullptr) return Queue(conn, fixed, state->gzip);
-    if (r->inline_ok) return Queue(conn, RunHandler(r->handler), state->gzip);
+    if (r->inline_ok) return Queue(conn, RunHandler(r->handler), state->gzip, false, state->if_none_match);
     return Defer(conn, state, [r = r] { return RunHandler(r->handler); });
   }
 

@@ -2,8 +2,8 @@
 //
 // Threading: one event thread (epoll) owns every connection, so an idle, slowloris or slow-reading
 // client costs a socket and a little memory, never a thread. Routes marked `inline_ok` (cheap:
-// /-/healthy, /-/ready, /) are answered on the event thread; every other route (/metrics, which
-// runs a collection) is handed to a small worker pool while its connection is suspended, so a
+// /-/healthy, /-/ready) are answered on the event thread; every other route (/metrics, /, the
+// JSON API: each runs a collection) is handed to a small worker pool while its connection is suspended, so a
 // slow handler never holds up the event thread and cheap endpoints never queue behind it.
 // Handlers therefore run on either thread and must be thread-safe; inline ones must not block.
 //
@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "common/result.h"
@@ -45,7 +46,19 @@ struct HttpResponse {
   // When set, sent instead of `body`: a body shared with other requests (the /metrics text).
   // Requests that share one body also share one gzip-compressed copy of it.
   std::shared_ptr<const std::string> shared_body;
+  // When not empty, an ETag header with this entity tag (WeakEtag), and Cache-Control: no-cache
+  // instead of no-store; a 200 whose tag an If-None-Match of the request names is sent as a 304
+  // without a body (RFC 9110, 13.1.2).
+  std::string etag;
 };
+
+// A weak entity tag for `body`: W/"<16 hex digits>" (a 64-bit FNV-1a of the bytes). Weak, as one
+// body goes out gzip-compressed or not.
+std::string WeakEtag(std::string_view body);
+
+// Whether an If-None-Match header value names `etag` (weak comparison: W/ ignored on both sides;
+// "*" names any). A malformed list matches nothing past the point it stops parsing.
+bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag);
 
 using HttpHandler = std::function<HttpResponse()>;
 

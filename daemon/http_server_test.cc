@@ -163,6 +163,66 @@ TEST(HttpServerTest, RoutesMethodsAndStatus) {
   EXPECT_EQ(calls, 2);
 }
 
+TEST(HttpServerEtagTest, WeakEtagIsStablePerBodyAndIfNoneMatchComparesWeakly) {
+  const std::string tag = WeakEtag("{\"a\": 1}\n");
+  EXPECT_EQ(tag, WeakEtag("{\"a\": 1}\n"));
+  EXPECT_NE(tag, WeakEtag("{\"a\": 2}\n"));
+  ASSERT_EQ(tag.size(), 20u) << tag;  // W/" + 16 hex digits + "
+  EXPECT_EQ(tag.rfind("W/\"", 0), 0u) << tag;
+  const std::string opaque = tag.substr(2);
+  EXPECT_TRUE(IfNoneMatchHits(tag, tag));
+  EXPECT_TRUE(IfNoneMatchHits(opaque, tag));  // weak comparison ignores W/
+  EXPECT_TRUE(IfNoneMatchHits("\"x\", " + tag, tag));
+  EXPECT_TRUE(IfNoneMatchHits("  \"x\" ,W/\"y\"," + opaque, tag));
+  EXPECT_TRUE(IfNoneMatchHits("*", tag));
+  EXPECT_FALSE(IfNoneMatchHits("", tag));
+  EXPECT_FALSE(IfNoneMatchHits("\"x\"", tag));
+  EXPECT_FALSE(IfNoneMatchHits(opaque.substr(0, 10), tag));      // no closing quote
+  EXPECT_FALSE(IfNoneMatchHits("garbage, " + tag, tag));         // stops at what is not a tag
+  EXPECT_FALSE(IfNoneMatchHits("*, \"x\"", tag));               // "*" only alone
+}
+
+TEST(HttpServerEtagTest, ResponseWithEtagIs304WhenTheClientHasIt) {
+  std::atomic<int> calls{0};
+  std::map<std::string, HttpRoute> routes;
+  routes["/api"] = {[&] {
+    ++calls;
+    HttpResponse r{200, "application/json", "{\"x\": 1}\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }};
+  routes["/inline"] = {[] {
+    HttpResponse r{200, "text/plain", "same\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }, true};
+  routes["/error"] = {[] {
+    HttpResponse r{503, "text/plain", "starting\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  for (const std::string path : {"/api", "/inline"}) {
+    std::string first = Get(port, "GET", path);
+    auto at = first.find("\r\nETag: ");
+    ASSERT_NE(at, std::string::npos) << first;
+    const std::string tag = first.substr(at + 8, first.find("\r\n", at + 2) - at - 8);
+    EXPECT_NE(first.find("\r\nCache-Control: no-cache\r\n"), std::string::npos) << first;
+    std::string again = Get(port, "GET", path, "If-None-Match: " + tag + "\r\n");
+    EXPECT_EQ(again.rfind("HTTP/1.1 304 ", 0), 0u) << again;
+    EXPECT_NE(again.find("\r\nETag: " + tag + "\r\n"), std::string::npos) << again;
+    EXPECT_EQ(Body(again), "");
+    std::string other = Get(port, "GET", path, "If-None-Match: \"other\"\r\n");
+    EXPECT_EQ(other.rfind("HTTP/1.1 200 ", 0), 0u) << other;
+    EXPECT_NE(Body(other), "");
+  }
+  // Only a 200 becomes a 304.
+  EXPECT_EQ(Get(port, "GET", "/error", "If-None-Match: *\r\n").rfind("HTTP/1.1 503 ", 0), 0u);
+  EXPECT_EQ(calls, 3);
+}
+
 TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   std::map<std::string, HttpRoute> routes;
   routes["/metrics"] = {[] { return HttpResponse{200, "text/plain", "a 1\n"}; }};

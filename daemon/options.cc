@@ -83,8 +83,9 @@ CommandLine::CommandLine(Options& o, const std::vector<std::string>& collectors)
 
   check = app.add_subcommand(
       "check", "run every collector and check once, print verdicts; exit 0 ok, 1 failed, 2 could not run");
-  AddValue(*check, "--output", o.output, "table or json", "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+  AddValue(*check, "--output", o.output, "table, json or summary (one line, for node-problem-detector)",
+           "table, json or summary")
+      ->check(CLI::IsMember({"table", "json", "summary"}))
       ->capture_default_str();
   check->add_flag("--fail-on-warning", o.fail_on_warning, "exit 1 on warnings too");
   check->fallthrough();

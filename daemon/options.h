@@ -36,7 +36,7 @@ struct Options {
   std::string log_format = "auto";
   std::map<std::string, bool> collector_flags;  // --collector.X / --no-collector.X
 
-  std::string output = "table";  // check: table | json
+  std::string output = "table";  // check: table | json | summary
   bool fail_on_warning = false;  // check: exit 1 on warnings too
 
   // probe: one interactive measurement against PEER's responder.

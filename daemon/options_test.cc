@@ -183,7 +183,7 @@ TEST(OptionsTest, TheIssueCasesAreRefusedNamingTheFlag) {
   EXPECT_NE(web.exit_message.find("--web.config.file= is empty: give a YAML file"), std::string::npos);
 
   Options output = Parse({"check", "--output="});
-  EXPECT_NE(output.exit_message.find("--output= is empty: give table or json"), std::string::npos);
+  EXPECT_NE(output.exit_message.find("--output= is empty: give table, json or summary"), std::string::npos);
 
   Options sw = Parse({"check", "--fail-on-warning=", "--output=json"});
   EXPECT_EQ(sw.exit_code, 2);

@@ -15,7 +15,8 @@ install(FILES ${RDMAHD_PKG_DIR}/debian/default DESTINATION /etc/default RENAME r
 install(FILES ${RDMAHD_PKG_DIR}/prometheus/rdma-healthd-alerts.yml
               ${RDMAHD_PKG_DIR}/prometheus/rdma-healthd-alerts_test.yml
         DESTINATION ${RDMAHD_SHARE_DIR}/prometheus)
-install(FILES ${RDMAHD_PKG_DIR}/grafana/rdma-healthd-dashboard.json DESTINATION ${RDMAHD_SHARE_DIR}/grafana)
+install(FILES ${RDMAHD_PKG_DIR}/grafana/rdma-healthd-dashboard.json ${RDMAHD_PKG_DIR}/grafana/rdma-healthd-node-dashboard.json
+        DESTINATION ${RDMAHD_SHARE_DIR}/grafana)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/README.md
               ${CMAKE_CURRENT_SOURCE_DIR}/docs/checks.md
               ${CMAKE_CURRENT_SOURCE_DIR}/docs/metrics.md

@@ -40,6 +40,9 @@ from harness import REAL_FIXTURES, SOURCE_DIR, Daemon
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "roce", "pfc-off")
 RULES = os.path.join(SOURCE_DIR, "packaging", "prometheus", "rdma-healthd-alerts.yml")
 DASHBOARD = os.path.join(SOURCE_DIR, "packaging", "grafana", "rdma-healthd-dashboard.json")
+# The single-node drill-down next to the fleet view.
+NODE_DASHBOARD = os.path.join(SOURCE_DIR, "packaging", "grafana", "rdma-healthd-node-dashboard.json")
+DASHBOARDS = (DASHBOARD, NODE_DASHBOARD)
 REAL_TREE = os.path.join(REAL_FIXTURES, "sysfs", "procfs-fixtures")
 MLX5_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "mlx5-roce")
 # Host readiness: PCIe, ToS, device nodes (device-readiness); hugepages per node and workloads
@@ -242,40 +245,62 @@ class PrometheusAlertsTest(unittest.TestCase):
         self.assertEqual([r["metric"]["subject"] for r in reachable], ["192.0.2.1"])
 
     def test_every_dashboard_query_returns_data(self):
-        with open(DASHBOARD) as f:
-            dash = json.load(f)
         self.wait_for_scrapes(3)
 
         def concrete(expr):
+            # The node dashboard selects one instance (instance="$instance"): here, any.
             for var in ("$instance", "$device", "$netdev"):
-                expr = expr.replace(var, ".*")
+                expr = expr.replace(f'="{var}"', '=~".*"').replace(var, ".*")
             return expr.replace("$__rate_interval", "1m")
 
-        panels = [p for p in dash["panels"] if p["type"] != "row"]
-        self.assertGreater(len(panels), 10)
-        for p in panels:
-            for t in p["targets"]:
-                with self.subTest(panel=p["title"], ref=t["refId"]):
-                    self.assertTrue(self.query(concrete(t["expr"])), "no data for " + t["expr"])
-        for v in dash["templating"]["list"]:
-            if v["type"] != "query":
-                continue
-            m = re.fullmatch(r"label_values\((.*), (\w+)\)", v["definition"])
-            with self.subTest(variable=v["name"]):
-                self.assertIsNotNone(m, v["definition"])
-                values = {r["metric"].get(m.group(2)) for r in self.query(concrete(m.group(1)))}
-                self.assertTrue(values - {None}, "variable %s has no values" % v["name"])
+        for path in DASHBOARDS:
+            with open(path) as f:
+                dash = json.load(f)
+            panels = [p for p in dash["panels"] if p["type"] != "row"]
+            self.assertGreater(len(panels), 10)
+            for p in panels:
+                for t in p["targets"]:
+                    with self.subTest(dashboard=os.path.basename(path), panel=p["title"], ref=t["refId"]):
+                        self.assertTrue(self.query(concrete(t["expr"])), "no data for " + t["expr"])
+            for v in dash["templating"]["list"]:
+                if v["type"] != "query":
+                    continue
+                m = re.fullmatch(r"label_values\((.*), (\w+)\)", v["definition"])
+                with self.subTest(dashboard=os.path.basename(path), variable=v["name"]):
+                    self.assertIsNotNone(m, v["definition"])
+                    values = {r["metric"].get(m.group(2)) for r in self.query(concrete(m.group(1)))}
+                    self.assertTrue(values - {None}, "variable %s has no values" % v["name"])
 
     def test_dashboard_uses_only_documented_metrics(self):
         with open(os.path.join(SOURCE_DIR, "docs", "metrics.md")) as f:
             documented = set(re.findall(r"^\| `([a-z_:]+)`", f.read(), re.M))
-        with open(DASHBOARD) as f:
+        for path in DASHBOARDS:
+            with open(path) as f:
+                dash = json.load(f)
+            exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+            exprs += [v["definition"] for v in dash["templating"]["list"] if v["type"] == "query"]
+            used = {m for e in exprs for m in re.findall(r"\b(rdma_[a-z0-9_]+)", e)}
+            self.assertGreater(len(used), 20)
+            self.assertEqual(sorted(used - documented), [], f"{path}: metrics missing from docs/metrics.md")
+
+    def test_node_dashboard_is_one_node_and_says_what_bad_means(self):
+        with open(NODE_DASHBOARD) as f:
             dash = json.load(f)
-        exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
-        exprs += [v["definition"] for v in dash["templating"]["list"] if v["type"] == "query"]
-        used = {m for e in exprs for m in re.findall(r"\b(rdma_[a-z0-9_]+)", e)}
-        self.assertGreater(len(used), 20)
-        self.assertEqual(sorted(used - documented), [], "dashboard metrics missing from docs/metrics.md")
+        with open(DASHBOARD) as f:
+            self.assertNotEqual(json.load(f)["uid"], dash["uid"])
+        instance = next(v for v in dash["templating"]["list"] if v["name"] == "instance")
+        self.assertFalse(instance["multi"] or instance["includeAll"], "one node at a time")
+        ids = [p["id"] for p in dash["panels"]]
+        self.assertEqual(len(ids), len(set(ids)))
+        for p in dash["panels"]:
+            self.assertLessEqual(p["gridPos"]["x"] + p["gridPos"]["w"], 24, p["title"])
+            if p["type"] == "row":
+                continue
+            with self.subTest(panel=p["title"]):
+                # What a bad value is, in the panel's own words.
+                self.assertRegex(p.get("description", ""), r"(?i)\bbad\b|above 0|should (be|stay)")
+                for t in p["targets"]:
+                    self.assertIn('instance="$instance"', t["expr"])
 
 
 if __name__ == "__main__":

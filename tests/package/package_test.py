@@ -57,6 +57,7 @@ class DebPackageTest(unittest.TestCase):
         for path in ("usr/sbin/rdma-healthd", UNIT, "etc/default/rdma-healthd", "etc/rdma-healthd/config.yaml",
                      "usr/share/rdma-healthd/prometheus/rdma-healthd-alerts.yml",
                      "usr/share/rdma-healthd/grafana/rdma-healthd-dashboard.json",
+                     "usr/share/rdma-healthd/grafana/rdma-healthd-node-dashboard.json",
                      "usr/share/doc/rdma-healthd/copyright", "usr/share/doc/rdma-healthd/changelog.gz",
                      "usr/share/doc/rdma-healthd/checks.md", "usr/share/doc/rdma-healthd/metrics.md",
                      "usr/share/man/man8/rdma-healthd.8.gz"):

@@ -1,0 +1,107 @@
+#include "daemon/json_api.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/topology.h"
+#include "facts/netdev_facts.h"
+#include "facts/rdma_device_facts.h"
+#include "facts/roce_facts.h"
+
+namespace rdmahd {
+namespace {
+
+// Two RoCE ports, one netdev with DCB read, one whose DCB could not be read; "unknown" is null.
+Report TwoPorts() {
+  Report r;
+  Topology t;
+  t.class_dir_present = true;
+  for (int i = 0; i < 2; ++i) {
+    TopologyDevice d;
+    d.name = "mlx5_" + std::to_string(i);
+    TopologyPort p;
+    p.port = 1;
+    p.link_layer = "Ethernet";
+    d.ports.push_back(p);
+    t.devices.push_back(d);
+    t.links.push_back({d.name, 1, "ens" + std::to_string(i)});
+  }
+  r.snapshot.Put(t);
+  RdmaDevicesFacts devices;
+  RdmaDeviceFacts d0;
+  d0.name = "mlx5_0";
+  d0.fw_ver = "22.39.1002";
+  RdmaPortFacts p0;
+  p0.device = "mlx5_0";
+  p0.port = 1;
+  p0.state = SysfsEnumValue{4, "ACTIVE"};
+  p0.rate_bytes_per_second = 12'500'000'000;
+  d0.ports.push_back(p0);
+  devices.devices.push_back(d0);  // mlx5_1 could not be read
+  r.snapshot.Put(devices);
+  RoceQosFacts qos;
+  RoceNetdevFacts q0;
+  q0.netdev = "ens0";
+  q0.trust = TrustMode::kDscp;
+  DcbState dcb;
+  dcb.pfc = PfcConfig{};
+  dcb.pfc->enabled_mask = 0b00001000;
+  q0.dcb = dcb;
+  q0.ecn_rp.present = true;
+  q0.ecn_rp.enabled[3] = true;
+  q0.ecn_rp.enabled[4] = false;
+  RoceNetdevFacts q1;
+  q1.netdev = "ens1";
+  q1.dcb_note = "not captured";
+  qos.netdevs = {q0, q1};
+  r.snapshot.Put(qos);
+  return r;
+}
+
+TEST(JsonApiTest, DevicesJoinsTopologyFactsAndQosWithNullForUnknown) {
+  auto j = nlohmann::json::parse(DevicesDocument(TwoPorts()));
+  EXPECT_EQ(j["schema_version"], kJsonSchemaVersion);
+  EXPECT_TRUE(j["devices_known"]);
+  EXPECT_TRUE(j["qos_known"]);
+  EXPECT_FALSE(j["netdevs_known"]);
+  ASSERT_EQ(j["devices"].size(), 2u);
+  const auto& port0 = j["devices"][0]["ports"][0];
+  EXPECT_EQ(j["devices"][0]["fw_ver"], "22.39.1002");
+  EXPECT_EQ(port0["state"], "ACTIVE");
+  EXPECT_EQ(port0["rate_bytes_per_second"], 12'500'000'000ull);
+  EXPECT_EQ(port0["netdevs"], nlohmann::json({"ens0"}));
+  const auto& port1 = j["devices"][1]["ports"][0];
+  EXPECT_TRUE(port1["state"].is_null());
+  EXPECT_TRUE(port1["rate_bytes_per_second"].is_null());
+  EXPECT_TRUE(j["devices"][1]["fw_ver"].is_null());
+  EXPECT_EQ(port1["link_layer"], "Ethernet");
+  ASSERT_EQ(j["netdevs"].size(), 2u);
+  const auto& ens0 = j["netdevs"][0];
+  EXPECT_EQ(ens0["ports"], nlohmann::json({"mlx5_0/1"}));
+  EXPECT_EQ(ens0["pfc_priorities"], nlohmann::json({3}));
+  EXPECT_EQ(ens0["trust"], "dscp");
+  EXPECT_EQ(ens0["ecn_rp_priorities"], nlohmann::json({3}));
+  EXPECT_TRUE(ens0["ecn_np_priorities"].is_null());  // no roce_np folder: unknown, not "off"
+  EXPECT_TRUE(ens0["mtu"].is_null());                 // the netdev collector did not run
+  const auto& ens1 = j["netdevs"][1];
+  EXPECT_TRUE(ens1["pfc_priorities"].is_null());
+  EXPECT_TRUE(ens1["trust"].is_null());
+  EXPECT_EQ(ens1["dcb_note"], "not captured");
+}
+
+TEST(JsonApiTest, DocumentsAreAsciiWhateverTheNamesHold) {
+  Report r = TwoPorts();
+  Topology t = *r.snapshot.Get<Topology>();
+  t.devices[0].name = "mlx5_\"\n\xff\xe2\x80\xae";
+  r.snapshot.Put(t);
+  r.verdicts.push_back({"port_active", "mlx5_\x01\xc0/1", Verdict::kFailed, "</script>", ""});
+  for (const std::string& doc : {DevicesDocument(r), ChecksDocument(r, 1, {"\xfe"})}) {
+    for (char c : doc) ASSERT_TRUE(static_cast<unsigned char>(c) < 0x80) << doc;
+    EXPECT_TRUE(nlohmann::json::accept(doc)) << doc;
+  }
+  auto j = nlohmann::json::parse(DevicesDocument(r));
+  EXPECT_EQ(j["devices"][0]["name"], "mlx5_\"\n\uFFFD\u202E");
+}
+
+}  // namespace
+}  // namespace rdmahd
