@@ -33,14 +33,14 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
   const auto now = now_();
   const std::string configfs = fs.Sys("kernel/config/rdma_cm");
   const bool have_configfs = fs.IsDir(configfs);
-  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
+  for (const TopologyDevice& d : ctx.topology.devices) {
     const bool have_entry = have_configfs && fs.IsDir(configfs + "/" + d.name);
-    for (const HostRdmaPort& port : d.ports) {
+    for (const TopologyPort& port : d.ports) {
       if (!port.IsEthernet()) continue;
       RoceTosPortFacts p;
       p.device = d.name;
-      p.port = port.number;
-      const std::string n = std::to_string(port.number);
+      p.port = port.port;
+      const std::string n = std::to_string(port.port);
       if (!have_configfs) {
         p.source = RoceTosSource::kNoConfigfs;
         p.note = configfs + " absent (rdma_cm not loaded, or configfs not mounted): rdma_cm uses the kernel default ToS 0";
@@ -60,7 +60,7 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
         }
         if (!p.note.empty()) outcome.errors.push_back(p.note);
       }
-      Result<std::string_view> tc_text = ReadTrafficClass(fs, d, port.number, now);
+      Result<std::string_view> tc_text = ReadTrafficClass(fs, d, port.port, now);
       bool tc_unknown = false;  // an override file that cannot be read or parsed
       if (tc_text) {
         p.traffic_class_file = true;
@@ -101,10 +101,10 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
   return Status::Ok();
 }
 
-Result<std::string_view> RoceTosCollector::ReadTrafficClass(const NodeFs& fs, const HostRdmaDevice& d,
+Result<std::string_view> RoceTosCollector::ReadTrafficClass(const NodeFs& fs, const TopologyDevice& d,
                                                             std::uint32_t port,
                                                             std::chrono::steady_clock::time_point now) {
-  const std::uint64_t generation = d.topology != nullptr ? d.topology->generation : 0;
+  const std::uint64_t generation = d.generation;
   auto discover = [&]() -> Result<TcFile> {
     TcFile tc;
     tc.device = d.name;

@@ -19,7 +19,7 @@
 
 namespace rdmahd {
 
-struct HostRdmaDevice;
+struct TopologyDevice;
 
 class RoceTosCollector : public Collector {
  public:
@@ -38,7 +38,7 @@ class RoceTosCollector : public Collector {
     void CloseDescriptors() { CloseHeld(file); }
   };
   // The port's traffic_class text, or its read error (ENOENT while it is absent).
-  Result<std::string_view> ReadTrafficClass(const NodeFs& fs, const HostRdmaDevice& d, std::uint32_t port,
+  Result<std::string_view> ReadTrafficClass(const NodeFs& fs, const TopologyDevice& d, std::uint32_t port,
                                             std::chrono::steady_clock::time_point now);
 
   SteadyNow now_;
