@@ -266,11 +266,13 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         }
       }
       dev.ports.reserve(d.ports.size());
-      for (PortLayout& p : d.ports) {
+      for (std::size_t i = 0; i < d.ports.size(); ++i) {
+        PortLayout& p = d.ports[i];
         if (reader.gone()) break;
         RdmaPortFacts& port = dev.ports.emplace_back();
+        // The layout's ports are the Topology's, in order (one discovery per generation).
+        static_cast<TopologyPort&>(port) = td.ports[i];
         port.device = name;
-        port.port = p.port;
         ReadEnum(reader, p.state, port.state);
         ReadEnum(reader, p.phys_state, port.phys_state);
         if (p.rate) {
@@ -313,7 +315,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
 void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
   const RdmaDevicesFacts* facts = snapshot.Get<RdmaDevicesFacts>();
   if (facts == nullptr) return;
-  RenderDeviceMetrics(*facts, snapshot.Get<Topology>(), sink);
+  RenderDeviceMetrics(*facts, sink);
 }
 
 RDMAHD_REGISTER_COLLECTOR("devices", RdmaDevicesCollector,
