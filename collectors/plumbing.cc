@@ -202,15 +202,17 @@ class PlumbingCollector : public Collector {
     std::map<std::string, std::string> drivers;  // module -> devices
     for (const TopologyDevice& d : devices) {
       // The driver is bound for the life of the device: looked up again only for a new device.
-      auto cached = drivers_.find(d.name);
-      if (cached == drivers_.end() || cached->second.generation != d.generation) {
+      auto look_up = [&]() -> Result<DriverLookup> {
         DriverLookup lookup;
         lookup.generation = d.generation;
         lookup.module = DriverModule(fs, d, lookup.note);
-        cached = drivers_.insert_or_assign(d.name, std::move(lookup)).first;
-      }
-      const std::string& note = cached->second.note;
-      if (const auto& m = cached->second.module) {
+        return lookup;
+      };
+      auto fits = [&](const DriverLookup& l) { return l.generation == d.generation; };
+      auto nothing_held = [](DriverLookup&) -> std::optional<std::string> { return std::nullopt; };
+      const DriverLookup& cached = *drivers_.Read(d.name, {}, look_up, fits, nothing_held).layout;
+      const std::string& note = cached.note;
+      if (const auto& m = cached.module) {
         std::string& users = drivers[*m];
         users += (users.empty() ? "" : ",") + d.name;
       } else if (!note.empty()) {
@@ -336,7 +338,7 @@ class PlumbingCollector : public Collector {
     std::optional<std::string> module;
     std::string note;
   };
-  std::map<std::string, DriverLookup> drivers_;  // by device
+  LayoutCache<DriverLookup> drivers_;  // by device
   // Devices whose uverbs entry or node was missing at the last collection, and since when.
   std::map<std::string, std::chrono::steady_clock::time_point> uverbs_missing_since_;
   bool collected_before_ = false;

@@ -271,7 +271,11 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         if (reader.gone()) break;
         RdmaPortFacts& port = dev.ports.emplace_back();
         // The layout's ports are the Topology's, in order (one discovery per generation).
-        static_cast<TopologyPort&>(port) = td.ports[i];
+        if (i < td.ports.size() && td.ports[i].port == p.port) {
+          static_cast<TopologyPort&>(port) = td.ports[i];
+        } else {
+          port.port = p.port;
+        }
         port.device = name;
         ReadEnum(reader, p.state, port.state);
         ReadEnum(reader, p.phys_state, port.phys_state);
