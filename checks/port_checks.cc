@@ -1,5 +1,5 @@
-// Port checks over the "devices" collector's facts and the Topology (link layer, GIDs, netdev):
-// port_active, port_rate, roce_v2_gid.
+// Port checks over the "devices" collector's port facts (each port whole: state, rate, link layer,
+// GIDs, netdev): port_active, port_rate, roce_v2_gid.
 // One verdict per port (subject "mlx5_0/1"), or one for a device whose ports could not be listed
 // (subject "mlx5_0"); ports of filtered-out devices are never seen here.
 #include <cstdio>
@@ -52,26 +52,15 @@ void AppendLinkHint(std::string& out, const TopologyPort& t) {
 
 std::string NetdevOrPlaceholder(const TopologyPort& t) { return t.netdev.empty() ? std::string("<netdev>") : t.netdev; }
 
-// Calls `fn(port, topology_port)` for every port the devices collector saw; returns false (and
-// appends nothing) when the collector did not run, so a disabled collector does not produce a wall
-// of "unknown". A port the Topology lacks is given an empty TopologyPort (nothing known about it).
+// Calls `fn(port)` for every port the devices collector saw (each port whole: its Topology part
+// with its state, rate and counters); returns false (and appends nothing) when the collector did
+// not run, so a disabled collector does not produce a wall of "unknown".
 template <class Fn>
 bool ForEachPort(const Snapshot& snapshot, Fn&& fn) {
   const auto* facts = snapshot.Get<RdmaDevicesFacts>();
   if (facts == nullptr) return false;
-  const auto* topology = snapshot.Get<Topology>();
   for (const RdmaDeviceFacts& d : facts->devices) {
-    const TopologyDevice* td = topology ? topology->FindDevice(d.name) : nullptr;
-    for (const RdmaPortFacts& p : d.ports) {
-      TopologyPort none;
-      const TopologyPort* t = &none;
-      if (td != nullptr) {
-        for (const TopologyPort& candidate : td->ports) {
-          if (candidate.port == p.port) t = &candidate;
-        }
-      }
-      fn(p, *t);
-    }
+    for (const RdmaPortFacts& p : d.ports) fn(p);
   }
   return true;
 }
@@ -97,13 +86,13 @@ class PortActiveCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     if (!config.ports.require_active) return;
     AppendUnlistedPorts(snapshot, out);
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
+    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       std::string observed = "state ";
       AppendDescribe(observed, p.state);
       observed += ", physical state ";
       AppendDescribe(observed, p.phys_state);
-      AppendLinkHint(observed, t);
+      AppendLinkHint(observed, p);
       if (!p.state || !p.phys_state) {
         r.reason = observed + ": cannot tell whether the port is up";
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
@@ -114,21 +103,21 @@ class PortActiveCheck : public Check {
       } else {
         r.verdict = Verdict::kFailed;
         r.reason = observed + "; expected ACTIVE (4) and LinkUp (5)";
-        r.fix = FixFor(p, t);
+        r.fix = FixFor(p);
       }
       out.push_back(std::move(r));
     });
   }
 
  private:
-  static std::string FixFor(const RdmaPortFacts& p, const TopologyPort& t) {
+  static std::string FixFor(const RdmaPortFacts& p) {
     const std::string show = "`rdma link show " + p.Subject() + "`";
     const std::uint32_t phys = p.phys_state->id;
     if (phys == kPhysStateLinkUp) {
       // Physical link is up but the logical port is not ACTIVE.
-      if (t.IsEthernet()) {
+      if (p.IsEthernet()) {
         return "link is up but the port is not ACTIVE: bring the netdev up (`ip link set " +
-               NetdevOrPlaceholder(t) + " up`) and check " + show;
+               NetdevOrPlaceholder(p) + " up`) and check " + show;
       }
       return "physical link is up but the port is not ACTIVE: a subnet manager must configure it; check "
              "that opensm (or the switch SM) runs on this fabric (`sminfo`, `ibstat`), then " + show;
@@ -137,14 +126,14 @@ class PortActiveCheck : public Check {
       // ibportstate acts on a LID's port; -D 0 is the local node by direct route, so this needs no LID.
       const std::string port = std::to_string(p.port);
       const std::string ib = "`ibportstate -C " + p.device + " -P " + port + " -D 0 " + port + " enable`";
-      const std::string roce = "`ip link set " + NetdevOrPlaceholder(t) + " up`";
-      const std::string enable = t.IsEthernet() ? roce : t.link_layer ? ib : roce + " for RoCE, " + ib + " for InfiniBand";
+      const std::string roce = "`ip link set " + NetdevOrPlaceholder(p) + " up`";
+      const std::string enable = p.IsEthernet() ? roce : p.link_layer ? ib : roce + " for RoCE, " + ib + " for InfiniBand";
       return "the port is disabled: enable it (" + enable + ") and check the switch port is not shut down; " + show;
     }
     if (phys == 2) {  // Polling: no link partner
       return "no link partner: check the cable/transceiver and that the switch port is up and configured "
              "for this speed; " + show + ", `ethtool " +
-             NetdevOrPlaceholder(t) + "` for the negotiated link";
+             NetdevOrPlaceholder(p) + "` for the negotiated link";
     }
     return "check the cable/switch port and the link training; " + show;
   }
@@ -156,11 +145,11 @@ class PortRateCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     AppendUnlistedPorts(snapshot, out);
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
+    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
       if (!p.rate_bytes_per_second) {
         r.reason = "rate unreadable";
-        AppendLinkHint(r.reason, t);
+        AppendLinkHint(r.reason, p);
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/rate is readable by rdma-healthd";
         out.push_back(std::move(r));
@@ -170,7 +159,7 @@ class PortRateCheck : public Check {
       std::string observed = "rate ";
       observed += FormatGbps(gbps);
       observed += " Gb/s";
-      AppendLinkHint(observed, t);
+      AppendLinkHint(observed, p);
       if (!config.ports.min_rate_gbps) {
         observed += "; no minimum configured (ports.min_rate_gbps)";
         r.reason = std::move(observed);
@@ -183,7 +172,7 @@ class PortRateCheck : public Check {
         r.verdict = Verdict::kFailed;
         r.reason = observed + " is below the minimum " + FormatGbps(*config.ports.min_rate_gbps) + " Gb/s";
         r.fix = "the link trained at a lower speed or width: check cable/transceiver type and seating, the switch "
-                "port speed setting, and `ethtool " + NetdevOrPlaceholder(t) +
+                "port speed setting, and `ethtool " + NetdevOrPlaceholder(p) +
                 "` / `ibstat " + p.device + " " + std::to_string(p.port) + "` for the active speed and width";
       } else {
         r.verdict = Verdict::kOk;
@@ -204,28 +193,28 @@ class RoceV2GidCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     if (!config.ports.require_roce_v2_gid) return;
     AppendUnlistedPorts(snapshot, out);
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p, const TopologyPort& t) {
-      if (!t.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
+    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
+      if (!p.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
-      const std::string netdev = NetdevOrPlaceholder(t);
-      if (!t.roce_v2_gid_count) {
+      const std::string netdev = NetdevOrPlaceholder(p);
+      if (!p.roce_v2_gid_count) {
         r.reason = "GID table unreadable";
-        AppendLinkHint(r.reason, t);
+        AppendLinkHint(r.reason, p);
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/gids is readable by rdma-healthd";
-      } else if (*t.roce_v2_gid_count == 0) {
+      } else if (*p.roce_v2_gid_count == 0) {
         r.verdict = Verdict::kFailed;
-        r.reason = "no GID of type RoCE v2 (" + std::to_string(t.gids.size()) + " non-empty GIDs" +
-                   (t.netdev.empty() ? std::string(", no netdev bound") : ", netdev " + t.netdev) + ")";
+        r.reason = "no GID of type RoCE v2 (" + std::to_string(p.gids.size()) + " non-empty GIDs" +
+                   (p.netdev.empty() ? std::string(", no netdev bound") : ", netdev " + p.netdev) + ")";
         r.fix = "RoCE v2 GIDs are made from the netdev's IP addresses: bring " + netdev + " up and give it an "
                 "address (`ip link set " + netdev + " up`, `ip addr add <ip>/<len> dev " + netdev +
                 "`); check that `rdma link show " + p.Subject() + "` names the netdev and list the table with "
                 "`show_gids " + p.device + "`";
       } else {
         r.verdict = Verdict::kOk;
-        r.reason = std::to_string(*t.roce_v2_gid_count);
+        r.reason = std::to_string(*p.roce_v2_gid_count);
         r.reason += " RoCE v2 GIDs";
-        AppendLinkHint(r.reason, t);
+        AppendLinkHint(r.reason, p);
       }
       out.push_back(std::move(r));
     });

@@ -22,15 +22,13 @@
 namespace rdmahd {
 namespace {
 
-// A port as the checks see it: the devices collector's facts and the Topology's (link layer,
-// netdev, GIDs), written as one.
-struct TestPort : RdmaPortFacts, TopologyPort {};
+// A port as the checks see it: one fact, its Topology part (link layer, netdev, GIDs) included.
+using TestPort = RdmaPortFacts;
 
 TestPort HealthyRocePort() {
   TestPort p;
   p.device = "mlx5_0";
-  p.RdmaPortFacts::port = 1;
-  p.TopologyPort::port = 1;
+  p.port = 1;
   p.state = SysfsEnumValue{4, "ACTIVE"};
   p.phys_state = SysfsEnumValue{5, "LinkUp"};
   p.rate_bytes_per_second = 12'500'000'000;  // 100 Gb/s
@@ -89,8 +87,7 @@ TEST(PortActiveCheckTest, DisabledPortFixEnablesItWithTheCommandOfItsLinkLayer) 
   TestPort p = HealthyRocePort();
   p.state = SysfsEnumValue{1, "DOWN"};
   p.phys_state = SysfsEnumValue{3, "Disabled"};
-  p.RdmaPortFacts::port = 2;
-  p.TopologyPort::port = 2;
+  p.port = 2;
   auto roce = Evaluate("port_active", p);
   ASSERT_EQ(roce.size(), 1u);
   EXPECT_TRUE(Has(roce[0].fix, "enable it (`ip link set ens1f0np0 up`)")) << roce[0].fix;

@@ -83,7 +83,7 @@ NamedSlots MapNamedSlots(const NamedCounter (&table)[N], const CounterValues::Na
 
 }  // namespace
 
-void RenderDeviceMetrics(const RdmaDevicesFacts& facts_ref, const Topology* topology, MetricSink& sink) {
+void RenderDeviceMetrics(const RdmaDevicesFacts& facts_ref, MetricSink& sink) {
   const RdmaDevicesFacts* facts = &facts_ref;
 
   sink.Gauge("rdma_devices_found", "RDMA devices found under /sys/class/infiniband after device filtering.")
@@ -115,23 +115,15 @@ void RenderDeviceMetrics(const RdmaDevicesFacts& facts_ref, const Topology* topo
   // series (about 2,000 of them on 16 dual-port devices).
   struct PortRef {
     const RdmaPortFacts* facts;
-    const TopologyPort* topology;  // null when the Topology lacks the port
     std::string port;
     MetricSink::LabelPrefix labels;
   };
   std::vector<PortRef> ports;
   for (const RdmaDeviceFacts& d : facts->devices) {
-    const TopologyDevice* td = topology ? topology->FindDevice(d.name) : nullptr;
     for (const RdmaPortFacts& p : d.ports) {
-      const TopologyPort* tp = nullptr;
-      if (td != nullptr) {
-        for (const TopologyPort& candidate : td->ports) {
-          if (candidate.port == p.port) tp = &candidate;
-        }
-      }
       std::string port = std::to_string(p.port);
       MetricSink::LabelPrefix labels({{"device", p.device}, {"port", port}});
-      ports.push_back({&p, tp, std::move(port), std::move(labels)});
+      ports.push_back({&p, std::move(port), std::move(labels)});
     }
   }
 
@@ -149,10 +141,10 @@ void RenderDeviceMetrics(const RdmaDevicesFacts& facts_ref, const Topology* topo
   auto roce_v2 = sink.Family("rdma_port_roce_v2_gids", "GIDs of type RoCE v2 in the port's GID table.",
                      MetricType::Gauge);
   for (const PortRef& r : ports) {
-    const TopologyPort* t = r.topology;
+    const RdmaPortFacts& p = *r.facts;
     port_info.Add(r.labels,
-                  {{"link_layer", t && t->link_layer ? std::string_view(*t->link_layer) : std::string_view()},
-                   {"netdev", t ? std::string_view(t->netdev) : std::string_view()}},
+                  {{"link_layer", p.link_layer ? std::string_view(*p.link_layer) : std::string_view()},
+                   {"netdev", std::string_view(p.netdev)}},
                   1);
   }
   for (const PortRef& r : ports) {
@@ -167,9 +159,7 @@ void RenderDeviceMetrics(const RdmaDevicesFacts& facts_ref, const Topology* topo
     }
   }
   for (const PortRef& r : ports) {
-    if (r.topology && r.topology->roce_v2_gid_count) {
-      roce_v2.Add(r.labels, {}, *r.topology->roce_v2_gid_count);
-    }
+    if (r.facts->roce_v2_gid_count) roce_v2.Add(r.labels, {}, *r.facts->roce_v2_gid_count);
   }
 
   // Named-counter slots per distinct name list (usually one list per driver and directory).

@@ -29,28 +29,15 @@ std::string KernelPaths(const NodeFs& fs, std::string text) {
   return text;
 }
 
-std::optional<std::string> HostRdmaDevice::SoftwareDriverModule() const {
-  if (name.starts_with("rxe")) return "rdma_rxe";
-  if (name.starts_with("siw")) return "siw";
+std::optional<std::string> SoftwareDriverModule(const TopologyDevice& d) {
+  if (d.name.starts_with("rxe")) return "rdma_rxe";
+  if (d.name.starts_with("siw")) return "siw";
   return std::nullopt;
 }
 
-std::string HostRdmaDevice::NoPciFunctionReason() const {
-  if (SoftwareDriverModule()) return name + " has no device/: a software RDMA device";
-  return name + " has no device/ link: not captured, or a driver without one";
-}
-
-std::vector<HostRdmaDevice> HostRdmaDevices(const Topology& topology) {
-  std::vector<HostRdmaDevice> out;
-  for (const TopologyDevice& t : topology.devices) {
-    HostRdmaDevice& d = out.emplace_back();
-    d.name = t.name;
-    d.topology = &t;
-    d.pci_address = t.pci_address;
-    d.device_dir = t.device_dir;  // looked up once per discovery of the device, not per collection
-    for (const TopologyPort& p : t.ports) d.ports.push_back(HostRdmaPort{p.port, p.link_layer});
-  }
-  return out;
+std::string NoPciFunctionReason(const TopologyDevice& d) {
+  if (SoftwareDriverModule(d)) return d.name + " has no device/: a software RDMA device";
+  return d.name + " has no device/ link: not captured, or a driver without one";
 }
 
 }  // namespace rdmahd

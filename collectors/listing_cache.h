@@ -1,19 +1,20 @@
-// ListingCache: directory listings kept from one collection to the next, for host folders whose
-// entries change only with boot parameters or hotplug (hugepage pool sizes, NUMA nodes). A folder
-// is listed again once its listing is older than kNetdevRelistInterval (sysfs has no inotify: the
-// interval bounds how late a new entry is seen, as for the netdev layouts), or after Forget() (a
-// read below it said its object is gone: ListedEntryGone). A failed listing is kept as well: a
+// ListingCache: directory listings kept from one collection to the next (a LayoutCache whose
+// layouts are listings), for host folders whose entries change only with boot parameters or
+// hotplug (hugepage pool sizes, NUMA nodes). A folder is listed again once its listing is older
+// than kNetdevRelistInterval (sysfs has no inotify: the interval bounds how late a new entry is
+// seen, as for the netdev layouts), or after Forget() (a read below it said its object is gone:
+// ListedEntryGone). A failed listing is kept as well: a
 // capture without the folder is not listed again on every scrape.
 #pragma once
 
 #include <cerrno>
 #include <chrono>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "collectors/device_reader.h"
 #include "collectors/rdma_netdevs.h"
+#include "common/layout_cache.h"
 #include "common/node_fs.h"
 #include "common/result.h"
 
@@ -31,27 +32,25 @@ inline bool ListedEntryGone(const NodeFs& fs, const std::string& path, const Err
 
 class ListingCache {
  public:
-  explicit ListingCache(SteadyNow now = std::chrono::steady_clock::now) : now_(std::move(now)) {}
+  explicit ListingCache(SteadyNow now = std::chrono::steady_clock::now)
+      : now_(std::move(now)), listings_(kNetdevRelistInterval) {}
 
   // The entries of `dir`, listed now or at most kNetdevRelistInterval ago. Valid until the next
   // call on this object.
   const Result<std::vector<std::string>>& List(const NodeFs& fs, const std::string& dir) {
-    const auto now = now_();
-    auto it = listings_.find(dir);
-    if (it == listings_.end() || now - it->second.at >= kNetdevRelistInterval) {
-      it = listings_.insert_or_assign(dir, Listing{fs.ListDir(dir), now}).first;
-    }
-    return it->second.names;
+    auto list = [&]() -> Result<Listing> { return Listing{fs.ListDir(dir)}; };  // a failure is kept too
+    auto fits = [](const Listing&) { return true; };
+    auto read = [](Listing&) -> std::optional<std::string> { return std::nullopt; };
+    return listings_.Read(dir, now_(), list, fits, read).layout->names;
   }
-  void Forget() { listings_.clear(); }
+  void Forget() { listings_.Clear(); }
 
  private:
   struct Listing {
     Result<std::vector<std::string>> names;
-    std::chrono::steady_clock::time_point at;
   };
   SteadyNow now_;
-  std::map<std::string, Listing> listings_;
+  LayoutCache<Listing> listings_;  // by folder
 };
 
 }  // namespace rdmahd

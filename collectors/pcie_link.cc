@@ -103,11 +103,11 @@ Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot,
   PcieFacts facts;
   const auto now = now_();
   std::map<std::string, ConfigRead> kept;
-  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
+  for (const TopologyDevice& d : ctx.topology.devices) {
     PcieLinkFacts f;
     f.device = d.name;
     if (!d.device_dir) {
-      f.note = "no PCI function (" + d.NoPciFunctionReason() + ")";
+      f.note = "no PCI function (" + NoPciFunctionReason(d) + ")";
       facts.devices.push_back(std::move(f));
       continue;
     }

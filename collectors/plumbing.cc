@@ -29,10 +29,10 @@ std::string Basename(std::string_view path) {
 
 // The kernel module behind an RDMA device: the module of its PCI driver (device/driver/module);
 // software devices have no device/ and are known by name.
-std::optional<std::string> DriverModule(const NodeFs& fs, const HostRdmaDevice& d, std::string& note) {
+std::optional<std::string> DriverModule(const NodeFs& fs, const TopologyDevice& d, std::string& note) {
   if (!d.device_dir) {
-    if (auto module = d.SoftwareDriverModule()) return module;
-    note = d.NoPciFunctionReason();
+    if (auto module = SoftwareDriverModule(d)) return module;
+    note = NoPciFunctionReason(d);
     return std::nullopt;
   }
   auto module = fs.ReadLink(*d.device_dir + "/driver/module");
@@ -140,7 +140,7 @@ AccessIdentity ResolveAccess(const HostDeviceAccessPolicy& policy) {
 }
 
 // scaling_governor files are held open (one pread per CPU per scrape; a node has hundreds).
-void ReadGovernors(const NodeFs& fs, const HostRdmaDevice& d, std::map<std::uint32_t, std::optional<std::string>>& cache,
+void ReadGovernors(const NodeFs& fs, const TopologyDevice& d, std::map<std::uint32_t, std::optional<std::string>>& cache,
                    HeldFiles& held, CpuGovernorFacts& g) {
   g.device = d.name;
   if (!d.device_dir) {
@@ -193,24 +193,26 @@ class PlumbingCollector : public Collector {
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     const NodeFs& fs = ctx.fs;
     PlumbingFacts f;
-    const auto devices = HostRdmaDevices(ctx.topology);
+    const std::vector<TopologyDevice>& devices = ctx.topology.devices;
 
     f.module_dir_present = fs.IsDir(fs.Sys("module"));
     f.modules.push_back(Module(fs, "ib_core", "RDMA core", "class/infiniband"));
     f.modules.push_back(Module(fs, "ib_uverbs", "verbs (/dev/infiniband/uverbsN)", "class/infiniband_verbs"));
     f.modules.push_back(Module(fs, "rdma_ucm", "rdma_cm (/dev/infiniband/rdma_cm)", "class/misc/rdma_cm"));
     std::map<std::string, std::string> drivers;  // module -> devices
-    for (const HostRdmaDevice& d : devices) {
+    for (const TopologyDevice& d : devices) {
       // The driver is bound for the life of the device: looked up again only for a new device.
-      auto cached = drivers_.find(d.name);
-      if (cached == drivers_.end() || cached->second.generation != d.topology->generation) {
+      auto look_up = [&]() -> Result<DriverLookup> {
         DriverLookup lookup;
-        lookup.generation = d.topology->generation;
+        lookup.generation = d.generation;
         lookup.module = DriverModule(fs, d, lookup.note);
-        cached = drivers_.insert_or_assign(d.name, std::move(lookup)).first;
-      }
-      const std::string& note = cached->second.note;
-      if (const auto& m = cached->second.module) {
+        return lookup;
+      };
+      auto fits = [&](const DriverLookup& l) { return l.generation == d.generation; };
+      auto nothing_held = [](DriverLookup&) -> std::optional<std::string> { return std::nullopt; };
+      const DriverLookup& cached = *drivers_.Read(d.name, {}, look_up, fits, nothing_held).layout;
+      const std::string& note = cached.note;
+      if (const auto& m = cached.module) {
         std::string& users = drivers[*m];
         users += (users.empty() ? "" : ",") + d.name;
       } else if (!note.empty()) {
@@ -225,7 +227,7 @@ class PlumbingCollector : public Collector {
       const auto uverbs = UverbsByDevice(fs, ibdev_files_);
       const auto now = std::chrono::steady_clock::now();
       std::map<std::string, std::chrono::steady_clock::time_point> still_missing;
-      for (const HostRdmaDevice& d : devices) {
+      for (const TopologyDevice& d : devices) {
         // ib_uverbs adds a device's uverbsN just after the device registers (and the node follows),
         // and removes it just before the device goes: either way, for a moment the device is
         // listed without it. A node missing for less than kCharDeviceSettle is not judged yet.
@@ -269,7 +271,7 @@ class PlumbingCollector : public Collector {
     f.access = *access_;
 
     std::map<std::uint32_t, std::optional<std::string>> governors;
-    for (const HostRdmaDevice& d : devices) {
+    for (const TopologyDevice& d : devices) {
       CpuGovernorFacts g;
       ReadGovernors(fs, d, governors, governor_files_, g);
       f.governors.push_back(std::move(g));
@@ -336,7 +338,7 @@ class PlumbingCollector : public Collector {
     std::optional<std::string> module;
     std::string note;
   };
-  std::map<std::string, DriverLookup> drivers_;  // by device
+  LayoutCache<DriverLookup> drivers_;  // by device
   // Devices whose uverbs entry or node was missing at the last collection, and since when.
   std::map<std::string, std::chrono::steady_clock::time_point> uverbs_missing_since_;
   bool collected_before_ = false;

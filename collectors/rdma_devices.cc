@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <unordered_map>
 #include <utility>
 
 #include "collectors/device_metrics.h"
 #include "collectors/device_reader.h"
 #include "collectors/ib_sysfs_parse.h"
+#include "common/layout_cache.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -119,12 +119,23 @@ struct RdmaDevicesCollector::DeviceLayout {
   std::array<std::optional<std::string>, kDeviceAttrs.size()> stable_values;
   std::vector<PortLayout> ports;
   bool complete = true;  // false: discovery hit errors; rediscover next collection
+
+  std::size_t HeldDescriptors() const {
+    std::size_t n = 0;
+    for (const auto& f : attrs) n += CountOpen(f);
+    for (const PortLayout& p : ports) {
+      n += CountOpen(p.state) + CountOpen(p.phys_state) + CountOpen(p.rate);
+      for (const CounterDir* counters : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+        for (const HeldFile& f : counters->files) n += f.is_open();
+      }
+    }
+    return n;
+  }
 };
 
 struct RdmaDevicesCollector::State {
-  std::string sysfs_root;
-  // Layouts own their held descriptors: dropping a layout closes them.
-  std::unordered_map<std::string, DeviceLayout> layouts;
+  // By device name, for the sysfs root. Layouts own their held descriptors: dropping one closes them.
+  LayoutCache<DeviceLayout> layouts;
   std::string read_buf;  // content of the last held read
 };
 
@@ -132,10 +143,10 @@ namespace {
 
 // Ports of one driver list the same counter files: share one name list between them (across
 // devices too), so the renderer maps named counters once per distinct list instead of once per port.
-void ShareEqualCounterNames(RdmaDevicesCollector::State& st, RdmaDevicesCollector::DeviceLayout& fresh) {
+void ShareEqualCounterNames(const RdmaDevicesCollector::State& st, RdmaDevicesCollector::DeviceLayout& fresh) {
   std::vector<std::shared_ptr<const CounterValues::Names>> known;
-  for (const auto& [name, d] : st.layouts) {
-    if (&d == &fresh) continue;
+  st.layouts.ForEach([&](const std::string&, const RdmaDevicesCollector::DeviceLayout& d) {
+    if (&d == &fresh) return;
     for (const PortLayout& p : d.ports) {
       for (const CounterDir* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
         if (dir->names && std::find(known.begin(), known.end(), dir->names) == known.end()) {
@@ -143,7 +154,7 @@ void ShareEqualCounterNames(RdmaDevicesCollector::State& st, RdmaDevicesCollecto
         }
       }
     }
-  }
+  });
   for (PortLayout& p : fresh.ports) {
     for (CounterDir* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
       if (!dir->names) continue;
@@ -199,37 +210,21 @@ RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> net
     : state_(std::make_unique<State>()), netlink_(std::move(netlink)) {}
 RdmaDevicesCollector::~RdmaDevicesCollector() = default;
 
-std::size_t RdmaDevicesCollector::held_descriptors() const {
-  std::size_t n = 0;
-  auto count = [&](const std::optional<HeldFile>& f) { n += f && f->is_open(); };
-  for (const auto& [name, d] : state_->layouts) {
-    for (const auto& f : d.attrs) count(f);
-    for (const PortLayout& p : d.ports) {
-      for (const auto* f : {&p.state, &p.phys_state, &p.rate}) count(*f);
-      for (const auto* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-        for (const HeldFile& f : dir->files) n += f.is_open();
-      }
-    }
-  }
-  return n;
-}
+std::size_t RdmaDevicesCollector::held_descriptors() const { return state_->layouts.HeldDescriptors(); }
 
 Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   State& st = *state_;
   const Topology& topology = ctx.topology;
   if (topology.failure) {
-    st.layouts.clear();
+    st.layouts.Clear();
     return Error{*topology.failure};
   }
   outcome.errors.insert(outcome.errors.end(), topology.errors.begin(), topology.errors.end());
-  if (st.sysfs_root != ctx.fs.sysfs_root()) {  // another tree: nothing cached applies
-    st.layouts.clear();
-    st.sysfs_root = ctx.fs.sysfs_root();
-  }
+  st.layouts.SetRoot(ctx.fs.sysfs_root());  // another tree: nothing cached applies
   RdmaNetlinkStats* netlink = ctx.fs.asks_kernel() ? netlink_.get() : nullptr;
 
   // Devices that left the topology: close their descriptors.
-  std::erase_if(st.layouts, [&](const auto& kv) { return topology.FindDevice(kv.first) == nullptr; });
+  st.layouts.Retain([&](const std::string& name, const DeviceLayout&) { return topology.FindDevice(name) != nullptr; });
 
   RdmaDevicesFacts facts;
   const std::string class_dir = ctx.fs.Sys("class/infiniband");
@@ -238,28 +233,22 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
     const std::string& name = td.name;
     RdmaDeviceFacts dev;
     std::vector<std::string> errors;
-    std::string gone_message;
-    bool read_ok = false;
-    // Second attempt only after the device turned out to be gone or re-created: rediscover it.
-    for (int attempt = 0; attempt < 2 && !read_ok; ++attempt) {
+    bool discovered = false;  // in this attempt: its errors belong to this read
+    auto discover = [&]() -> Result<DeviceLayout> {
       errors.clear();
+      discovered = true;
+      return DiscoverDevice(ctx.fs, class_dir, td, errors);
+    };
+    // Discovered once per Topology generation, and again when discovery met errors.
+    auto fits = [&](const DeviceLayout& d) { return d.complete && d.generation == td.generation; };
+    auto read = [&](DeviceLayout& d) -> std::optional<std::string> {
+      if (discovered) {
+        ShareEqualCounterNames(st, d);
+      } else {
+        errors.clear();  // a cached layout's read starts clean
+      }
+      discovered = false;
       dev = RdmaDeviceFacts{};
-      auto it = st.layouts.find(name);
-      if (it != st.layouts.end() &&
-          (!it->second.complete || it->second.generation != td.generation || attempt > 0)) {
-        st.layouts.erase(it);
-        it = st.layouts.end();
-      }
-      if (it == st.layouts.end()) {
-        auto layout = DiscoverDevice(ctx.fs, class_dir, td, errors);
-        if (!layout.ok()) {
-          gone_message = layout.error().message;
-          continue;
-        }
-        it = st.layouts.emplace(name, std::move(*layout)).first;
-        ShareEqualCounterNames(st, it->second);
-      }
-      DeviceLayout& d = it->second;
       DeviceReader reader(ctx.fs, st.read_buf, errors, d.dir, d.inode);
       dev.name = name;
       for (std::size_t i = 0; i < kDeviceAttrs.size() && !reader.gone(); ++i) {
@@ -277,11 +266,17 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         }
       }
       dev.ports.reserve(d.ports.size());
-      for (PortLayout& p : d.ports) {
+      for (std::size_t i = 0; i < d.ports.size(); ++i) {
+        PortLayout& p = d.ports[i];
         if (reader.gone()) break;
         RdmaPortFacts& port = dev.ports.emplace_back();
+        // The layout's ports are the Topology's, in order (one discovery per generation).
+        if (i < td.ports.size() && td.ports[i].port == p.port) {
+          static_cast<TopologyPort&>(port) = td.ports[i];
+        } else {
+          port.port = p.port;
+        }
         port.device = name;
-        port.port = p.port;
         ReadEnum(reader, p.state, port.state);
         ReadEnum(reader, p.phys_state, port.phys_state);
         if (p.rate) {
@@ -305,15 +300,13 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
           ReadCounters(reader, p.hw_counters, port.hw_counters);
         }
       }
-      if (reader.gone()) {
-        gone_message = reader.gone_message();
-        st.layouts.erase(name);
-        continue;
-      }
-      read_ok = true;
-    }
-    if (!read_ok) {
-      outcome.errors.push_back("device " + name + " skipped, it vanished while being read: " + gone_message);
+      if (reader.gone()) return reader.gone_message();
+      return std::nullopt;
+    };
+    LayoutUse<DeviceLayout> use = st.layouts.Read(name, {}, discover, fits, read);
+    if (use.gone) {
+      st.layouts.Erase(name);
+      outcome.errors.push_back("device " + name + " skipped, it vanished while being read: " + *use.gone);
       continue;
     }
     for (std::string& e : errors) outcome.errors.push_back(std::move(e));
@@ -326,7 +319,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
 void RdmaDevicesCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
   const RdmaDevicesFacts* facts = snapshot.Get<RdmaDevicesFacts>();
   if (facts == nullptr) return;
-  RenderDeviceMetrics(*facts, snapshot.Get<Topology>(), sink);
+  RenderDeviceMetrics(*facts, sink);
 }
 
 RDMAHD_REGISTER_COLLECTOR("devices", RdmaDevicesCollector,

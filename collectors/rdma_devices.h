@@ -1,14 +1,16 @@
 // The "devices" collector: each RDMA device's identity (fw_ver, board_id, hca_type, GUIDs,
 // node_type) and each port's state, physical state, rate and counters, for the devices and ports
-// of the collection's Topology (core/topology.h), as RdmaDevicesFacts and rdma_device_* /
+// of the collection's Topology (core/topology.h). Each port fact carries its Topology part too
+// (link layer, netdev, GIDs): the port whole, as RdmaDevicesFacts and rdma_device_* /
 // rdma_port_* metrics (collectors/device_metrics.h). It also reports the topology stage's
 // problems as its own: discovery is the skeleton of its facts.
 //
 // Performance design (a fresh scrape must cost a fraction of node_exporter's):
 //  - Each device's layout (which attribute and counter files exist) is discovered once per
-//    Topology generation and cached. Each attribute file is a HeldFile (common/node_fs.h) owned by
-//    the layout: opened once, re-read with pread at offset 0, so a steady-state scrape is one pread
-//    per attribute, no open/close and no path lookup. Dropping a layout closes its descriptors.
+//    Topology generation and cached (common/layout_cache.h). Each attribute file is a HeldFile
+//    (common/node_fs.h) owned by the layout: opened once, re-read with pread at offset 0, so a
+//    steady-state scrape is one pread per attribute, no open/close and no path lookup. Dropping a
+//    layout closes its descriptors.
 //  - A read failing with ENODEV/ENOENT/ENXIO while the device's own directory is gone or re-created
 //    (e.g. after `rdma link delete rxe0`) drops the layout; the device is rediscovered and read
 //    again at once. While the directory stands, such a failure costs that one value (an error of

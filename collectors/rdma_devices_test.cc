@@ -140,6 +140,34 @@ TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
 }
 
 // SOURCES.md §4 quirks, each read from the real capture in place.
+// One port fact: what the Topology discovered about a port (link layer, netdev, GIDs) travels with
+// its state, rate and counters, so no consumer joins the two again.
+TEST(RdmaDevicesTest, EachPortFactHoldsItsTopologyPart) {
+  Devices c;
+  for (int scrape = 0; scrape < 2; ++scrape) {  // the discovering collection, then a cached one
+    CollectRun r = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
+    ASSERT_EQ(r.facts.devices.size(), r.topology.devices.size());
+    for (std::size_t d = 0; d < r.facts.devices.size(); ++d) {
+      const RdmaDeviceFacts& dev = r.facts.devices[d];
+      ASSERT_EQ(dev.ports.size(), r.topology.devices[d].ports.size());
+      for (std::size_t i = 0; i < dev.ports.size(); ++i) {
+        const RdmaPortFacts& p = dev.ports[i];
+        const TopologyPort& t = r.Port(d, i);
+        EXPECT_EQ(p.port, t.port);
+        EXPECT_EQ(p.link_layer, t.link_layer);
+        EXPECT_EQ(p.netdev, t.netdev);
+        EXPECT_EQ(p.roce_v2_gid_count, t.roce_v2_gid_count);
+        ASSERT_EQ(p.gids.size(), t.gids.size());
+        for (std::size_t g = 0; g < p.gids.size(); ++g) EXPECT_EQ(p.gids[g].gid, t.gids[g].gid);
+      }
+    }
+    const RdmaPortFacts& p0 = r.facts.devices.at(0).ports.at(0);
+    EXPECT_TRUE(p0.IsEthernet());
+    EXPECT_EQ(p0.netdev, "ens1f0np0");
+    EXPECT_EQ(p0.state, (SysfsEnumValue{4, "ACTIVE"}));
+  }
+}
+
 TEST(RdmaDevicesTest, ProcfsCaptureQuirks) {
   Devices c;
   CollectRun r = Collect(c, RealFixture("sysfs/procfs-fixtures/sys"));

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "collectors/dcb_json.h"
+#include "common/layout_cache.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -96,22 +97,6 @@ std::optional<HeldFile> HeldIfExists(const NodeFs& fs, const std::string& path, 
   return HeldFile(path);
 }
 
-std::size_t CountOpen(const std::optional<HeldFile>& f) { return f && f->is_open() ? 1 : 0; }
-void CloseHeld(std::optional<HeldFile>& f) {
-  if (f) f->Close();
-}
-
-// Files held open now, and closing them, over a collector's layouts by netdev.
-template <class Layouts>
-std::size_t HeldDescriptorsOf(const Layouts& layouts) {
-  std::size_t n = 0;
-  for (const auto& [name, l] : layouts) n += l->HeldDescriptors();
-  return n;
-}
-template <class Layouts>
-void CloseDescriptorsOf(Layouts& layouts) {
-  for (auto& [name, l] : layouts) l->CloseDescriptors();
-}
 
 // One ECN role folder (ecn/roce_np or ecn/roce_rp): enable/<priority> and the DCQCN parameter files.
 struct EcnRoleLayout {
@@ -238,7 +223,6 @@ struct NetdevCollector::NetdevLayout {
   std::string dir;
   std::optional<HeldFile> ethtool_s, ethtool_a;  // capture files (--path.dcb)
   std::string capture_base;
-  std::chrono::steady_clock::time_point listed_at;
 
   std::size_t HeldDescriptors() const {
     return CountOpen(mtu) + CountOpen(operstate) + CountOpen(speed) + CountOpen(carrier_changes) +
@@ -251,23 +235,20 @@ struct NetdevCollector::NetdevLayout {
 
 namespace {
 
-std::unique_ptr<NetdevCollector::NetdevLayout> DiscoverNetdevAttrs(const NodeFs& fs, const std::string& name,
-                                                                   std::chrono::steady_clock::time_point now,
-                                                                   FsWork& work) {
-  auto l = std::make_unique<NetdevCollector::NetdevLayout>();
-  l->listed_at = now;
-  l->dir = fs.Sys("class/net/" + name);
+NetdevCollector::NetdevLayout DiscoverNetdevAttrs(const NodeFs& fs, const std::string& name, FsWork& work) {
+  NetdevCollector::NetdevLayout l;
+  l.dir = fs.Sys("class/net/" + name);
   ++work.probes;
-  l->present = fs.IsDir(l->dir);
-  if (!l->present) return l;
-  l->mtu = HeldIfExists(fs, l->dir + "/mtu", work);
-  l->operstate = HeldIfExists(fs, l->dir + "/operstate", work);
-  l->speed = HeldIfExists(fs, l->dir + "/speed", work);
-  l->carrier_changes = HeldIfExists(fs, l->dir + "/carrier_changes", work);
+  l.present = fs.IsDir(l.dir);
+  if (!l.present) return l;
+  l.mtu = HeldIfExists(fs, l.dir + "/mtu", work);
+  l.operstate = HeldIfExists(fs, l.dir + "/operstate", work);
+  l.speed = HeldIfExists(fs, l.dir + "/speed", work);
+  l.carrier_changes = HeldIfExists(fs, l.dir + "/carrier_changes", work);
   if (!fs.dcb_dir().empty()) {
-    l->capture_base = fs.dcb_dir() + "/" + name;
-    l->ethtool_s = HeldIfExists(fs, l->capture_base + "/ethtool-S.txt", work);
-    l->ethtool_a = HeldIfExists(fs, l->capture_base + "/ethtool-a.txt", work);
+    l.capture_base = fs.dcb_dir() + "/" + name;
+    l.ethtool_s = HeldIfExists(fs, l.capture_base + "/ethtool-S.txt", work);
+    l.ethtool_a = HeldIfExists(fs, l.capture_base + "/ethtool-a.txt", work);
   }
   return l;
 }
@@ -305,12 +286,12 @@ bool ReadNetdevAttrs(NetdevCollector::NetdevLayout& l, HeldReader& reader, Netde
 // netdev
 NetdevCollector::NetdevCollector() : NetdevCollector(std::make_unique<SocketEthtoolIoctl>()) {}
 NetdevCollector::NetdevCollector(std::unique_ptr<EthtoolIoctl> ioctl, SteadyNow now)
-    : ethtool_(std::move(ioctl)), now_(now) {}
+    : ethtool_(std::move(ioctl)), now_(now), netdev_layouts_(kNetdevRelistInterval) {}
 NetdevCollector::~NetdevCollector() = default;
 
 FsWork NetdevCollector::fs_work() const { return work_; }
-std::size_t NetdevCollector::held_descriptors() const { return HeldDescriptorsOf(netdev_layouts_); }
-void NetdevCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(netdev_layouts_); }
+std::size_t NetdevCollector::held_descriptors() const { return netdev_layouts_.HeldDescriptors(); }
+void NetdevCollector::CloseDescriptorsForTest() { netdev_layouts_.CloseDescriptors(); }
 
 const std::vector<Pattern>& NetdevCollector::Allowlist(const Config& config) {
   if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
@@ -393,7 +374,7 @@ void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevLayout& layou
     } else {
       f.global_pause_note = "not captured (" + base + "/ethtool-a.txt)";
     }
-    if (reader.gone()) layout.listed_at = {};  // a capture file went away: list again next time
+    if (reader.gone()) netdev_layouts_.Expire(f.netdev);  // a capture file went away: list again next time
     return;
   }
   if (!ctx.fs.asks_kernel()) {
@@ -438,10 +419,7 @@ void NetdevCollector::ComputeGrowth(NetdevFacts& f) {
 }
 
 Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
-  if (LayoutRoot(ctx.fs) != layout_root_) {  // another tree: nothing held applies
-    netdev_layouts_.clear();
-    layout_root_ = LayoutRoot(ctx.fs);
-  }
+  netdev_layouts_.SetRoot(LayoutRoot(ctx.fs));  // another tree: nothing held applies
   RdmaNetdevFacts facts;
   facts.links = ctx.topology.links;
   const auto now = now_();
@@ -450,33 +428,34 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
   for (const std::string& name : netdevs) {
     NetdevFacts f;
     std::vector<std::string> errors;
-    std::unique_ptr<NetdevLayout>& layout = netdev_layouts_[name];
-    // Second attempt only after a read said the netdev is gone: list it again and re-read at once.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (!layout || !layout->present || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval) {
-        layout = DiscoverNetdevAttrs(ctx.fs, name, now, work_);
-      }
+    auto discover = [&]() -> Result<NetdevLayout> { return DiscoverNetdevAttrs(ctx.fs, name, work_); };
+    // A netdev missing from class/net is looked for again on every collection.
+    auto fits = [](const NetdevLayout& l) { return l.present; };
+    auto read = [&](NetdevLayout& l) -> std::optional<std::string> {
       f = NetdevFacts{};
       f.netdev = name;
       errors.clear();
-      if (!layout->present) break;
+      if (!l.present) return std::nullopt;
       f.present = true;
       HeldReader reader(ctx.fs, read_buf_, work_);
-      if (ReadNetdevAttrs(*layout, reader, f, errors)) break;
-      if (attempt == 0) continue;
-      errors.push_back(name + ": " + reader.error());
-    }
+      if (ReadNetdevAttrs(l, reader, f, errors)) return std::nullopt;
+      return reader.error();
+    };
+    LayoutUse<NetdevLayout> use = netdev_layouts_.Read(name, now, discover, fits, read);
+    NetdevLayout& layout = *use.layout;  // discovery never fails
     if (!f.present) {
-      outcome.errors.push_back(name + ": no " + layout->dir + " (netdev in another network namespace?)");
+      outcome.errors.push_back(name + ": no " + layout.dir + " (netdev in another network namespace?)");
       facts.netdevs.push_back(std::move(f));
       continue;
     }
+    // Gone again right after being listed anew: what was read is kept, with the error.
+    if (use.gone) errors.push_back(name + ": " + *use.gone);
     for (std::string& e : errors) outcome.errors.push_back(std::move(e));
-    ReadEthtool(ctx, *layout, f, outcome);
+    ReadEthtool(ctx, layout, f, outcome);
     ComputeGrowth(f);
     facts.netdevs.push_back(std::move(f));
   }
-  std::erase_if(netdev_layouts_, [&](const auto& kv) { return !seen(kv.first); });
+  netdev_layouts_.Retain([&](const std::string& name, const NetdevLayout&) { return seen(name); });
   std::erase_if(previous_, [&](const auto& kv) { return !seen(kv.first); });
   std::erase_if(layouts_, [&](const auto& kv) { return !seen(kv.first); });
   snapshot.Put(std::move(facts));
@@ -564,7 +543,6 @@ struct RoceCollector::NetdevLayout {
   // This collection's read of the capture files, compared with pfc_text/app_text; swapped with
   // them when different, so steady-state reads land in memory already allocated.
   std::optional<std::string> pfc_next, app_next;
-  std::chrono::steady_clock::time_point listed_at;
 
   std::size_t HeldDescriptors() const {
     return np.HeldDescriptors() + rp.HeldDescriptors() + CountOpen(pfc_json) + CountOpen(app_json);
@@ -579,24 +557,21 @@ struct RoceCollector::NetdevLayout {
 
 namespace {
 
-std::unique_ptr<RoceCollector::NetdevLayout> DiscoverRoceNetdev(const NodeFs& fs, const std::string& name,
-                                                                std::chrono::steady_clock::time_point now,
-                                                                FsWork& work) {
-  auto l = std::make_unique<RoceCollector::NetdevLayout>();
-  l->listed_at = now;
+RoceCollector::NetdevLayout DiscoverRoceNetdev(const NodeFs& fs, const std::string& name, FsWork& work) {
+  RoceCollector::NetdevLayout l;
   ++work.probes;
-  l->present = fs.IsDir(fs.Sys("class/net/" + name));
-  if (l->present) {
-    l->np = DiscoverEcnRole(fs, EcnRoleDir(fs, name, "roce_np"), work);
-    l->rp = DiscoverEcnRole(fs, EcnRoleDir(fs, name, "roce_rp"), work);
+  l.present = fs.IsDir(fs.Sys("class/net/" + name));
+  if (l.present) {
+    l.np = DiscoverEcnRole(fs, EcnRoleDir(fs, name, "roce_np"), work);
+    l.rp = DiscoverEcnRole(fs, EcnRoleDir(fs, name, "roce_rp"), work);
   }
   if (!fs.dcb_dir().empty()) {
-    l->capture_base = fs.dcb_dir() + "/" + name;
+    l.capture_base = fs.dcb_dir() + "/" + name;
     ++work.probes;
-    l->capture_dir = fs.IsDir(l->capture_base);
-    if (l->capture_dir) {
-      l->pfc_json = HeldIfExists(fs, l->capture_base + "/pfc.json", work);
-      l->app_json = HeldIfExists(fs, l->capture_base + "/app.json", work);
+    l.capture_dir = fs.IsDir(l.capture_base);
+    if (l.capture_dir) {
+      l.pfc_json = HeldIfExists(fs, l.capture_base + "/pfc.json", work);
+      l.app_json = HeldIfExists(fs, l.capture_base + "/app.json", work);
     }
   }
   return l;
@@ -606,18 +581,15 @@ std::unique_ptr<RoceCollector::NetdevLayout> DiscoverRoceNetdev(const NodeFs& fs
 
 RoceCollector::RoceCollector() : RoceCollector(std::make_unique<MnlDcbTransport>()) {}
 RoceCollector::RoceCollector(std::unique_ptr<DcbNetlinkTransport> transport, SteadyNow now)
-    : dcb_(std::move(transport)), now_(now) {}
+    : dcb_(std::move(transport)), now_(now), layouts_(kNetdevRelistInterval) {}
 RoceCollector::~RoceCollector() = default;
 
 FsWork RoceCollector::fs_work() const { return work_; }
-std::size_t RoceCollector::held_descriptors() const { return HeldDescriptorsOf(layouts_); }
-void RoceCollector::CloseDescriptorsForTest() { CloseDescriptorsOf(layouts_); }
+std::size_t RoceCollector::held_descriptors() const { return layouts_.HeldDescriptors(); }
+void RoceCollector::CloseDescriptorsForTest() { layouts_.CloseDescriptors(); }
 
 Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
-  if (LayoutRoot(ctx.fs) != layout_root_) {
-    layouts_.clear();
-    layout_root_ = LayoutRoot(ctx.fs);
-  }
+  layouts_.SetRoot(LayoutRoot(ctx.fs));  // another tree: nothing held applies
   RoceQosFacts facts;
   const auto now = now_();
   const std::vector<std::string> netdevs = ctx.topology.Netdevs();  // sorted, unique
@@ -626,17 +598,14 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     // A netdev missing from <sysfs>/class/net lives in another network namespace (or the tree is a
     // capture without it): the kernel cannot be asked about it here, and it has no ECN files. It is
     // looked for again on every collection.
-    std::unique_ptr<NetdevLayout>& layout = layouts_[name];
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (!layout || attempt > 0 || now - layout->listed_at >= kNetdevRelistInterval || !layout->present) {
-        layout = DiscoverRoceNetdev(ctx.fs, name, now, work_);
-      }
+    auto discover = [&]() -> Result<NetdevLayout> { return DiscoverRoceNetdev(ctx.fs, name, work_); };
+    auto fits = [](const NetdevLayout& l) { return l.present; };
+    auto read = [&](NetdevLayout& l) -> std::optional<std::string> {
       f = RoceNetdevFacts{};
       f.netdev = name;
       HeldReader reader(ctx.fs, read_buf_, work_);
-      if (layout->present && (!ReadEcnRoleLayout(layout->np, reader, f.ecn_np) ||
-                              !ReadEcnRoleLayout(layout->rp, reader, f.ecn_rp))) {
-        continue;  // the netdev went away or was re-created: list it again and re-read
+      if (l.present && (!ReadEcnRoleLayout(l.np, reader, f.ecn_np) || !ReadEcnRoleLayout(l.rp, reader, f.ecn_rp))) {
+        return reader.error();  // the netdev went away or was re-created
       }
       // Capture files: a missing one is "not captured"; one gone while held is listed again next time.
       auto read_capture = [&](std::optional<HeldFile>& file, std::optional<std::string>& out) {
@@ -653,12 +622,13 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
           return;
         }
         out.reset();
-        if (reader.gone()) layout->listed_at = {};
+        if (reader.gone()) layouts_.Expire(name);
       };
-      read_capture(layout->pfc_json, layout->pfc_next);
-      read_capture(layout->app_json, layout->app_next);
-      break;
-    }
+      read_capture(l.pfc_json, l.pfc_next);
+      read_capture(l.app_json, l.app_next);
+      return std::nullopt;
+    };
+    NetdevLayout* layout = layouts_.Read(name, now, discover, fits, read).layout;  // discovery never fails
     const bool present = layout->present;
     Result<DcbState> dcb = Error{"unread"};
     bool not_captured = false;
@@ -701,7 +671,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
     }
     facts.netdevs.push_back(std::move(f));
   }
-  std::erase_if(layouts_, [&](const auto& kv) { return !IsListed(netdevs, kv.first); });
+  layouts_.Retain([&](const std::string& n, const NetdevLayout&) { return IsListed(netdevs, n); });
   snapshot.Put(std::move(facts));
   return Status::Ok();
 }

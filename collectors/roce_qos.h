@@ -34,6 +34,7 @@
 #include "collectors/rdma_netdevs.h"
 #include "facts/netdev_facts.h"
 #include "facts/roce_facts.h"
+#include "common/layout_cache.h"
 #include "common/pattern.h"
 #include "config/config.h"
 
@@ -88,8 +89,9 @@ class NetdevCollector : public Collector {
   EthtoolReader ethtool_;
   RawDriverStats raw_;  // reused read buffers
   SteadyNow now_;
-  std::map<std::string, std::unique_ptr<NetdevLayout>> netdev_layouts_;
-  std::string layout_root_;  // sysfs root + capture folder the layouts were made for
+  // By netdev, for the sysfs root and capture folder (LayoutRoot); listed again every
+  // kNetdevRelistInterval.
+  LayoutCache<NetdevLayout> netdev_layouts_;
   std::string read_buf_;
   FsWork work_;
   std::map<std::string, Previous> previous_;
@@ -118,8 +120,7 @@ class RoceCollector : public Collector {
  private:
   DcbNetlinkReader dcb_;
   SteadyNow now_;
-  std::map<std::string, std::unique_ptr<NetdevLayout>> layouts_;
-  std::string layout_root_;
+  LayoutCache<NetdevLayout> layouts_;  // as NetdevCollector's
   std::string read_buf_;
   FsWork work_;
 };

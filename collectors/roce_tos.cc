@@ -33,14 +33,14 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
   const auto now = now_();
   const std::string configfs = fs.Sys("kernel/config/rdma_cm");
   const bool have_configfs = fs.IsDir(configfs);
-  for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
+  for (const TopologyDevice& d : ctx.topology.devices) {
     const bool have_entry = have_configfs && fs.IsDir(configfs + "/" + d.name);
-    for (const HostRdmaPort& port : d.ports) {
+    for (const TopologyPort& port : d.ports) {
       if (!port.IsEthernet()) continue;
       RoceTosPortFacts p;
       p.device = d.name;
-      p.port = port.number;
-      const std::string n = std::to_string(port.number);
+      p.port = port.port;
+      const std::string n = std::to_string(port.port);
       if (!have_configfs) {
         p.source = RoceTosSource::kNoConfigfs;
         p.note = configfs + " absent (rdma_cm not loaded, or configfs not mounted): rdma_cm uses the kernel default ToS 0";
@@ -60,7 +60,7 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
         }
         if (!p.note.empty()) outcome.errors.push_back(p.note);
       }
-      Result<std::string_view> tc_text = ReadTrafficClass(fs, d, port.number, now);
+      Result<std::string_view> tc_text = ReadTrafficClass(fs, d, port.port, now);
       bool tc_unknown = false;  // an override file that cannot be read or parsed
       if (tc_text) {
         p.traffic_class_file = true;
@@ -93,30 +93,40 @@ Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, 
     }
   }
   // Devices that left (or were re-created: their entries were replaced above) close their files.
-  std::erase_if(tc_files_, [&](const auto& kv) {
-    const TopologyDevice* d = ctx.topology.FindDevice(kv.first.first);
-    return d == nullptr || d->generation != kv.second.generation;
+  tc_files_.Retain([&](const std::string&, const TcFile& tc) {
+    const TopologyDevice* d = ctx.topology.FindDevice(tc.device);
+    return d != nullptr && d->generation == tc.generation;
   });
   snapshot.Put(std::move(facts));
   return Status::Ok();
 }
 
-Result<std::string_view> RoceTosCollector::ReadTrafficClass(const NodeFs& fs, const HostRdmaDevice& d,
+Result<std::string_view> RoceTosCollector::ReadTrafficClass(const NodeFs& fs, const TopologyDevice& d,
                                                             std::uint32_t port,
                                                             std::chrono::steady_clock::time_point now) {
-  const std::uint64_t generation = d.topology != nullptr ? d.topology->generation : 0;
-  TcFile& tc = tc_files_[std::make_pair(d.name, port)];
-  if (tc.generation != generation || (!tc.file && now - tc.absent_at >= kNetdevRelistInterval)) {
+  const std::uint64_t generation = d.generation;
+  auto discover = [&]() -> Result<TcFile> {
+    TcFile tc;
+    tc.device = d.name;
     tc.generation = generation;
     tc.file.emplace(fs.Sys("class/infiniband/" + d.name + "/tc/" + std::to_string(port) + "/traffic_class"));
-  }
-  // Absent at the last look, less than kNetdevRelistInterval ago (only ENOENT is looked at).
-  if (!tc.file) return Error{"traffic_class absent", ENOENT};
-  Result<std::string_view> r = tc.file->Read(fs, read_buf_);
-  if (!r && IsAbsent(r.error().errno_value)) {
-    tc.file.reset();
-    tc.absent_at = now;
-  }
+    return tc;
+  };
+  // Absent at the last look: looked up again only after kNetdevRelistInterval.
+  auto fits = [&](const TcFile& tc) {
+    return tc.generation == generation && (tc.file || now - tc.absent_at < kNetdevRelistInterval);
+  };
+  Result<std::string_view> r = Error{"traffic_class absent", ENOENT};  // only ENOENT is looked at
+  auto read = [&](TcFile& tc) -> std::optional<std::string> {
+    if (!tc.file) return std::nullopt;
+    r = tc.file->Read(fs, read_buf_);
+    if (!r && IsAbsent(r.error().errno_value)) {
+      tc.file.reset();
+      tc.absent_at = now;
+    }
+    return std::nullopt;  // a port's file is never "gone" for the device: absent is a value here
+  };
+  (void)tc_files_.Read(d.name + "/" + std::to_string(port), now, discover, fits, read);
   return r;
 }
 

@@ -10,17 +10,16 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "collectors/rdma_netdevs.h"
+#include "common/layout_cache.h"
 #include "core/collector.h"
 
 namespace rdmahd {
 
-struct HostRdmaDevice;
+struct TopologyDevice;
 
 class RoceTosCollector : public Collector {
  public:
@@ -31,17 +30,20 @@ class RoceTosCollector : public Collector {
  private:
   // tc/N/traffic_class of one port: held while it exists, else absent since `absent_at`.
   struct TcFile {
+    std::string device;
     std::uint64_t generation = 0;  // of the device it was opened for
     std::optional<HeldFile> file;
     std::chrono::steady_clock::time_point absent_at{};
+    std::size_t HeldDescriptors() const { return CountOpen(file); }
+    void CloseDescriptors() { CloseHeld(file); }
   };
   // The port's traffic_class text, or its read error (ENOENT while it is absent).
-  Result<std::string_view> ReadTrafficClass(const NodeFs& fs, const HostRdmaDevice& d, std::uint32_t port,
+  Result<std::string_view> ReadTrafficClass(const NodeFs& fs, const TopologyDevice& d, std::uint32_t port,
                                             std::chrono::steady_clock::time_point now);
 
   SteadyNow now_;
   std::string read_buf_;
-  std::map<std::pair<std::string, std::uint32_t>, TcFile> tc_files_;
+  LayoutCache<TcFile> tc_files_;  // by "device/port"
 };
 
 }  // namespace rdmahd

@@ -9,6 +9,7 @@
 #include "collectors/device_reader.h"
 #include "collectors/gid_table.h"
 #include "collectors/ib_sysfs_parse.h"
+#include "common/layout_cache.h"
 #include "common/parse.h"
 #include "config/config.h"
 
@@ -52,14 +53,20 @@ struct TopologyDiscovery::DeviceLayout {
   std::vector<int> fallback_for;
   std::vector<RdmaNetdev> fallback;
   std::chrono::steady_clock::time_point listed_at{};
+
+  std::size_t HeldDescriptors() const {
+    std::size_t n = 0;
+    for (const PortLayout& p : ports) n += CountOpen(p.link_layer) + p.gids.held_descriptors();
+    return n;
+  }
 };
 
 namespace {
 
-Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const NodeFs& fs, const std::string& dir,
-                                                                       std::vector<std::string>& errors,
-                                                                       FsWork& work) {
-  auto d = std::make_unique<TopologyDiscovery::DeviceLayout>();
+Result<TopologyDiscovery::DeviceLayout> DiscoverDevice(const NodeFs& fs, const std::string& dir,
+                                                       std::vector<std::string>& errors, FsWork& work) {
+  TopologyDiscovery::DeviceLayout layout;
+  TopologyDiscovery::DeviceLayout* d = &layout;
   d->dir = dir;
   struct stat st {};
   ++work.probes;
@@ -87,7 +94,7 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
       d->ports_error = ports.error().message;
       d->complete = false;
     }
-    return d;
+    return layout;
   }
   for (const std::string& n : *ports) {
     auto num = ParseSysfsIndex(n);
@@ -101,7 +108,7 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
     p.gids = GidTable::Discover(fs, p.dir, errors, d->complete);
   }
   std::sort(d->ports.begin(), d->ports.end(), [](const PortLayout& a, const PortLayout& b) { return a.port < b.port; });
-  return d;
+  return layout;
 }
 
 }  // namespace
@@ -109,20 +116,11 @@ Result<std::unique_ptr<TopologyDiscovery::DeviceLayout>> DiscoverDevice(const No
 TopologyDiscovery::TopologyDiscovery(SteadyNow now) : now_(std::move(now)) {}
 TopologyDiscovery::~TopologyDiscovery() = default;
 
-std::size_t TopologyDiscovery::held_descriptors() const {
-  std::size_t n = 0;
-  for (const auto& [name, d] : layouts_) {
-    for (const PortLayout& p : d->ports) n += (p.link_layer && p.link_layer->is_open()) + p.gids.held_descriptors();
-  }
-  return n;
-}
+std::size_t TopologyDiscovery::held_descriptors() const { return layouts_.HeldDescriptors(); }
 
 Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
   Topology topo;
-  if (sysfs_root_ != fs.sysfs_root()) {  // another tree: nothing cached applies
-    layouts_.clear();
-    sysfs_root_ = fs.sysfs_root();
-  }
+  layouts_.SetRoot(fs.sysfs_root());  // another tree: nothing cached applies
   const bool full_gid_rescan = collections_ % kGidFullRescanInterval == 0;
   ++collections_;
   const auto now = now_();
@@ -131,7 +129,7 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
   const std::string class_dir = fs.Sys("class/infiniband");
   auto names = fs.ListDir(class_dir);
   if (!names.ok()) {
-    layouts_.clear();
+    layouts_.Clear();
     // No RDMA core loaded: zero devices, not a failure.
     if (names.error().errno_value != ENOENT) topo.failure = names.error().message;
     return topo;
@@ -143,32 +141,29 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
   for (std::string& n : *names) {
     if (config.devices.Matches(n)) wanted.push_back(std::move(n));
   }
-  std::erase_if(layouts_, [&](const auto& kv) { return !std::binary_search(wanted.begin(), wanted.end(), kv.first); });
+  layouts_.Retain([&](const std::string& n, const DeviceLayout&) { return std::binary_search(wanted.begin(), wanted.end(), n); });
 
   topo.devices.reserve(wanted.size());
   for (const std::string& name : wanted) {
     TopologyDevice dev;
     std::vector<std::string> errors;
-    std::string gone_message;
-    DeviceLayout* d = nullptr;
-    // Second attempt only after the device turned out to be gone or re-created: rediscover it.
-    for (int attempt = 0; attempt < 2 && d == nullptr; ++attempt) {
+    bool discovered = false;  // in this attempt: its errors belong to this read
+    auto discover = [&]() -> Result<DeviceLayout> {
       errors.clear();
-      dev = TopologyDevice{};
-      auto& slot = layouts_[name];
-      if (slot && (!slot->complete || DirInode(slot->dir) != std::optional<ino_t>(slot->inode))) slot.reset();
-      if (!slot) {
-        auto layout = DiscoverDevice(fs, class_dir + "/" + name, errors, work_);
-        if (!layout.ok()) {
-          gone_message = layout.error().message;
-          layouts_.erase(name);
-          continue;
-        }
-        slot = std::move(*layout);
-        slot->generation = next_generation_++;
-        slot->listed_at = {};  // list device/net for its Ethernet ports on the first read
+      discovered = true;
+      auto layout = DiscoverDevice(fs, class_dir + "/" + name, errors, work_);
+      if (layout.ok()) {
+        layout->generation = next_generation_++;
+        layout->listed_at = {};  // list device/net for its Ethernet ports on the first read
       }
-      DeviceLayout& l = *slot;
+      return layout;
+    };
+    // Rediscovered when it met errors last time or its directory was re-created under the name.
+    auto fits = [](const DeviceLayout& l) { return l.complete && DirInode(l.dir) == std::optional<ino_t>(l.inode); };
+    auto read = [&](DeviceLayout& l) -> std::optional<std::string> {
+      if (!discovered) errors.clear();  // a cached layout's read starts clean
+      discovered = false;
+      dev = TopologyDevice{};
       const bool relist = now - l.listed_at >= kNetdevRelistInterval;
       DeviceReader reader(fs, read_buf_, errors, l.dir, l.inode);
       dev.name = name;
@@ -195,17 +190,16 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
         p.gids.Read(full_gid_rescan, path_buf_, reader, errors, port);
         if (reader.gone()) break;
       }
-      if (reader.gone()) {
-        gone_message = reader.gone_message();
-        layouts_.erase(name);
-        continue;
-      }
-      d = &l;
-    }
-    if (d == nullptr) {
-      topo.errors.push_back("device " + name + " skipped, it vanished while being read: " + gone_message);
+      if (reader.gone()) return reader.gone_message();
+      return std::nullopt;
+    };
+    LayoutUse<DeviceLayout> use = layouts_.Read(name, now, discover, fits, read);
+    if (use.gone) {
+      layouts_.Erase(name);
+      topo.errors.push_back("device " + name + " skipped, it vanished while being read: " + *use.gone);
       continue;
     }
+    DeviceLayout* d = use.layout;
     for (std::string& e : errors) topo.errors.push_back(std::move(e));
 
     // Port -> netdev links: every netdev the GIDs name, else device/net.

@@ -18,11 +18,10 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <unordered_map>
 
 #include "collectors/rdma_netdevs.h"
+#include "common/layout_cache.h"
 #include "core/topology.h"
 
 namespace rdmahd {
@@ -46,8 +45,7 @@ class TopologyDiscovery : public TopologySource {
 
  private:
   SteadyNow now_;
-  std::string sysfs_root_;
-  std::unordered_map<std::string, std::unique_ptr<DeviceLayout>> layouts_;
+  LayoutCache<DeviceLayout> layouts_;  // by device name, for the sysfs root
   std::uint64_t collections_ = 0;
   std::uint64_t next_generation_ = 1;
   std::string read_buf_, path_buf_;

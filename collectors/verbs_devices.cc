@@ -52,23 +52,22 @@ VerbsDevicesCollector::VerbsDevicesCollector(ProviderFactory factory) : factory_
 VerbsDevicesCollector::~VerbsDevicesCollector() = default;
 
 
-Result<VerbsDevicesCollector::OpenDevice*> VerbsDevicesCollector::OpenAndQuery(const VerbsDeviceId& id) {
-  open_.erase(id.name);  // closes a stale context first
+Result<VerbsDevicesCollector::OpenDevice> VerbsDevicesCollector::OpenAndQuery(const VerbsDeviceId& id) {
   auto handle = provider_->Open(id);
   if (!handle.ok()) return handle.error();
   auto attrs = (*handle)->QueryDevice();
   if (!attrs.ok()) return attrs.error();
-  OpenDevice& d = open_[id.name];
+  OpenDevice d;
   d.id = id;
   d.handle = std::move(*handle);
   d.attrs = *attrs;
-  return &d;
+  return d;
 }
 
 Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   VerbsFacts facts;
   if (!ctx.fs.asks_kernel()) {
-    open_.clear();
+    open_.Clear();
     facts.not_queried_reason = "verbs not queried: --path.sysfs is not /sys (libibverbs reads the running kernel)";
     snapshot.Put(std::move(facts));
     return Status::Ok();
@@ -78,7 +77,7 @@ Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snaps
 
   auto listed = provider_->ListDevices();
   if (!listed.ok()) {
-    open_.clear();
+    open_.Clear();
     return listed.error();
   }
   std::vector<VerbsDeviceId> wanted;
@@ -88,54 +87,41 @@ Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snaps
   std::sort(wanted.begin(), wanted.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
 
   // Close devices that left the list or the filter, or were re-created under the same name.
-  for (auto it = open_.begin(); it != open_.end();) {
-    auto w = std::find_if(wanted.begin(), wanted.end(), [&](const VerbsDeviceId& id) { return id.name == it->first; });
-    if (w == wanted.end() || !(*w == it->second.id)) {
-      it = open_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  open_.Retain([&](const std::string& name, const OpenDevice& d) {
+    auto w = std::find_if(wanted.begin(), wanted.end(), [&](const VerbsDeviceId& id) { return id.name == name; });
+    return w != wanted.end() && *w == d.id;
+  });
 
   for (const VerbsDeviceId& id : wanted) {
     VerbsDeviceFacts dev;
     std::vector<std::string> port_errors;
-    std::string skipped;
-    // A second attempt only after a cached context turned out to outlive its device.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      skipped.clear();
+    auto open = [&]() {
+      port_errors.clear();
+      return OpenAndQuery(id);
+    };
+    auto fits = [](const OpenDevice&) { return true; };  // re-created devices were closed above
+    auto query = [&](OpenDevice& d) -> std::optional<std::string> {
       port_errors.clear();
       dev = VerbsDeviceFacts{};
-      auto cached = open_.find(id.name);
-      OpenDevice* d = cached != open_.end() ? &cached->second : nullptr;
-      const bool freshly_opened = d == nullptr;
-      if (d == nullptr) {
-        auto opened = OpenAndQuery(id);
-        if (!opened.ok()) {
-          skipped = opened.error().message;
-          break;  // nothing cached: the next collection tries again
-        }
-        d = *opened;
-      }
       dev.name = id.name;
-      dev.attrs = d->attrs;
-      bool gone = false;
-      for (std::uint32_t port = 1; port <= d->attrs.phys_port_cnt; ++port) {
-        auto attrs = d->handle->QueryPort(port);
+      dev.attrs = d.attrs;
+      for (std::uint32_t port = 1; port <= d.attrs.phys_port_cnt; ++port) {
+        auto attrs = d.handle->QueryPort(port);
         if (attrs.ok()) {
           dev.ports.push_back(*attrs);
         } else if (IsGoneErrno(attrs.error().errno_value)) {
-          gone = true;
-          skipped = attrs.error().message;
-          break;
+          return attrs.error().message;
         } else {
           port_errors.push_back("port " + id.name + "/" + std::to_string(port) + " skipped: " + attrs.error().message);
         }
       }
-      if (!gone) break;
-      open_.erase(id.name);
-      if (freshly_opened) break;  // a context opened just now is not stale: the device is going away
-    }
+      return std::nullopt;
+    };
+    // A second attempt only after a cached context turned out to outlive its device; a failed
+    // open caches nothing, so the next collection tries again.
+    LayoutUse<OpenDevice> use = open_.Read(id.name, {}, open, fits, query, GoneRetry::kCachedOnly);
+    if (use.gone && use.layout != nullptr) open_.Erase(id.name);
+    const std::string skipped = use.gone.value_or("");
     for (std::string& e : port_errors) outcome.errors.push_back(std::move(e));
     if (!skipped.empty()) {
       outcome.errors.push_back("device " + id.name + " skipped: " + skipped);

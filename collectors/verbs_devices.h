@@ -18,11 +18,11 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/layout_cache.h"
 #include "core/collector.h"
 #include "collectors/verbs_provider.h"
 #include "facts/verbs_facts.h"
@@ -52,12 +52,12 @@ class VerbsDevicesCollector : public Collector {
     std::unique_ptr<VerbsDeviceHandle> handle;
     VerbsDeviceAttrs attrs;  // queried once, right after opening
   };
-  // Opens `id` and queries its attributes; on failure returns the error and caches nothing.
-  Result<OpenDevice*> OpenAndQuery(const VerbsDeviceId& id);
+  // Opens `id` and queries its attributes.
+  Result<OpenDevice> OpenAndQuery(const VerbsDeviceId& id);
 
   ProviderFactory factory_;
   std::unique_ptr<VerbsProvider> provider_;
-  std::map<std::string, OpenDevice> open_;  // by device name
+  LayoutCache<OpenDevice> open_;  // by device name
 };
 
 }  // namespace rdmahd

@@ -443,14 +443,20 @@ void HeldFdBudget::ResetForTest() {
 // HeldFile, HeldFiles
 
 Result<std::string_view> HeldFiles::Read(const NodeFs& fs, const std::string& path) {
-  auto it = files_.try_emplace(path, path).first;
-  Result<std::string_view> r = it->second.Read(fs, buf_);
-  if (!r.ok()) files_.erase(it);  // a later call opens it afresh
+  Result<std::string_view> r = std::string_view();
+  auto open = [&]() -> Result<HeldFile> { return HeldFile(path); };  // opened by its first Read
+  auto fits = [](const HeldFile&) { return true; };
+  auto read = [&](HeldFile& f) -> std::optional<std::string> {
+    r = f.Read(fs, buf_);
+    return std::nullopt;  // a failure is the caller's error, not a retry
+  };
+  (void)files_.Read(path, {}, open, fits, read);
+  if (!r.ok()) files_.Erase(path);  // a later call opens it afresh
   return r;
 }
 
 void HeldFiles::ForgetPrefix(std::string_view prefix) {
-  std::erase_if(files_, [&](const auto& kv) { return std::string_view(kv.first).substr(0, prefix.size()) == prefix; });
+  files_.Retain([&](const std::string& path, const HeldFile&) { return !path.starts_with(prefix); });
 }
 
 HeldFile::HeldFile(HeldFile&& other) noexcept

@@ -14,9 +14,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "common/layout_cache.h"
 #include "common/result.h"
 
 namespace rdmahd {
@@ -188,8 +188,9 @@ class HeldFile {
   int fd_ = -1;  // >= 0: held, and counted in HeldFdBudget::Process()
 };
 
-// A set of attribute files held open for re-reading. Not thread-safe: one collector owns one
-// HeldFiles, and collections are serialized by the CollectionEngine.
+// A set of attribute files held open for re-reading, by path: a LayoutCache (common/layout_cache.h)
+// whose layouts are single files. Not thread-safe: one collector owns one HeldFiles, and
+// collections are serialized by the CollectionEngine.
 class HeldFiles {
  public:
   HeldFiles() = default;
@@ -203,12 +204,12 @@ class HeldFiles {
 
   // Close every descriptor whose path starts with `prefix` (a device went away).
   void ForgetPrefix(std::string_view prefix);
-  void Clear() { files_.clear(); }
+  void Clear() { files_.Clear(); }
   // Files known (held, or read unheld past the budget).
   std::size_t size() const { return files_.size(); }
 
  private:
-  std::unordered_map<std::string, HeldFile> files_;  // by path; failed ones are dropped
+  LayoutCache<HeldFile> files_;  // failed ones are dropped
   std::string buf_;
 };
 

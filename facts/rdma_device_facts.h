@@ -1,6 +1,6 @@
 // Facts of the "devices" collector (collectors/rdma_devices.h): each RDMA device's identity and
-// each port's state, rate and counters. Which devices and ports exist, their link layer, GIDs and
-// netdevs are the Topology's (core/topology.h). Data only.
+// each port as one fact: what the Topology discovered about it (core/topology.h: link layer, GIDs,
+// netdev) with its state, rate and counters, so consumers take the port whole. Data only.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/topology.h"
 
 namespace rdmahd {
 
@@ -65,9 +67,10 @@ class CounterValues {
   std::size_t present_ = 0;
 };
 
-struct RdmaPortFacts {
+// One port, all it is in this collection: its Topology part (number, link layer, netdev, GIDs) and
+// what the devices collector read (state, rate, counters).
+struct RdmaPortFacts : TopologyPort {
   std::string device;
-  std::uint32_t port = 0;
   std::optional<SysfsEnumValue> state;       // ports/P/state, e.g. {4, "ACTIVE"}
   std::optional<SysfsEnumValue> phys_state;  // ports/P/phys_state, e.g. {5, "LinkUp"}
   std::optional<std::uint64_t> rate_bytes_per_second;  // ports/P/rate
