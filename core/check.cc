@@ -42,14 +42,14 @@ void RunCheck(const std::string& name, const Check& check, const Snapshot& snaps
 }
 
 void RunCheck(const std::string& name, const Check& check, const Snapshot& snapshot, const Config& config,
-              History& history, History::TimePoint now, std::vector<CheckResult>& out) {
+              History& history, History::TimePoint now, std::vector<CheckResult>& out, Snapshot* derived) {
   try {
     check.Record(snapshot, config, history, now);
   } catch (...) {
     out.push_back({name, "node", Verdict::kUnknown, "the check failed: " + CurrentExceptionMessage(), kReportBug});
     return;
   }
-  RunCheck(name, check, CheckContext{snapshot, config, history, now}, out);
+  RunCheck(name, check, CheckContext{snapshot, config, history, now, derived}, out);
 }
 
 std::vector<CheckResult> RunRegisteredCheck(std::string_view name, const CheckContext& ctx) {

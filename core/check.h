@@ -40,6 +40,9 @@ struct CheckContext {
   const Config& config;
   const History& history;
   History::TimePoint now;
+  // Where a check may publish the facts it derived from the history (facts/*.h), for a collector
+  // to render as metrics from the report; nullptr when nobody renders (tools, tests).
+  Snapshot* derived = nullptr;
 };
 
 class Check {
@@ -75,10 +78,10 @@ void RunCheck(const std::string& name, const Check& check, const CheckContext& c
 void RunCheck(const std::string& name, const Check& check, const Snapshot& snapshot, const Config& config,
               std::vector<CheckResult>& out);
 // One collection's turn of `check`: records its series into `history` at `now` (Check::Record),
-// then runs it as above with that history. A Record that throws costs the check's verdicts in
-// the same way.
+// then runs it as above with that history, publishing into `derived` (may be null). A Record
+// that throws costs the check's verdicts in the same way.
 void RunCheck(const std::string& name, const Check& check, const Snapshot& snapshot, const Config& config,
-              History& history, History::TimePoint now, std::vector<CheckResult>& out);
+              History& history, History::TimePoint now, std::vector<CheckResult>& out, Snapshot* derived = nullptr);
 // The registered check `name`, instantiated and run (tests and tools). Empty when no such check.
 std::vector<CheckResult> RunRegisteredCheck(std::string_view name, const Snapshot& snapshot, const Config& config);
 std::vector<CheckResult> RunRegisteredCheck(std::string_view name, const CheckContext& ctx);

@@ -326,14 +326,17 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
   lock.unlock();
 
   if (probes != nullptr) probes->CopyInto(report->snapshot, *config);
-  // Each check records what it needs of this collection into the history, then evaluates.
+  // Each check records what it needs of this collection into the history, then evaluates; what
+  // checks derive from the history joins the report for the collectors that render it.
   const Clock::time_point checked_at = Clock::now();
+  Snapshot derived;
   for (const auto& check : checks) {
     if (config->CheckEnabled(check.name)) {
-      RunCheck(check.name, *check.impl, report->snapshot, *config, history, checked_at, report->verdicts);
+      RunCheck(check.name, *check.impl, report->snapshot, *config, history, checked_at, report->verdicts, &derived);
     }
   }
   history.Evict(checked_at);
+  report->snapshot.Merge(derived);
   report->finished_at = Clock::now();
   return report;
 }

@@ -46,10 +46,23 @@ History::Series* History::Slot(std::string_view name, bool counter, bool& create
   return &s;
 }
 
-void History::Restart(Series& s, std::uint64_t value, TimePoint at) {
-  s.ring.clear();
-  s.head = 0;
-  s.ring.push_back(Sample{at, at, value});
+void History::Push(Series& s, const Sample& sample) const {
+  if (s.ring.size() < limits_.max_samples) {
+    if (s.ring.size() == s.ring.capacity()) {
+      // Grow by doubling but never past max_samples: the bound holds for the capacity.
+      s.ring.reserve(std::min(limits_.max_samples, std::max<std::size_t>(4, 2 * s.ring.capacity())));
+    }
+    // Not yet full: head is 0 and the ring is in order.
+    s.ring.push_back(sample);
+    return;
+  }
+  s.ring[s.head] = sample;
+  s.head = (s.head + 1) % s.ring.size();
+}
+
+void History::Restart(Series& s, std::uint64_t value, TimePoint at) const {
+  if (s.size() > 0) ++s.baseline;
+  Push(s, Sample{at, at, value, s.baseline});
   s.has_previous = false;
   s.last_seen = at;
 }
@@ -65,17 +78,7 @@ void History::Append(Series& s, std::uint64_t value, TimePoint at) const {
       return;
     }
   }
-  if (s.ring.size() < limits_.max_samples) {
-    if (s.ring.size() == s.ring.capacity()) {
-      // Grow by doubling but never past max_samples: the bound holds for the capacity.
-      s.ring.reserve(std::min(limits_.max_samples, std::max<std::size_t>(4, 2 * s.ring.capacity())));
-    }
-    // Not yet full: head is 0 and the ring is in order.
-    s.ring.push_back(Sample{at, at, value});
-    return;
-  }
-  s.ring[s.head] = Sample{at, at, value};
-  s.head = (s.head + 1) % s.ring.size();
+  Push(s, Sample{at, at, value, s.baseline});
 }
 
 History::Baseline History::RecordCounter(std::string_view name, std::uint64_t instance, std::uint64_t value,
@@ -135,9 +138,9 @@ std::optional<History::Growth> History::Increase(std::string_view name, Clock::d
   const TimePoint start = now - window;
   const Sample& newest = s->newest();
   if (newest.last < start) return std::nullopt;
-  // The oldest sample seen within the window.
+  // The oldest sample of the newest baseline seen within the window.
   std::size_t i = 0;
-  while (s->at(i).last < start) ++i;
+  while (s->at(i).last < start || s->at(i).baseline != newest.baseline) ++i;
   const Sample& oldest = s->at(i);
   // Its value was there at the window's start too when it was also seen before it.
   const TimePoint from = std::max(oldest.first, start);

@@ -11,8 +11,9 @@
 // Counters: a value below the previous one is a reset (driver reloaded, counter cleared) or, for a
 // counter the kernel keeps narrower than 64 bits, a wrap when the previous value was in the upper
 // half of its range; an `instance` other than the previous one (a device's generation, a netdev's
-// ifindex) is the thing re-created. Each starts a new baseline: the samples before it are dropped,
-// so an increase is never negative and never spans two baselines. Gauges (a port's state as 0/1)
+// ifindex) is the thing re-created. Each starts a new baseline (Sample::baseline counts them): an
+// increase is never negative and never spans two baselines; older baselines' samples stay for
+// callers that replay a timeline, until they age out. Gauges (a port's state as 0/1)
 // take any value and keep their samples.
 //
 // Bounds: at most Limits::max_samples per series (the oldest go first), Limits::max_series series
@@ -58,10 +59,12 @@ class History {
     kRefused,    // not recorded: the name is longer than kMaxNameBytes
   };
 
-  // `first` and `last` are the first and last collection that saw `value` (equal for one).
+  // `first` and `last` are the first and last collection that saw `value` (equal for one);
+  // `baseline` numbers the series' baselines (a sample of another baseline is no growth).
   struct Sample {
     TimePoint first, last;
     std::uint64_t value = 0;
+    std::uint32_t baseline = 0;
   };
 
   // An increase between two points of a counter's baseline, `seconds` apart.
@@ -117,6 +120,7 @@ class History {
     TimePoint previous_seen{};  // the collection before the last (LastStep)
     bool has_previous = false;
     TimePoint last_seen{};
+    std::uint32_t baseline = 0;
 
     std::size_t size() const { return ring.size(); }
     const Sample& at(std::size_t i) const { return ring[(head + i) % ring.size()]; }
@@ -131,8 +135,10 @@ class History {
   // The series to record into, created (evicting the least recently recorded one when full);
   // nullptr when the name is refused.
   Series* Slot(std::string_view name, bool counter, bool& created);
+  // Adds a sample (the oldest goes when full).
+  void Push(Series& s, const Sample& sample) const;
   void Append(Series& s, std::uint64_t value, TimePoint at) const;
-  static void Restart(Series& s, std::uint64_t value, TimePoint at);
+  void Restart(Series& s, std::uint64_t value, TimePoint at) const;
 
   Limits limits_;
   mutable std::mutex mu_;
