@@ -85,6 +85,12 @@ TEST(HistoryTest, ResetStartsANewBaselineNeverANegativeIncrease) {
   h.RecordCounter("c", 1, 50, At(30));
   EXPECT_EQ(h.Increase("c", seconds(60), At(30))->increase, 30u);
   EXPECT_EQ(h.LastStep("c")->increase, 30u);
+  // The old baseline's samples stay, numbered apart, for callers that replay a timeline.
+  auto s = h.Samples("c");
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[1].baseline, 0u);
+  EXPECT_EQ(s[2].baseline, 1u);
+  EXPECT_EQ(s[2].value, 20u);
 }
 
 TEST(HistoryTest, A32BitCounterWrapsFromTheUpperHalfOfItsRange) {
