@@ -44,8 +44,8 @@ class History {
   static constexpr std::size_t kMaxNameBytes = 256;
 
   struct Limits {
-    std::size_t max_samples = 128;   // per series (at least 2)
-    std::size_t max_series = 65536;  // one RDMA port's link history is three series
+    std::size_t max_samples = 64;    // per series (at least 2)
+    std::size_t max_series = 16384;  // a port's link history is three series, a netdev's pause two
     Clock::duration idle = std::chrono::hours(1);
   };
 
