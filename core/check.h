@@ -59,8 +59,8 @@ class Check {
     Evaluate(ctx.snapshot, ctx.config, out);
   }
   // Records into `history`, at `now`, the series EvaluateOverTime asks for, from the collection's
-  // facts (never from the node). Called once per collection, before any check evaluates; a check
-  // names its series after itself ("roce_pause_storm/...") so that no two checks share one.
+  // facts (never from the node). Called once per collection, right before this check evaluates;
+  // a check names its series after itself ("roce_pause_storm/...") so that no two checks share one.
   virtual void Record(const Snapshot& snapshot, const Config& config, History& history,
                       History::TimePoint now) const {
     (void)snapshot, (void)config, (void)history, (void)now;
