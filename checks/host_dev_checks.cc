@@ -1,6 +1,6 @@
 // Host readiness checks, device side (issue #10 items 4-7): pcie_link, roce_tos, kernel_modules,
-// device_access, cpu_governor, link_flaps. Facts come from the "pcie", "roce_tos", "plumbing" and
-// "link_flaps" collectors (facts/*.h); roce_tos also reads the Topology for the port's netdev and
+// device_access, cpu_governor (link_flaps: checks/link_flaps.cc). Facts come from the "pcie",
+// "roce_tos" and "plumbing" collectors (facts/*.h); roce_tos also reads the Topology for the port's netdev and
 // the "roce" collector's facts for its DSCP->priority map and PFC. Without their facts (collector
 // disabled or failed) a check says nothing.
 #include <cstdio>
@@ -9,7 +9,6 @@
 
 #include "core/check.h"
 #include "core/topology.h"
-#include "facts/link_flap_facts.h"
 #include "facts/pcie_facts.h"
 #include "facts/plumbing_facts.h"
 #include "facts/roce_facts.h"
@@ -29,8 +28,6 @@ std::string Octal(std::uint32_t mode) {
   std::snprintf(buf, sizeof buf, "%04o", mode);
   return buf;
 }
-
-std::string Secs(double s) { return std::to_string(static_cast<long long>(s + 0.5)) + " s"; }
 
 CheckResult Result(std::string subject, Verdict v, std::string reason, std::string fix = "") {
   return CheckResult{"", std::move(subject), v, std::move(reason), std::move(fix)};
@@ -348,78 +345,6 @@ class CpuGovernorCheck : public Check {
   }
 };
 
-// ---------------------------------------------------------------------------------------------------
-class LinkFlapsCheck : public Check {
- public:
-  void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
-    const auto* facts = snapshot.Get<LinkFlapFacts>();
-    if (facts == nullptr) return;
-    // Runs for every port on every scrape: the text is appended into one buffer per verdict
-    // rather than built from chained temporaries (a dozen allocations per port).
-    const std::string window = Secs(facts->window_seconds);
-    for (const LinkFlapPortFacts& p : facts->ports) {
-      std::string subject = p.device;
-      subject += '/';
-      subject += std::to_string(p.port);
-      // " (netdev X) [link_downed N, carrier_changes M]", each part only when known.
-      std::string tail;
-      if (!p.netdev.empty()) {
-        tail += " (netdev ";
-        tail += p.netdev;
-        tail += ')';
-      }
-      if (p.link_downed || p.carrier_changes) {
-        tail += " [";
-        if (p.link_downed) {
-          tail += "link_downed ";
-          tail += std::to_string(*p.link_downed);
-        }
-        if (p.carrier_changes) {
-          if (p.link_downed) tail += ", ";
-          tail += "carrier_changes ";
-          tail += std::to_string(*p.carrier_changes);
-        }
-        tail += ']';
-      }
-      std::string reason;
-      if (p.link_dropped) {
-        reason = p.down_for_seconds ? "link down for " + Secs(*p.down_for_seconds) + ", longer than the " +
-                                          Secs(facts->drop_window_seconds) + " drop window"
-                                    : "link dropped and came back " + Secs(p.last_drop_age_seconds.value_or(0)) +
-                                          " ago (flagged for the " + Secs(facts->recovery_seconds) + " recovery time)";
-      }
-      if (p.flapping) {
-        if (!reason.empty()) reason += "; ";
-        reason += std::to_string(p.flaps_in_window) + " flaps in the last " + window + " (threshold " +
-                  std::to_string(facts->threshold) + ")";
-        if (p.last_flap_age_seconds) reason += ", last " + Secs(*p.last_flap_age_seconds) + " ago";
-      }
-      if (!reason.empty()) {
-        const std::string nd = p.netdev.empty() ? std::string("<netdev>") : p.netdev;
-        reason += tail;
-        out.push_back(Result(subject, Verdict::kFailed, std::move(reason),
-                             "check the cable, transceiver and switch port: `ethtool " + nd + "`, `ethtool -m " + nd +
-                                 "` (optical power), the switch port's error counters and `rdma link show " +
-                                 subject + "`; reseat or replace the cable/transceiver"));
-        continue;
-      }
-      if (!p.active) {
-        out.push_back(Result(std::move(subject), Verdict::kUnknown, "port state unknown: " + p.note));
-        continue;
-      }
-      constexpr std::string_view kNotUp =
-          " (port down, not yet past the drop window, or never up since the daemon started)";
-      constexpr std::string_view kNoFlaps = "no flaps in the last ";
-      reason.reserve(kNoFlaps.size() + window.size() + kNotUp.size() + tail.size());
-      reason += kNoFlaps;
-      reason += window;
-      if (!*p.active) reason += kNotUp;
-      reason += tail;
-      out.push_back(Result(std::move(subject), Verdict::kOk, std::move(reason)));
-    }
-  }
-};
-
 RDMAHD_REGISTER_CHECK("pcie_link", PcieLinkCheck,
                       "the RDMA device's PCIe link trained at its maximum speed and width");
 RDMAHD_REGISTER_CHECK("roce_tos", RoceTosCheck,
@@ -430,8 +355,6 @@ RDMAHD_REGISTER_CHECK("device_access", DeviceAccessCheck,
                       "/dev/infiniband/uverbsN and rdma_cm exist and the configured user/group may open them");
 RDMAHD_REGISTER_CHECK("cpu_governor", CpuGovernorCheck,
                       "the CPUs local to each RDMA device run the host.cpu_governor frequency governor");
-RDMAHD_REGISTER_CHECK("link_flaps", LinkFlapsCheck,
-                      "no RDMA port flapped or dropped its link within the host.link_flaps windows");
 
 }  // namespace
 }  // namespace rdmahd

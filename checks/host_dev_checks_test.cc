@@ -4,7 +4,6 @@
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/roce_facts.h"
-#include "facts/link_flap_facts.h"
 #include "facts/pcie_facts.h"
 #include "facts/plumbing_facts.h"
 #include "facts/roce_tos_facts.h"
@@ -307,103 +306,6 @@ TEST(CpuGovernorCheckTest, PolicyJudgesEveryLocalCpu) {
   f.governors[0].cpus_by_governor.clear();
   f.governors[0].note = "no readable cpufreq/scaling_governor";
   EXPECT_EQ(Evaluate("cpu_governor", WithPlumbing(f), c).at(0).verdict, Verdict::kUnknown);
-}
-
-// ---- link_flaps -----------------------------------------------------------------------------------
-
-// The collector's windows these tests read reasons against: a 30 s drop window, flaps counted
-// over 600 s, a 900 s recovery, flap threshold 1.
-LinkFlapFacts FlapWindows() {
-  LinkFlapFacts facts;
-  facts.drop_window_seconds = 30;
-  facts.window_seconds = 600;
-  facts.recovery_seconds = 900;
-  facts.threshold = 1;
-  return facts;
-}
-
-TEST(LinkFlapsCheckTest, FlappingAndDroppedFailQuietPortIsOk) {
-  LinkFlapFacts facts = FlapWindows();
-  LinkFlapPortFacts quiet;
-  quiet.device = "mlx5_0";
-  quiet.port = 1;
-  quiet.netdev = "ens1f0np0";
-  quiet.active = true;
-  quiet.link_downed = 0;
-  LinkFlapPortFacts flapping = quiet;
-  flapping.device = "mlx5_1";
-  flapping.flapping = true;
-  flapping.flaps_in_window = 2;
-  flapping.last_flap_age_seconds = 42;
-  LinkFlapPortFacts dropped = quiet;
-  dropped.device = "mlx5_2";
-  dropped.active = false;
-  dropped.link_dropped = true;
-  dropped.down_for_seconds = 75;
-  LinkFlapPortFacts unread = quiet;
-  unread.device = "mlx5_3";
-  unread.active.reset();
-  unread.note = "read /sys/class/infiniband/mlx5_3/ports/1/state: No such device";
-  facts.ports = {quiet, flapping, dropped, unread};
-  Snapshot s;
-  s.Put(facts);
-  auto out = Evaluate("link_flaps", s);
-  ASSERT_EQ(out.size(), 4u);
-  EXPECT_EQ(out[0].verdict, Verdict::kOk);
-  EXPECT_THAT(out[0].reason, HasSubstr("no flaps in the last 600 s"));
-  EXPECT_EQ(out[1].verdict, Verdict::kFailed);
-  EXPECT_THAT(out[1].reason, HasSubstr("2 flaps in the last 600 s (threshold 1), last 42 s ago"));
-  EXPECT_THAT(out[1].fix, HasSubstr("ethtool -m ens1f0np0"));
-  EXPECT_EQ(out[2].verdict, Verdict::kFailed);
-  EXPECT_THAT(out[2].reason, HasSubstr("link down for 75 s, longer than the 30 s drop window"));
-  EXPECT_EQ(out[3].verdict, Verdict::kUnknown);
-}
-
-TEST(LinkFlapsCheckTest, ReasonTextsAreExact) {
-  // The whole reason, for each combination of the optional parts (netdev, link_downed,
-  // carrier_changes, port down): operators and log searches read these verbatim.
-  LinkFlapFacts facts = FlapWindows();
-  LinkFlapPortFacts both;
-  both.device = "mlx5_0";
-  both.port = 1;
-  both.netdev = "ens1f0np0";
-  both.active = true;
-  both.link_downed = 0;
-  both.carrier_changes = 3;
-  LinkFlapPortFacts carrier_only_down;
-  carrier_only_down.device = "mlx5_1";
-  carrier_only_down.port = 2;
-  carrier_only_down.active = false;
-  carrier_only_down.carrier_changes = 5;
-  LinkFlapPortFacts bare;
-  bare.device = "mlx5_2";
-  bare.port = 1;
-  bare.active = true;
-  LinkFlapPortFacts flapping = both;
-  flapping.device = "mlx5_3";
-  flapping.carrier_changes.reset();
-  flapping.link_downed = 7;
-  flapping.flapping = true;
-  flapping.flaps_in_window = 2;
-  facts.ports = {both, carrier_only_down, bare, flapping};
-  Snapshot s;
-  s.Put(facts);
-  auto out = Evaluate("link_flaps", s);
-  ASSERT_EQ(out.size(), 4u);
-  EXPECT_EQ(out[0].subject, "mlx5_0/1");
-  EXPECT_EQ(out[0].reason, "no flaps in the last 600 s (netdev ens1f0np0) [link_downed 0, carrier_changes 3]");
-  EXPECT_EQ(out[0].fix, "");
-  EXPECT_EQ(out[1].subject, "mlx5_1/2");
-  EXPECT_EQ(out[1].reason,
-            "no flaps in the last 600 s (port down, not yet past the drop window, or never up since the daemon "
-            "started) [carrier_changes 5]");
-  EXPECT_EQ(out[2].reason, "no flaps in the last 600 s");
-  EXPECT_EQ(out[3].verdict, Verdict::kFailed);
-  EXPECT_EQ(out[3].reason, "2 flaps in the last 600 s (threshold 1) (netdev ens1f0np0) [link_downed 7]");
-  EXPECT_EQ(out[3].fix,
-            "check the cable, transceiver and switch port: `ethtool ens1f0np0`, `ethtool -m ens1f0np0` (optical "
-            "power), the switch port's error counters and `rdma link show mlx5_3/1`; reseat or replace the "
-            "cable/transceiver");
 }
 
 }  // namespace

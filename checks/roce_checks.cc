@@ -2,6 +2,7 @@
 // PFC, trust mode and DSCP mapping, ECN for both DCQCN roles, MTU, pause storms. Facts come from
 // the "netdev" and "roce" collectors (collectors/roce_qos.h); the policy from config.roce. Each
 // verdict's subject is the netdev name.
+#include <cmath>
 #include <sstream>
 
 #include "core/check.h"
@@ -249,33 +250,48 @@ class MtuCheck : public Check {
   }
 };
 
+// Growth of the pause counters between the last two collections comes from the history: the
+// totals of each netdev are recorded once per collection (a total that went down, a driver reload,
+// starts a new baseline: the next growth is known one collection later).
 class PauseStormCheck : public Check {
  public:
-  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), false, config, out, [&](const NetdevFacts& f) {
+  void Record(const Snapshot& snapshot, const Config&, History& history, History::TimePoint now) const override {
+    const auto* facts = snapshot.Get<RdmaNetdevFacts>();
+    if (facts == nullptr) return;
+    for (const NetdevFacts& f : facts->netdevs) {
+      if (f.storm_events_total) history.RecordCounter(StormSeries(f), 0, *f.storm_events_total, now);
+      if (f.rx_paused_seconds_total) history.RecordCounter(PausedSeries(f), 0, PausedNanoseconds(f), now);
+    }
+  }
+
+  void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
+    EvaluateEach(ctx.snapshot.Get<RdmaNetdevFacts>(), false, ctx.config, out, [&](const NetdevFacts& f) {
       if (!f.stats_read) return Outcome{Verdict::kUnknown, "driver statistics unknown: " + f.stats_note};
       if (!f.storm_events_total && !f.rx_paused_seconds_total) {
         return Outcome{Verdict::kUnknown, "the driver exposes no pause-storm or pause-duration counters"};
       }
+      // Growth between the last two collections, where both saw the total in the same baseline.
+      History::Growth storm, paused;
+      const bool have_storm = f.storm_events_total && Step(ctx.history, StormSeries(f), storm);
+      const bool have_paused = f.rx_paused_seconds_total && Step(ctx.history, PausedSeries(f), paused);
       std::ostringstream reason;
       bool warn = false;
-      if (f.interval_seconds) {
-        // Growth between two collections.
-        if (f.storm_events_delta && *f.storm_events_delta > 0) {
+      if (have_storm || have_paused) {
+        if (have_storm && storm.increase > 0) {
           warn = true;
-          reason << *f.storm_events_delta << " pause-storm events in the last " << *f.interval_seconds << " s";
+          reason << storm.increase << " pause-storm events in the last " << storm.seconds << " s";
         }
-        if (f.rx_paused_seconds_delta && *f.interval_seconds > 0) {
-          double share = *f.rx_paused_seconds_delta / *f.interval_seconds;
+        if (have_paused && paused.seconds > 0) {
+          double share = static_cast<double>(paused.increase) / 1e9 / paused.seconds;
           if (share > kPausedShareWarn) {
             if (warn) reason << "; ";
             warn = true;
-            reason << "paused " << static_cast<int>(share * 100 + 0.5) << "% of the last " << *f.interval_seconds << " s";
+            reason << "paused " << static_cast<int>(share * 100 + 0.5) << "% of the last " << paused.seconds << " s";
           }
         }
         if (!warn) reason << "no pause-storm events and pause below 1% since the previous collection";
       } else if (f.storm_events_total && *f.storm_events_total > 0) {
-        // First collection: only totals since the driver loaded are known.
+        // First collection (or the first after a reset): only totals since the driver loaded are known.
         warn = true;
         reason << *f.storm_events_total << " pause-storm events since the driver loaded";
       } else {
@@ -286,6 +302,20 @@ class PauseStormCheck : public Check {
                      "find the receiver that cannot drain: check rdma_pause_frames_total{direction=\"tx\"} on the "
                      "peers and the switch's PFC watchdog; ethtool -S " + f.netdev};
     });
+  }
+
+ private:
+  static bool Step(const History& history, const std::string& series, History::Growth& out) {
+    const std::optional<History::Growth> g = history.LastStep(series);
+    if (g) out = *g;
+    return g.has_value();
+  }
+  static std::string StormSeries(const NetdevFacts& f) { return "roce_pause_storm/" + f.netdev + "/storm_events"; }
+  static std::string PausedSeries(const NetdevFacts& f) { return "roce_pause_storm/" + f.netdev + "/rx_paused_ns"; }
+  // The paused time in whole nanoseconds: counters are whole numbers (584 years fit).
+  static std::uint64_t PausedNanoseconds(const NetdevFacts& f) {
+    const double ns = *f.rx_paused_seconds_total * 1e9;
+    return ns >= 1.8e19 ? std::uint64_t{0} : static_cast<std::uint64_t>(std::llround(ns));
   }
 };
 

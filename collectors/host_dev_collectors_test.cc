@@ -324,166 +324,30 @@ TEST(PlumbingTest, DeviceNodesAreStattedNotFollowedAndIdentitiesResolve) {
 }
 
 // ---- link_flaps -----------------------------------------------------------------------------------
-
-using TimePoint = LinkFlapCollector::TimePoint;
-const TimePoint kT0 = TimePoint{} + seconds(100000);
-
-struct Timeline {
-  HostLinkFlapPolicy policy;  // 30 s drop window, 600 s window, threshold 1, 900 s recovery
-  LinkFlapCollector::PortHistory h;
-  LinkFlapPortFacts At(int t, std::optional<bool> active, std::optional<std::uint64_t> link_downed = std::nullopt,
-                       std::optional<std::uint64_t> carrier = std::nullopt) {
-    LinkFlapCollector::Observation o;
-    o.active = active;
-    o.link_downed = link_downed;
-    o.carrier_changes = carrier;
-    LinkFlapPortFacts f;
-    LinkFlapCollector::Observe(h, o, kT0 + seconds(t), policy, f);
-    return f;
-  }
-};
-
-TEST(LinkFlapsTest, DownAndBackWithinTheDropWindowIsAFlapStickyForRecovery) {
-  Timeline tl;
-  EXPECT_FALSE(tl.At(0, true).flapping);
-  EXPECT_FALSE(tl.At(10, false).flapping);  // down: not yet known which
-  LinkFlapPortFacts f = tl.At(20, true);     // back after 10 s < 30 s
-  EXPECT_TRUE(f.flapping);
-  EXPECT_FALSE(f.link_dropped);
-  EXPECT_EQ(f.flaps_in_window, 1u);
-  f = tl.At(700, true);  // out of the 600 s window, within 900 s of the flap
-  EXPECT_EQ(f.flaps_in_window, 0u);
-  EXPECT_TRUE(f.flapping);
-  EXPECT_FALSE(tl.At(921, true).flapping);  // 901 s after the flap
-}
-
-TEST(LinkFlapsTest, DownLongerThanTheDropWindowIsADropUntilRecoveryAfterComingBack) {
-  Timeline tl;
-  tl.At(0, true);
-  tl.At(10, false);
-  EXPECT_FALSE(tl.At(35, false).link_dropped);  // 25 s down
-  LinkFlapPortFacts f = tl.At(41, false);       // 31 s down
-  EXPECT_TRUE(f.link_dropped);
-  EXPECT_DOUBLE_EQ(*f.down_for_seconds, 31);
-  f = tl.At(100, true);  // back: a drop, not a flap
-  EXPECT_TRUE(f.link_dropped);
-  EXPECT_FALSE(f.flapping);
-  EXPECT_FALSE(f.down_for_seconds);
-  EXPECT_TRUE(tl.At(999, true).link_dropped);
-  EXPECT_FALSE(tl.At(1000, true).link_dropped);
-}
-
-TEST(LinkFlapsTest, PortNeverActiveIsNoDropAndComingUpIsNoFlap) {
-  Timeline tl;
-  tl.At(0, false);
-  EXPECT_FALSE(tl.At(3600, false).link_dropped);
-  Timeline starting;
-  starting.At(0, false);  // the daemon starts while the link trains
-  LinkFlapPortFacts f = starting.At(10, true);
-  EXPECT_FALSE(f.flapping);
-  EXPECT_EQ(f.flaps_in_window, 0u);
-}
-
-TEST(LinkFlapsTest, CounterGrowthBetweenActiveSamplesCountsUnseenFlaps) {
-  Timeline tl;
-  tl.policy.threshold = 3;
-  tl.At(0, true, 5, 10);
-  LinkFlapPortFacts f = tl.At(15, true, 7, 10);  // link_downed +2
-  EXPECT_EQ(f.flaps_in_window, 2u);
-  EXPECT_FALSE(f.flapping);  // threshold 3
-  f = tl.At(30, true, 7, 13);  // carrier_changes +3: two down/up cycles, rounded up
-  EXPECT_EQ(f.flaps_in_window, 4u);
-  EXPECT_TRUE(f.flapping);
-  // A counter going backwards (device re-created) is no growth.
-  EXPECT_EQ(tl.At(45, true, 0, 0).flaps_in_window, 4u);
-  // Counters after an observed down/up are that flap, not more.
-  tl.At(50, false, 0, 1);
-  EXPECT_EQ(tl.At(55, true, 1, 2).flaps_in_window, 5u);
-}
-
-TEST(LinkFlapsTest, UnreadableStateLeavesTheHistoryAlone) {
-  Timeline tl;
-  tl.At(0, true);
-  tl.At(10, false);
-  tl.At(20, std::nullopt);
-  EXPECT_TRUE(tl.At(25, true).flapping);  // 15 s down
-}
-
-TEST(LinkFlapsTest, CollectorOnATreeWithAnInjectedClock) {
+// The link history is the link_flaps check's (checks/link_flaps_test.cc); the collector renders the
+// facts the check publishes and reads no file of its own.
+TEST(LinkFlapsTest, CollectorReadsNothingAndRendersTheChecksFacts) {
   testing::TempDir t;
-  WritePciDevice(t, "16.0 GT/s PCIe\n");
-  const std::string port = "sys/devices/pci0000:00/0000:01:00.0/infiniband/mlx5_0/ports/1/";
-  t.Write(port + "counters/link_downed", "0\n");
-  auto now = kT0;
-  LinkFlapCollector c([&] { return now; });
   NodeFs fs(t.path() + "/sys", "/nonexistent");
-  CollectRun r = CollectWith(c, fs);
-  EXPECT_THAT(r.text, HasSubstr("rdma_port_flapping{device=\"mlx5_0\",port=\"1\"} 0\n"));
-  EXPECT_THAT(r.text, HasSubstr("rdma_port_link_dropped{device=\"mlx5_0\",port=\"1\"} 0\n"));
-  // Between two scrapes the link went down and up once: only the counter tells.
-  now += seconds(15);
-  t.Write(port + "counters/link_downed", "1\n");
-  r = CollectWith(c, fs);
-  EXPECT_THAT(r.text, HasSubstr("rdma_port_flapping{device=\"mlx5_0\",port=\"1\"} 1\n"));
-  EXPECT_THAT(r.text, HasSubstr("rdma_port_flaps_in_window{device=\"mlx5_0\",port=\"1\"} 1\n"));
-  // Down for good.
-  t.Write(port + "state", "1: DOWN\n");
-  now += seconds(15);
-  CollectWith(c, fs);
-  now += seconds(31);
-  r = CollectWith(c, fs);
-  EXPECT_THAT(r.text, HasSubstr("rdma_port_link_dropped{device=\"mlx5_0\",port=\"1\"} 1\n"));
-  const auto* facts = r.snapshot.Get<LinkFlapFacts>();
-  ASSERT_EQ(facts->ports.size(), 1u);
-  EXPECT_EQ(facts->ports[0].active, false);
-  EXPECT_DOUBLE_EQ(facts->drop_window_seconds, 30);
-}
-
-
-// Each port's files are held with the port: they follow the port's netdev, and a re-created device
-// (a new generation in the Topology) is read from its new files, not the old object's.
-TEST(LinkFlapsTest, HeldFilesFollowTheNetdevAndAReCreatedDevice) {
-  testing::TempDir t;
-  const std::string port = "sys/class/infiniband/mlx5_0/ports/1/";
-  t.Write(port + "state", "4: ACTIVE\n");
-  t.Write(port + "counters/link_downed", "0\n");
-  t.Write("sys/class/net/eth0/carrier_changes", "2\n");
-  t.Write("sys/class/net/eth1/carrier_changes", "10\n");
-  NodeFs fs(t.path() + "/sys", "/nonexistent");
-  Topology topology;
-  TopologyDevice& d = topology.devices.emplace_back();
-  d.name = "mlx5_0";
-  d.generation = 1;
-  TopologyPort& p = d.ports.emplace_back();
-  p.port = 1;
-  p.link_layer = "Ethernet";
-  p.netdev = "eth0";
-  const Config config;
   LinkFlapCollector c;
-  auto collect = [&] {
-    Snapshot snapshot;
-    CollectorOutcome outcome;
-    EXPECT_TRUE(c.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());
-    EXPECT_TRUE(outcome.errors.empty());
-    const auto* facts = snapshot.Get<LinkFlapFacts>();
-    return facts != nullptr && facts->ports.size() == 1 ? facts->ports[0] : LinkFlapPortFacts{};
-  };
-  LinkFlapPortFacts f = collect();
-  EXPECT_EQ(f.carrier_changes, 2u);
-  EXPECT_EQ(f.link_downed, 0u);
-  p.netdev = "eth1";
-  f = collect();
-  EXPECT_EQ(f.netdev, "eth1");
-  EXPECT_EQ(f.carrier_changes, 10u);
-  // The device object is replaced; the old one's files are still readable (as a held descriptor
-  // of a deleted object would be until it fails), with the old value.
-  std::filesystem::rename(t.path() + "/sys/class/infiniband/mlx5_0", t.path() + "/sys/class/infiniband/mlx5_0-old");
-  t.Write(port + "state", "4: ACTIVE\n");
-  t.Write(port + "counters/link_downed", "5\n");
-  d.generation = 2;
-  f = collect();
-  EXPECT_EQ(f.link_downed, 5u);
-  EXPECT_EQ(f.active, true);
+  CollectRun r = CollectWith(c, fs);
+  EXPECT_EQ(r.snapshot.Get<LinkFlapFacts>(), nullptr);
+  EXPECT_EQ(r.text, "");
+  LinkFlapFacts facts;
+  LinkFlapPortFacts& p = facts.ports.emplace_back();
+  p.device = "mlx5_0";
+  p.port = 1;
+  p.flapping = true;
+  p.flaps_in_window = 2;
+  Snapshot s;
+  s.Put(facts);
+  MetricSink sink;
+  c.Render(s, sink);
+  const std::string text = sink.Serialize();
+  EXPECT_THAT(text, HasSubstr("rdma_port_flapping{device=\"mlx5_0\",port=\"1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("rdma_port_link_dropped{device=\"mlx5_0\",port=\"1\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("rdma_port_flaps_in_window{device=\"mlx5_0\",port=\"1\"} 2\n"));
 }
+
 }  // namespace
 }  // namespace rdmahd

@@ -400,24 +400,6 @@ void NetdevCollector::ReadEthtool(const CollectContext& ctx, NetdevLayout& layou
   }
 }
 
-void NetdevCollector::ComputeGrowth(NetdevFacts& f) {
-  const auto now = std::chrono::steady_clock::now();
-  auto it = previous_.find(f.netdev);
-  if (it != previous_.end()) {
-    const Previous& prev = it->second;
-    f.interval_seconds = std::chrono::duration<double>(now - prev.at).count();
-    // A total that went down means the driver was reloaded: no growth can be computed this time.
-    if (f.storm_events_total && prev.storm_events_total && *f.storm_events_total >= *prev.storm_events_total) {
-      f.storm_events_delta = *f.storm_events_total - *prev.storm_events_total;
-    }
-    if (f.rx_paused_seconds_total && prev.rx_paused_seconds_total &&
-        *f.rx_paused_seconds_total >= *prev.rx_paused_seconds_total) {
-      f.rx_paused_seconds_delta = *f.rx_paused_seconds_total - *prev.rx_paused_seconds_total;
-    }
-  }
-  previous_[f.netdev] = Previous{now, f.storm_events_total, f.rx_paused_seconds_total};
-}
-
 Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   netdev_layouts_.SetRoot(LayoutRoot(ctx.fs));  // another tree: nothing held applies
   RdmaNetdevFacts facts;
@@ -452,11 +434,9 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
     if (use.gone) errors.push_back(name + ": " + *use.gone);
     for (std::string& e : errors) outcome.errors.push_back(std::move(e));
     ReadEthtool(ctx, layout, f, outcome);
-    ComputeGrowth(f);
     facts.netdevs.push_back(std::move(f));
   }
   netdev_layouts_.Retain([&](const std::string& name, const NetdevLayout&) { return seen(name); });
-  std::erase_if(previous_, [&](const auto& kv) { return !seen(kv.first); });
   std::erase_if(layouts_, [&](const auto& kv) { return !seen(kv.first); });
   snapshot.Put(std::move(facts));
   return Status::Ok();

@@ -67,11 +67,6 @@ class NetdevCollector : public Collector {
   struct NetdevLayout;  // opaque: the held files of one netdev
 
  private:
-  struct Previous {
-    std::chrono::steady_clock::time_point at;
-    std::optional<std::uint64_t> storm_events_total;
-    std::optional<double> rx_paused_seconds_total;
-  };
   // Which of a netdev's driver stats the facts need (classified or allowlisted), derived from its
   // stat names and kept while the driver returns the same names: a driver has hundreds of stats
   // (mlx5: 751) and only a handful matter.
@@ -84,7 +79,6 @@ class NetdevCollector : public Collector {
   void ClassifyStats(const Config& config, std::vector<DriverStat> stats, NetdevFacts& f);
   std::vector<DriverStat> WantedStats(const Config& config, const std::string& netdev, const RawDriverStats& raw);
   const std::vector<Pattern>& Allowlist(const Config& config);
-  void ComputeGrowth(NetdevFacts& f);
 
   EthtoolReader ethtool_;
   RawDriverStats raw_;  // reused read buffers
@@ -94,7 +88,6 @@ class NetdevCollector : public Collector {
   LayoutCache<NetdevLayout> netdev_layouts_;
   std::string read_buf_;
   FsWork work_;
-  std::map<std::string, Previous> previous_;
   std::map<std::string, StatLayout> layouts_;
   std::vector<std::string> allowlist_patterns_;
   std::vector<Pattern> allowlist_;

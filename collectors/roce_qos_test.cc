@@ -185,35 +185,53 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   Config config;
   Topology topology = testing::DiscoverTopology(fs, config);
   CollectContext ctx{fs, config, topology};
+  // The check records the totals into the history the engine would own, collection after
+  // collection, 20 s apart.
+  History history;
+  auto check = CheckRegistry().Find("roce_pause_storm")->factory();
+  History::TimePoint at = History::Clock::now();
   auto run_check = [&](Snapshot& s) {
     CollectorOutcome o;
     EXPECT_TRUE(collector.Collect(ctx, s, o).ok());
-    std::vector<CheckResult> out = RunRegisteredCheck("roce_pause_storm", s, config);
+    at += std::chrono::seconds(20);
+    std::vector<CheckResult> out;
+    RunCheck("roce_pause_storm", *check, s, config, history, at, out);
     EXPECT_EQ(out.size(), 1u);
     return out.empty() ? CheckResult{} : out[0];
   };
   Snapshot s1;
   CheckResult first = run_check(s1);
   EXPECT_EQ(first.verdict, Verdict::kOk) << first.reason;
+  EXPECT_EQ(first.reason, "no pause-storm events since the driver loaded (pause growth needs two collections)");
   ASSERT_TRUE(s1.Get<RdmaNetdevFacts>()->netdevs[0].global_pause_note.find("EOPNOTSUPP") != std::string::npos);
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   (*stats)[0].value = 3;  // the storm detector fired 3 times
   Snapshot s2;
   CheckResult second = run_check(s2);
   EXPECT_EQ(second.verdict, Verdict::kWarning);
-  EXPECT_NE(second.reason.find("3 pause-storm events in the last"), std::string::npos) << second.reason;
+  EXPECT_EQ(second.reason, "3 pause-storm events in the last 20 s");
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  (*stats)[1].value = 10'000'000;  // paused 10 s (in microseconds) within ~20 ms: sustained pause
+  (*stats)[1].value = 10'000'000;  // paused 10 s (in microseconds) within 20 s: sustained pause
   Snapshot s3;
   CheckResult third = run_check(s3);
   EXPECT_EQ(third.verdict, Verdict::kWarning);
-  EXPECT_NE(third.reason.find("paused"), std::string::npos) << third.reason;
+  EXPECT_EQ(third.reason, "paused 50% of the last 20 s");
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   Snapshot s4;
-  EXPECT_EQ(run_check(s4).verdict, Verdict::kOk);  // nothing grew
+  CheckResult fourth = run_check(s4);
+  EXPECT_EQ(fourth.verdict, Verdict::kOk);  // nothing grew
+  EXPECT_EQ(fourth.reason, "no pause-storm events and pause below 1% since the previous collection");
+
+  // The driver reloaded: its totals start again. No growth from the old baseline; the total since
+  // the reload is judged as on a first collection.
+  (*stats)[0].value = 1;
+  (*stats)[1].value = 0;
+  Snapshot s5;
+  CheckResult fifth = run_check(s5);
+  EXPECT_EQ(fifth.verdict, Verdict::kWarning);
+  EXPECT_EQ(fifth.reason, "1 pause-storm events since the driver loaded");
+  Snapshot s6;
+  EXPECT_EQ(run_check(s6).reason, "no pause-storm events and pause below 1% since the previous collection");
 }
 
 TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {

@@ -110,6 +110,8 @@ struct CollectionEngine::Shared {
   std::vector<std::unique_ptr<CollectorSlot>> collectors;
   const std::vector<Instance<Check>> checks;
   const ProbeScheduler* probes = nullptr;  // the engine's; its boards hold the probes' results
+  // Written and read by the collecting caller only, one collection at a time (`collecting`).
+  History history;
 
   mutable std::mutex mu;
   // A collection's work all done, a collection ended, or Stop().
@@ -324,9 +326,17 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
   lock.unlock();
 
   if (probes != nullptr) probes->CopyInto(report->snapshot, *config);
+  // Each check records what it needs of this collection into the history, then evaluates; what
+  // checks derive from the history joins the report for the collectors that render it.
+  const Clock::time_point checked_at = Clock::now();
+  Snapshot derived;
   for (const auto& check : checks) {
-    if (config->CheckEnabled(check.name)) RunCheck(check.name, *check.impl, report->snapshot, *config, report->verdicts);
+    if (config->CheckEnabled(check.name)) {
+      RunCheck(check.name, *check.impl, report->snapshot, *config, history, checked_at, report->verdicts, &derived);
+    }
   }
+  history.Evict(checked_at);
+  report->snapshot.Merge(derived);
   report->finished_at = Clock::now();
   return report;
 }
@@ -382,6 +392,8 @@ std::vector<std::string> CollectionEngine::probe_names() const {
 }
 
 const NodeFs& CollectionEngine::fs() const { return shared_->fs; }
+
+const History& CollectionEngine::history() const { return shared_->history; }
 
 std::string CollectionEngine::busy_collector() const {
   std::string out;

@@ -1,5 +1,7 @@
 // CollectionEngine: one collection = the topology stage, then every enabled collector, then the
-// probes' latest results, then every enabled check, into one immutable Report. Concurrent callers
+// probes' latest results, then every enabled check, into one immutable Report. The engine owns the
+// History (core/history.h): each enabled check records the series it needs from the collection's
+// facts before it evaluates, and asks for past collections' values through its CheckContext. Concurrent callers
 // share one collection; a caller arriving within the cache window of the last report gets that
 // report (the window only merges scrapes that overlap or follow each other closely; a Report is
 // never served older than the window).
@@ -31,6 +33,7 @@
 #include "config/config.h"
 #include "core/check.h"
 #include "core/collector.h"
+#include "core/history.h"
 #include "core/probe.h"
 #include "core/snapshot.h"
 #include "core/topology.h"
@@ -104,6 +107,8 @@ class CollectionEngine {
   std::vector<std::string> collector_names() const;
   std::vector<std::string> probe_names() const;
   const NodeFs& fs() const;
+  // The history the checks record into (thread-safe to read).
+  const History& history() const;
 
  private:
   struct Shared;  // what the workers use; outlives the engine while one is stuck

@@ -280,6 +280,49 @@ TEST(CollectionEngineTest, DisabledCheckGivesNoVerdicts) {
   EXPECT_EQ(engine->Collect(ConfigWithTimeout(5000))->verdicts.size(), 1u);
 }
 
+// Asks the history for the growth of FakeFacts<1>::run between collections, recorded from the
+// facts, and publishes what it derived for renderers.
+struct RunGrowthFacts {
+  std::optional<std::uint64_t> growth;
+};
+class RunGrowthCheck : public Check {
+ public:
+  void Record(const Snapshot& snapshot, const Config&, History& history, History::TimePoint now) const override {
+    if (const auto* f = snapshot.Get<FakeFacts<1>>()) {
+      history.RecordCounter("test_growth/runs", 0, static_cast<std::uint64_t>(f->run), now);
+    }
+  }
+  void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
+    const auto step = ctx.history.LastStep("test_growth/runs");
+    out.push_back({"", "node", step ? Verdict::kOk : Verdict::kUnknown, "", ""});
+    if (ctx.derived != nullptr) ctx.derived->Put(RunGrowthFacts{step ? std::optional(step->increase) : std::nullopt});
+  }
+};
+
+// The engine owns the history: every collection, each enabled check records from that collection's
+// facts once, and evaluates with the history; what it publishes joins the report.
+TEST(CollectionEngineTest, ChecksRecordIntoTheEnginesHistoryOncePerCollection) {
+  EnginePlugins plugins;
+  plugins.collectors = Collectors(Named("test_steady", std::make_unique<SteadyCollector<1>>()));
+  plugins.checks.push_back({"test_growth", std::make_unique<RunGrowthCheck>()});
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  auto first = engine.Collect(ConfigWithTimeout(5000));
+  ASSERT_EQ(first->verdicts.size(), 1u);
+  EXPECT_EQ(first->verdicts[0].verdict, Verdict::kUnknown);  // one sample: no growth yet
+  ASSERT_NE(first->snapshot.Get<RunGrowthFacts>(), nullptr);
+  EXPECT_FALSE(first->snapshot.Get<RunGrowthFacts>()->growth);
+  auto second = engine.Collect(ConfigWithTimeout(5000));
+  EXPECT_EQ(second->verdicts.at(0).verdict, Verdict::kOk);
+  EXPECT_EQ(second->snapshot.Get<RunGrowthFacts>()->growth, 1u);  // run 1 -> 2
+  EXPECT_EQ(engine.history().Samples("test_growth/runs").size(), 2u);
+  EXPECT_EQ(engine.history().series(), 1u);
+  // A disabled check records nothing.
+  auto off = ConfigWithTimeout(5000);
+  off->checks["test_growth"] = false;
+  (void)engine.Collect(off);
+  EXPECT_EQ(engine.history().Samples("test_growth/runs").size(), 2u);
+}
+
 // Every collector gets the collection's topology, and only its own part of the snapshot: the
 // report holds both, and the topology too (for checks).
 TEST(CollectionEngineTest, CollectorsSeeTheTopologyAndNoOtherCollectorsFacts) {

@@ -1,8 +1,9 @@
-// Facts of the "link_flaps" collector: per RDMA port, the link history the collector keeps across
-// collections (the kernel keeps none): when the port left ACTIVE, whether it came back within the
-// drop window (a flap) or stayed down past it (a drop), and the flaps seen in the counting window.
-// Counter growth between two collections (counters/link_downed, the netdev's carrier_changes) with
-// the port ACTIVE at both ends is a flap the collector did not see happen. Data only.
+// Facts the "link_flaps" check derives from the History and publishes for the "link_flaps"
+// collector to render: per RDMA port, its link history across collections (the kernel keeps none):
+// when the port left ACTIVE, whether it came back within the drop window (a flap) or stayed down
+// past it (a drop), and the flaps seen in the counting window. Counter growth between two
+// collections (counters/link_downed, the netdev's carrier_changes) with the port ACTIVE at both ends
+// is a flap no collection saw happen. Data only.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ struct LinkFlapPortFacts {
   std::optional<bool> active;                   // ports/P/state is ACTIVE; absent: unreadable
   std::optional<std::uint64_t> link_downed;     // counters/link_downed
   std::optional<std::uint64_t> carrier_changes;  // /sys/class/net/<netdev>/carrier_changes
-  std::string note;                             // unreadable files
+  std::string note;                             // why `active` is absent
 
   std::optional<double> down_for_seconds;       // while the port is not ACTIVE (since seen down)
   std::uint32_t flaps_in_window = 0;            // flaps within host.link_flaps.window

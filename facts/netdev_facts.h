@@ -43,10 +43,7 @@ struct NetdevFacts {
   // Pause-storm evidence. Totals are absent when the driver has no such counters.
   std::optional<std::uint64_t> storm_events_total;
   std::optional<double> rx_paused_seconds_total;  // time this port was told to pause, all priorities + link-level
-  // Growth since this collector's previous run (absent on the first run, or after a counter reset).
-  std::optional<double> interval_seconds;
-  std::optional<std::uint64_t> storm_events_delta;
-  std::optional<double> rx_paused_seconds_delta;
+  // Their growth between collections is the roce_pause_storm check's (it records them in the history).
 };
 
 struct RdmaNetdevFacts {

@@ -1,0 +1,212 @@
+#include "core/history.h"
+
+#include <algorithm>
+
+namespace rdmahd {
+namespace {
+
+using Seconds = std::chrono::duration<double>;
+
+// A heap block as glibc's malloc hands it out: a size word in front, rounded up to 16 bytes.
+std::size_t HeapBlock(std::size_t bytes) { return (bytes + sizeof(std::size_t) + 15) / 16 * 16; }
+
+}  // namespace
+
+History::History(Limits limits) : limits_(limits) {
+  limits_.max_samples = std::max<std::size_t>(limits_.max_samples, 2);
+  limits_.max_series = std::max<std::size_t>(limits_.max_series, 1);
+}
+
+History::Series* History::Find(std::string_view name) {
+  auto it = series_.find(name);
+  return it == series_.end() ? nullptr : &it->second;
+}
+
+const History::Series* History::Find(std::string_view name) const {
+  auto it = series_.find(name);
+  return it == series_.end() ? nullptr : &it->second;
+}
+
+History::Series* History::Slot(std::string_view name, bool counter, bool& created) {
+  created = false;
+  if (name.size() > kMaxNameBytes) return nullptr;
+  if (Series* s = Find(name)) {
+    if (s->counter == counter) return s;
+    series_.erase(series_.find(name));  // recorded as the other kind: start over
+  }
+  if (series_.size() >= limits_.max_series) {
+    auto oldest = std::min_element(series_.begin(), series_.end(), [](const auto& a, const auto& b) {
+      return a.second.last_seen < b.second.last_seen;
+    });
+    series_.erase(oldest);
+  }
+  created = true;
+  Series& s = series_.emplace(std::string(name), Series{}).first->second;
+  s.counter = counter;
+  return &s;
+}
+
+void History::Push(Series& s, const Sample& sample) const {
+  if (s.ring.size() < limits_.max_samples) {
+    if (s.ring.size() == s.ring.capacity()) {
+      // Grow by doubling but never past max_samples: the bound holds for the capacity.
+      s.ring.reserve(std::min(limits_.max_samples, std::max<std::size_t>(4, 2 * s.ring.capacity())));
+    }
+    // Not yet full: head is 0 and the ring is in order.
+    s.ring.push_back(sample);
+    return;
+  }
+  s.ring[s.head] = sample;
+  s.head = (s.head + 1) % s.ring.size();
+}
+
+void History::Restart(Series& s, std::uint64_t value, TimePoint at) const {
+  if (s.size() > 0) ++s.baseline;
+  Push(s, Sample{at, at, value, s.baseline});
+  s.has_previous = false;
+  s.last_seen = at;
+}
+
+void History::Append(Series& s, std::uint64_t value, TimePoint at) const {
+  s.previous_seen = s.last_seen;
+  s.has_previous = true;
+  s.last_seen = at;
+  if (s.size() > 0) {
+    const std::size_t newest = (s.head + s.size() - 1) % s.size();
+    if (s.ring[newest].value == value) {
+      s.ring[newest].last = at;
+      return;
+    }
+  }
+  Push(s, Sample{at, at, value, s.baseline});
+}
+
+History::Baseline History::RecordCounter(std::string_view name, std::uint64_t instance, std::uint64_t value,
+                                         TimePoint at, unsigned bits) {
+  std::lock_guard lock(mu_);
+  bool created = false;
+  Series* s = Slot(name, true, created);
+  if (s == nullptr) return Baseline::kRefused;
+  if (created || s->size() == 0) {
+    s->instance = instance;
+    Restart(*s, value, at);
+    return Baseline::kFirst;
+  }
+  if (at <= s->last_seen) return Baseline::kContinued;  // a time already recorded
+  if (instance != s->instance) {
+    s->instance = instance;
+    Restart(*s, value, at);
+    return Baseline::kRecreated;
+  }
+  const std::uint64_t previous = s->newest().value;
+  if (value < previous) {
+    const bool wrapped = bits > 0 && bits < 64 && previous >= (std::uint64_t{1} << (bits - 1));
+    Restart(*s, value, at);
+    return wrapped ? Baseline::kWrap : Baseline::kReset;
+  }
+  Append(*s, value, at);
+  return Baseline::kContinued;
+}
+
+bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint at) {
+  std::lock_guard lock(mu_);
+  bool created = false;
+  Series* s = Slot(name, false, created);
+  if (s == nullptr) return false;
+  if (created || s->size() == 0) {
+    Restart(*s, value, at);
+  } else if (at > s->last_seen) {
+    Append(*s, value, at);
+  }
+  return true;
+}
+
+void History::Forget(std::string_view name) {
+  std::lock_guard lock(mu_);
+  if (auto it = series_.find(name); it != series_.end()) series_.erase(it);
+}
+
+void History::Evict(TimePoint now) {
+  std::lock_guard lock(mu_);
+  std::erase_if(series_, [&](const auto& kv) { return now - kv.second.last_seen > limits_.idle; });
+}
+
+std::optional<History::Growth> History::Increase(std::string_view name, Clock::duration window, TimePoint now) const {
+  std::lock_guard lock(mu_);
+  const Series* s = Find(name);
+  if (s == nullptr || !s->counter || s->size() == 0) return std::nullopt;
+  const TimePoint start = now - window;
+  const Sample& newest = s->newest();
+  if (newest.last < start) return std::nullopt;
+  // The oldest sample of the newest baseline seen within the window.
+  std::size_t i = 0;
+  while (s->at(i).last < start || s->at(i).baseline != newest.baseline) ++i;
+  const Sample& oldest = s->at(i);
+  // Its value was there at the window's start too when it was also seen before it.
+  const TimePoint from = std::max(oldest.first, start);
+  if (from >= newest.last) return std::nullopt;
+  return Growth{newest.value - oldest.value, Seconds(newest.last - from).count()};
+}
+
+std::optional<double> History::Rate(std::string_view name, Clock::duration window, TimePoint now) const {
+  const std::optional<Growth> g = Increase(name, window, now);
+  if (!g || g->seconds <= 0) return std::nullopt;
+  return static_cast<double>(g->increase) / g->seconds;
+}
+
+std::optional<History::Growth> History::LastStep(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  const Series* s = Find(name);
+  if (s == nullptr || !s->counter || !s->has_previous || s->size() == 0) return std::nullopt;
+  const Sample& newest = s->newest();
+  std::uint64_t before = newest.value;  // the previous collection saw the same value
+  if (newest.first == s->last_seen) {
+    if (s->size() < 2) return std::nullopt;
+    before = s->at(s->size() - 2).value;
+  }
+  return Growth{newest.value - before, Seconds(s->last_seen - s->previous_seen).count()};
+}
+
+std::vector<History::Sample> History::Samples(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  std::vector<Sample> out;
+  if (const Series* s = Find(name)) {
+    out.reserve(s->size());
+    for (std::size_t i = 0; i < s->size(); ++i) out.push_back(s->at(i));
+  }
+  return out;
+}
+
+std::vector<std::string> History::Names(std::string_view prefix) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (auto it = series_.lower_bound(prefix); it != series_.end() && it->first.starts_with(prefix); ++it) {
+    out.push_back(it->first);
+  }
+  return out;
+}
+
+std::size_t History::series() const {
+  std::lock_guard lock(mu_);
+  return series_.size();
+}
+
+std::size_t History::MemoryBytes() const {
+  std::lock_guard lock(mu_);
+  std::size_t bytes = 0;
+  for (const auto& [name, s] : series_) {
+    bytes += HeapBlock(sizeof(std::pair<const std::string, Series>) + kNodeOverhead);
+    if (name.capacity() > std::string().capacity()) bytes += HeapBlock(name.capacity() + 1);
+    if (s.ring.capacity() > 0) bytes += HeapBlock(s.ring.capacity() * sizeof(Sample));
+  }
+  return bytes;
+}
+
+std::size_t History::MaxMemoryBytes(const Limits& limits) {
+  const std::size_t samples = std::max<std::size_t>(limits.max_samples, 2);
+  const std::size_t per_series = HeapBlock(sizeof(std::pair<const std::string, Series>) + kNodeOverhead) +
+                                 HeapBlock(kMaxNameBytes + 1) + HeapBlock(samples * sizeof(Sample));
+  return std::max<std::size_t>(limits.max_series, 1) * per_series;
+}
+
+}  // namespace rdmahd

@@ -1,0 +1,148 @@
+// History: the values of named series over past collections, for checks that judge change (a
+// counter's increase or rate, how long a port has been down) rather than one collection's value.
+// The collection engine owns one; every enabled check records the series it needs from the
+// collection's facts (Check::Record, once per collection, nothing read from the node again) and asks
+// the history when it evaluates (CheckContext::history).
+//
+// A series is named by its caller ("link_flaps/mlx5_0/1/link_downed"). Samples are (steady time,
+// unsigned value); a sample equal to the one before extends it instead of adding one, so a series
+// costs memory per change, not per collection (a port's state or link_downed changes rarely).
+//
+// Counters: a value below the previous one is a reset (driver reloaded, counter cleared) or, for a
+// counter the kernel keeps narrower than 64 bits, a wrap when the previous value was in the upper
+// half of its range; an `instance` other than the previous one (a device's generation, a netdev's
+// ifindex) is the thing re-created. Each starts a new baseline (Sample::baseline counts them): an
+// increase is never negative and never spans two baselines; older baselines' samples stay for
+// callers that replay a timeline, until they age out. Gauges (a port's state as 0/1)
+// take any value and keep their samples.
+//
+// Bounds: at most Limits::max_samples per series (the oldest go first), Limits::max_series series
+// (recording a new one beyond that evicts the one recorded least recently), names of at most
+// kMaxNameBytes; Evict() drops series not recorded for Limits::idle. MemoryBytes() is the heap the
+// history holds; MaxMemoryBytes() its bound (history_test measures both against the allocator).
+//
+// Thread-safe (one mutex); the engine records and checks read on the collecting thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmahd {
+
+class History {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using TimePoint = Clock::time_point;
+
+  static constexpr std::size_t kMaxNameBytes = 256;
+
+  struct Limits {
+    std::size_t max_samples = 64;    // per series (at least 2)
+    std::size_t max_series = 16384;  // a port's link history is three series, a netdev's pause two
+    Clock::duration idle = std::chrono::hours(1);
+  };
+
+  // What a recorded counter value did to its series.
+  enum class Baseline {
+    kContinued,  // same baseline (the value grew or stayed)
+    kFirst,      // the series is new: this is its first sample
+    kReset,      // the value went down: a new baseline starts
+    kWrap,       // went down from the upper half of a counter narrower than 64 bits: a new baseline
+    kRecreated,  // another instance of the thing counted: a new baseline
+    kRefused,    // not recorded: the name is longer than kMaxNameBytes
+  };
+
+  // `first` and `last` are the first and last collection that saw `value` (equal for one);
+  // `baseline` numbers the series' baselines (a sample of another baseline is no growth).
+  struct Sample {
+    TimePoint first, last;
+    std::uint64_t value = 0;
+    std::uint32_t baseline = 0;
+  };
+
+  // An increase between two points of a counter's baseline, `seconds` apart.
+  struct Growth {
+    std::uint64_t increase = 0;
+    double seconds = 0;
+  };
+
+  History() = default;
+  explicit History(Limits limits);
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // Records counter `name`'s `value` at `at` (times never go back within a series: an earlier `at`
+  // is ignored). `bits`: the width the kernel keeps the counter in (64, 32, ...).
+  Baseline RecordCounter(std::string_view name, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                         unsigned bits = 64);
+  // Records gauge `name`'s `value` at `at`; false when refused (name too long).
+  bool RecordGauge(std::string_view name, std::uint64_t value, TimePoint at);
+  // Drops series `name` (a caller's subject is gone for good).
+  void Forget(std::string_view name);
+  // Drops every series last recorded before `now - limits.idle`.
+  void Evict(TimePoint now);
+
+  // Counter `name`'s increase over the `window` ending at `now`: from the oldest point of its baseline
+  // known in the window to its newest. A sample whose value was seen both before and within the
+  // window puts that value at the window's start (a counter that did not change between two
+  // observations was constant in between). Unknown (nullopt) until the window holds two such
+  // points, or when the newest sample is older than the window.
+  std::optional<Growth> Increase(std::string_view name, Clock::duration window, TimePoint now) const;
+  // Increase() per second; unknown as Increase() is.
+  std::optional<double> Rate(std::string_view name, Clock::duration window, TimePoint now) const;
+  // Counter `name`'s increase between its last two collections; unknown after one, or across a
+  // new baseline.
+  std::optional<Growth> LastStep(std::string_view name) const;
+  // The series' samples, oldest first (empty when unknown).
+  std::vector<Sample> Samples(std::string_view name) const;
+  // Names of the series that start with `prefix`, in order.
+  std::vector<std::string> Names(std::string_view prefix) const;
+
+  std::size_t series() const;
+  std::size_t MemoryBytes() const;
+  // The most MemoryBytes() can be under `limits`.
+  static std::size_t MaxMemoryBytes(const Limits& limits);
+  const Limits& limits() const { return limits_; }
+
+ private:
+  struct Series {
+    bool counter = false;
+    std::uint64_t instance = 0;
+    std::vector<Sample> ring;  // at most limits_.max_samples; oldest at `head` once full
+    std::size_t head = 0;
+    TimePoint previous_seen{};  // the collection before the last (LastStep)
+    bool has_previous = false;
+    TimePoint last_seen{};
+    std::uint32_t baseline = 0;
+
+    std::size_t size() const { return ring.size(); }
+    const Sample& at(std::size_t i) const { return ring[(head + i) % ring.size()]; }
+    const Sample& newest() const { return at(size() - 1); }
+  };
+  // Heap bytes of one map node beyond the Series itself: the tree node's links and colour, and
+  // the name's buffer (counted at its capacity).
+  static constexpr std::size_t kNodeOverhead = 4 * sizeof(void*);
+
+  Series* Find(std::string_view name);
+  const Series* Find(std::string_view name) const;
+  // The series to record into, created (evicting the least recently recorded one when full);
+  // nullptr when the name is refused.
+  Series* Slot(std::string_view name, bool counter, bool& created);
+  // Adds a sample (the oldest goes when full).
+  void Push(Series& s, const Sample& sample) const;
+  void Append(Series& s, std::uint64_t value, TimePoint at) const;
+  void Restart(Series& s, std::uint64_t value, TimePoint at) const;
+
+  Limits limits_;
+  mutable std::mutex mu_;
+  std::map<std::string, Series, std::less<>> series_;  // guarded by mu_
+};
+
+}  // namespace rdmahd

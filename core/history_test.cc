@@ -1,0 +1,190 @@
+#include "core/history.h"
+
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <memory>
+
+namespace rdmahd {
+namespace {
+
+using std::chrono::seconds;
+using Baseline = History::Baseline;
+
+const History::TimePoint kT0 = History::TimePoint{} + std::chrono::hours(100);
+History::TimePoint At(int s) { return kT0 + seconds(s); }
+
+TEST(HistoryTest, OneSampleIsUnknownTwoGiveIncreaseAndRate) {
+  History h;
+  EXPECT_EQ(h.RecordCounter("c", 1, 100, At(0)), Baseline::kFirst);
+  EXPECT_FALSE(h.Increase("c", seconds(60), At(0)));
+  EXPECT_FALSE(h.Rate("c", seconds(60), At(0)));
+  EXPECT_FALSE(h.LastStep("c"));
+  EXPECT_FALSE(h.Increase("nothing", seconds(60), At(0)));
+
+  EXPECT_EQ(h.RecordCounter("c", 1, 160, At(30)), Baseline::kContinued);
+  auto g = h.Increase("c", seconds(60), At(30));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->increase, 60u);
+  EXPECT_DOUBLE_EQ(g->seconds, 30);
+  EXPECT_DOUBLE_EQ(*h.Rate("c", seconds(60), At(30)), 2.0);
+  auto step = h.LastStep("c");
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->increase, 60u);
+  EXPECT_DOUBLE_EQ(step->seconds, 30);
+}
+
+TEST(HistoryTest, IncreaseCountsOnlyTheWindow) {
+  History h;
+  h.RecordCounter("c", 1, 0, At(0));
+  h.RecordCounter("c", 1, 10, At(10));
+  h.RecordCounter("c", 1, 30, At(20));
+  h.RecordCounter("c", 1, 60, At(30));
+  // Window [15, 30]: the samples at 20 and 30.
+  auto g = h.Increase("c", seconds(15), At(30));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->increase, 30u);
+  EXPECT_DOUBLE_EQ(g->seconds, 10);
+  // Window [25, 30] holds one sample: unknown.
+  EXPECT_FALSE(h.Increase("c", seconds(5), At(30)));
+  // The whole series.
+  EXPECT_EQ(h.Increase("c", seconds(100), At(30))->increase, 60u);
+  // Nothing recorded within the window ending later: unknown, not zero.
+  EXPECT_FALSE(h.Increase("c", seconds(10), At(100)));
+}
+
+TEST(HistoryTest, AnUnchangedValueExtendsItsSampleAndStillCountsAsSeenBeforeTheWindow) {
+  History h;
+  for (int t = 0; t <= 100; t += 10) h.RecordCounter("c", 1, 5, At(t));
+  EXPECT_EQ(h.Samples("c").size(), 1u);  // one change-free stretch is one sample
+  h.RecordCounter("c", 1, 8, At(110));
+  ASSERT_EQ(h.Samples("c").size(), 2u);
+  EXPECT_EQ(h.Samples("c")[0].first, At(0));
+  EXPECT_EQ(h.Samples("c")[0].last, At(100));
+  // Window [80, 110]: 5 seen at 80..100, so the counter was 5 at 80.
+  auto g = h.Increase("c", seconds(30), At(110));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->increase, 3u);
+  EXPECT_DOUBLE_EQ(g->seconds, 30);
+  EXPECT_DOUBLE_EQ(*h.Rate("c", seconds(30), At(110)), 0.1);
+  // The last step is from the collection at 100.
+  EXPECT_EQ(h.LastStep("c")->increase, 3u);
+  EXPECT_DOUBLE_EQ(h.LastStep("c")->seconds, 10);
+  h.RecordCounter("c", 1, 8, At(120));
+  EXPECT_EQ(h.LastStep("c")->increase, 0u);
+  EXPECT_DOUBLE_EQ(h.LastStep("c")->seconds, 10);
+}
+
+TEST(HistoryTest, ResetStartsANewBaselineNeverANegativeIncrease) {
+  History h;
+  h.RecordCounter("c", 1, 1000, At(0));
+  h.RecordCounter("c", 1, 1500, At(10));
+  EXPECT_EQ(h.RecordCounter("c", 1, 20, At(20)), Baseline::kReset);  // driver reloaded
+  EXPECT_FALSE(h.Increase("c", seconds(60), At(20)));                // one sample in this baseline
+  EXPECT_FALSE(h.LastStep("c"));
+  h.RecordCounter("c", 1, 50, At(30));
+  EXPECT_EQ(h.Increase("c", seconds(60), At(30))->increase, 30u);
+  EXPECT_EQ(h.LastStep("c")->increase, 30u);
+  // The old baseline's samples stay, numbered apart, for callers that replay a timeline.
+  auto s = h.Samples("c");
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[1].baseline, 0u);
+  EXPECT_EQ(s[2].baseline, 1u);
+  EXPECT_EQ(s[2].value, 20u);
+}
+
+TEST(HistoryTest, A32BitCounterWrapsFromTheUpperHalfOfItsRange) {
+  History h;
+  h.RecordCounter("carrier", 1, 0xFFFFFFF0u, At(0), 32);
+  EXPECT_EQ(h.RecordCounter("carrier", 1, 0x10, At(10), 32), Baseline::kWrap);
+  EXPECT_FALSE(h.Increase("carrier", seconds(60), At(10)));
+  h.RecordCounter("carrier", 1, 0x20, At(20), 32);
+  EXPECT_EQ(h.Increase("carrier", seconds(60), At(20))->increase, 0x10u);
+  // Down from the lower half of its range: a reset, not a wrap.
+  EXPECT_EQ(h.RecordCounter("carrier", 1, 3, At(30), 32), Baseline::kReset);
+  // The same fall in a 64-bit counter is a reset too.
+  h.RecordCounter("wide", 1, 0xFFFFFFF0u, At(0));
+  EXPECT_EQ(h.RecordCounter("wide", 1, 0x10, At(10)), Baseline::kReset);
+}
+
+TEST(HistoryTest, AnotherInstanceIsARecreatedDeviceEvenWhenTheValueGrew) {
+  History h;
+  h.RecordCounter("mlx5_0/1/link_downed", 7, 3, At(0));
+  h.RecordCounter("mlx5_0/1/link_downed", 7, 4, At(10));
+  // Re-created between collections; the new device's counter happens to be higher already.
+  EXPECT_EQ(h.RecordCounter("mlx5_0/1/link_downed", 8, 9, At(20)), Baseline::kRecreated);
+  EXPECT_FALSE(h.Increase("mlx5_0/1/link_downed", seconds(60), At(20)));
+  EXPECT_EQ(h.RecordCounter("mlx5_0/1/link_downed", 8, 10, At(30)), Baseline::kContinued);
+  EXPECT_EQ(h.Increase("mlx5_0/1/link_downed", seconds(60), At(30))->increase, 1u);
+}
+
+TEST(HistoryTest, GaugesGoDownWithoutANewBaseline) {
+  History h;
+  h.RecordGauge("state", 1, At(0));
+  h.RecordGauge("state", 0, At(10));
+  h.RecordGauge("state", 0, At(20));
+  h.RecordGauge("state", 1, At(30));
+  auto s = h.Samples("state");
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[1].value, 0u);
+  EXPECT_EQ(s[1].first, At(10));
+  EXPECT_EQ(s[1].last, At(20));
+  EXPECT_FALSE(h.Increase("state", seconds(60), At(30)));  // increases are for counters
+}
+
+TEST(HistoryTest, SamplesPerSeriesAreBoundedOldestFirstOut) {
+  History h(History::Limits{.max_samples = 4});
+  for (int t = 0; t < 10; ++t) h.RecordCounter("c", 1, static_cast<std::uint64_t>(t), At(t));
+  auto s = h.Samples("c");
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s.front().value, 6u);
+  EXPECT_EQ(s.back().value, 9u);
+  EXPECT_EQ(h.Increase("c", seconds(100), At(9))->increase, 3u);  // what is left of the window
+}
+
+TEST(HistoryTest, IdleSeriesAreEvictedAndTheLeastRecentGoesWhenFull) {
+  History h(History::Limits{.max_samples = 4, .max_series = 3, .idle = seconds(60)});
+  h.RecordCounter("a", 1, 1, At(0));
+  h.RecordCounter("b", 1, 1, At(10));
+  h.RecordCounter("c", 1, 1, At(20));
+  h.RecordCounter("a", 1, 2, At(30));
+  h.RecordCounter("d", 1, 1, At(40));  // full: b, recorded least recently, goes
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"a", "c", "d"}));
+  h.Evict(At(85));  // c last recorded at 20: idle for 65 s
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"a", "d"}));
+  h.Forget("a");
+  EXPECT_EQ(h.series(), 1u);
+  // Hostile names are refused, not stored.
+  EXPECT_EQ(h.RecordCounter(std::string(History::kMaxNameBytes + 1, 'x'), 1, 1, At(90)), Baseline::kRefused);
+  EXPECT_EQ(h.series(), 1u);
+}
+
+// The bound in bytes, measured with the allocator: a history filled past every limit (more series
+// than max_series, more changes than max_samples, the longest names) holds at most
+// MaxMemoryBytes(), and MemoryBytes() tells what it holds.
+TEST(HistoryTest, MemoryStaysWithinItsBoundMeasuredAtTheAllocator) {
+  const History::Limits limits{.max_samples = 32, .max_series = 500, .idle = std::chrono::hours(1)};
+  const std::size_t before = mallinfo2().uordblks;
+  auto h = std::make_unique<History>(limits);
+  for (int round = 0; round < 40; ++round) {
+    for (int i = 0; i < 700; ++i) {
+      std::string name = "link_flaps/mlx5_" + std::to_string(i) + "/1/";
+      name.resize(History::kMaxNameBytes, 'x');
+      h->RecordCounter(name, 1, static_cast<std::uint64_t>(round), At(round * 1000 + i));
+    }
+  }
+  const std::size_t measured = mallinfo2().uordblks - before;
+  EXPECT_EQ(h->series(), limits.max_series);
+  EXPECT_LE(h->MemoryBytes(), History::MaxMemoryBytes(limits));
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's allocator does not report to mallinfo2";
+#endif
+  EXPECT_LE(measured, History::MaxMemoryBytes(limits));
+  // The accounting is within 10% of what the allocator handed out.
+  EXPECT_NEAR(static_cast<double>(h->MemoryBytes()), static_cast<double>(measured), 0.1 * static_cast<double>(measured));
+  h.reset();
+  EXPECT_LE(mallinfo2().uordblks, before + 4096);  // all of it given back
+}
+
+}  // namespace
+}  // namespace rdmahd
