@@ -279,6 +279,29 @@ std::optional<std::string> CheckOneDocument(const std::string& source, const std
 
 }  // namespace
 
+std::vector<ConfigKeyDoc> ConfigKeys() {
+  std::vector<ConfigKeyDoc> keys = {
+      {"collectors.<name>", "`true` (enabled)"},
+      {"checks.<name>", "`true` (enabled)"},
+      {"probes.<name>", "`true` (enabled)"},
+      {"devices.include", "`[]` = every device"},
+      {"devices.exclude", "`[]`"},
+      {"scrape.cache_window", "`200ms`"},
+      {"scrape.collection_timeout", "`5s`"},
+  };
+  // Depth first, in the loader's order: a group's sections where the group sits.
+  std::function<void(const std::string&)> append = [&](const std::string& parent) {
+    for (const ConfigSectionEntry& section : ConfigSections()) {
+      const std::size_t dot = section.path.rfind('.');
+      if ((dot == std::string::npos ? "" : section.path.substr(0, dot)) != parent) continue;
+      keys.insert(keys.end(), section.keys.begin(), section.keys.end());
+      if (!section.parse) append(section.path);
+    }
+  };
+  append("");
+  return keys;
+}
+
 std::optional<std::string> YamlTextProblem(std::string_view text, const std::string& source) {
   if (std::optional<TextProblem> problem = FindTextProblem(text)) {
     return source + ":" + std::to_string(problem->at.line) + ":" + std::to_string(problem->at.column) + ": " +

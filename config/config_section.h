@@ -51,6 +51,11 @@ struct ConfigSectionEntry {
 // Every registered section, groups included, ordered by (order, path) within each parent.
 const std::vector<ConfigSectionEntry>& ConfigSections();
 
+// Every key a config file may set, with its documented default: the loader's own (collectors,
+// checks, probes, devices, scrape; plug-in names as "collectors.<name>") and the registered
+// sections' keys, in the order the loader lists them.
+std::vector<ConfigKeyDoc> ConfigKeys();
+
 template <class T>
 struct ConfigSectionSpec {
   std::string path;
