@@ -1,9 +1,11 @@
 // ParseConfig / LoadConfigFile: YAML text -> validated Config.
 //
-// The schema is written as small tables (one per section) of key -> handler, walked by VisitMap, so
-// that unknown keys, duplicate keys, wrong node types and positions are handled in one place. Every
-// message starts with "SOURCE:LINE:COLUMN:" (1-based) so an editor can jump to it. yaml-cpp throws;
-// nothing here lets an exception out of ParseConfig (the edge catches them all).
+// The loader: the size cap, the text and flow pre-scans, one YAML document, then the sections. Its
+// own sections (collectors, checks, probes, devices, scrape) are here; every other section is a
+// plug-in's (config/config_section.h), walked with the same ConfigWalker (config/config_walker.h)
+// so that unknown keys, duplicate keys, wrong node types and positions are handled in one place.
+// Every message starts with "SOURCE:LINE:COLUMN:" (1-based) so an editor can jump to it. yaml-cpp
+// throws; nothing here lets an exception out of ParseConfig (the edge catches them all).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,13 +15,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cctype>
 #include <chrono>
-#include <cmath>
 #include <exception>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -29,9 +28,6 @@
 #include <vector>
 
 #include "common/excerpt.h"
-#include "common/net_address.h"
-#include "common/parse.h"
-#include "common/pattern.h"
 #include "config/config.h"
 #include "config/config_section.h"
 #include "config/config_walker.h"
