@@ -6,9 +6,6 @@
 // so that unknown keys, duplicate keys, wrong node types and positions are handled in one place.
 // Every message starts with "SOURCE:LINE:COLUMN:" (1-based) so an editor can jump to it. yaml-cpp
 // throws; nothing here lets an exception out of ParseConfig (the edge catches them all).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -28,6 +25,7 @@
 #include <vector>
 
 #include "common/excerpt.h"
+#include "common/node_fs.h"
 #include "config/config.h"
 #include "config/config_section.h"
 #include "config/config_walker.h"
@@ -381,47 +379,24 @@ Result<Config> ParseConfig(const std::string& yaml_text, const std::string& sour
 
 namespace {
 
-// The whole of a config file, read so that no path can block or exhaust the reader: opened
-// non-blocking (a FIFO with no writer returns at once instead of waiting for one), only a regular
-// file is read (not /dev/zero, a FIFO, a socket or a directory), and at most kMaxConfigBytes + 1
-// bytes (the file may grow between fstat and read).
+// The whole of a config file, read so that no path can block or exhaust the reader (ReadRegularFile:
+// opened non-blocking, only a regular file, at most kMaxConfigBytes), with the loader's words for
+// a refusal.
 Result<std::string> ReadConfigText(const std::string& path) {
   if (path.empty()) return Error{"name is empty: give the path of a YAML file"};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Error::FromErrno("open " + path, errno);
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return Error::FromErrno("fstat " + path, errno);
-  if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a regular file";
-    return Error{path + ": is " + std::string(kind) + ", not a regular file",
-                 S_ISDIR(st.st_mode) ? EISDIR : EINVAL};
+  RegularFileRefusal refusal;
+  Result<std::string> text = ReadRegularFile(path, kMaxConfigBytes, &refusal);
+  if (text.ok()) return text;
+  if (refusal.not_regular != nullptr) {
+    return Error{path + ": is " + std::string(refusal.not_regular) + ", not a regular file", text.error().errno_value};
   }
   const std::string too_big = " a config file may hold at most " + std::to_string(kMaxConfigBytes >> 20) +
                               " MiB (" + std::to_string(kMaxConfigBytes) + " bytes)";
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
-    return Error{path + ": is " + std::to_string(st.st_size) + " bytes;" + too_big, EFBIG};
+  if (refusal.too_large && *refusal.too_large > 0) {
+    return Error{path + ": is " + std::to_string(*refusal.too_large) + " bytes;" + too_big, EFBIG};
   }
-  std::string text(kMaxConfigBytes + 1, '\0');
-  std::size_t used = 0;
-  while (used < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error::FromErrno("read " + path, errno);
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
-  }
-  if (used > kMaxConfigBytes) return Error{path + ": grew past the limit while being read;" + too_big, EFBIG};
-  text.resize(used);
-  return text;
+  if (refusal.too_large) return Error{path + ": grew past the limit while being read;" + too_big, EFBIG};
+  return text.error();
 }
 
 }  // namespace
