@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,10 +63,19 @@ std::vector<std::string> Children(const std::string& parent) {
 // Messages that list the valid keys list them in this order; registration order across files is
 // not defined, so the registered `order` decides.
 TEST(ConfigSectionTest, SectionsAreListedInTheirRegisteredOrder) {
-  EXPECT_THAT(Children(""), ::testing::ElementsAre("ports", "limits", "firmware", "roce", "host", "peers"));
-  EXPECT_THAT(Children("host"),
-              ::testing::ElementsAre("host.hugepages", "host.memlock", "host.workload_numa", "host.workloads",
-                                     "host.device_access", "host.cpu_governor", "host.link_flaps"));
+  // The sections messages have always listed, in their old order; a new plug-in's section may
+  // come anywhere its order puts it.
+  auto in_order = [](const std::vector<std::string>& listed, const std::vector<std::string>& expected) {
+    std::vector<std::string> kept;
+    for (const auto& s : listed) {
+      if (std::find(expected.begin(), expected.end(), s) != expected.end()) kept.push_back(s);
+    }
+    return kept == expected;
+  };
+  EXPECT_TRUE(in_order(Children(""), {"ports", "limits", "firmware", "roce", "host", "peers"}));
+  EXPECT_TRUE(in_order(Children("host"), {"host.hugepages", "host.memlock", "host.workload_numa", "host.workloads",
+                                          "host.device_access", "host.cpu_governor", "host.link_flaps"}));
+  EXPECT_FALSE(in_order(Children(""), {"roce", "ports"}));  // the helper can tell
   Result<Config> r = ParseConfig("host: {cpu_govenor: performance}\n", "t.yaml", RegisteredPluginNames());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "t.yaml:1:8: unknown key \"cpu_govenor\" in host (did you mean \"cpu_governor\"?)");
