@@ -80,7 +80,7 @@ std::size_t CountSeries(const std::string& exposition) {
 std::size_t SeriesPerNode(std::size_t peers) {
   rdmahd::CollectionEngine engine(rdmahd::NodeFs(RDMAHD_SOURCE_DIR "/tests/fixtures/sysfs/mlx5-roce/sys", "/nonexistent"));
   auto config = std::make_shared<rdmahd::Config>();
-  config->peers.bandwidth = true;
+  config->Section<rdmahd::PeersPolicy>().bandwidth = true;
   std::size_t n = CountSeries(engine.ScrapeText(config));
 
   rdmahd::PeerFacts facts;

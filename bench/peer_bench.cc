@@ -69,11 +69,11 @@ double CpuSeconds() {
 
 int Memory(int peers) {
   Config config;
-  config.peers.targets = Targets(peers);
-  config.peers.interval = std::chrono::milliseconds(100);
-  config.peers.bandwidth = true;
-  config.peers.bandwidth_interval = std::chrono::milliseconds(10000);
-  config.peers.bandwidth_duration = std::chrono::milliseconds(100);
+  config.Section<PeersPolicy>().targets = Targets(peers);
+  config.Section<PeersPolicy>().interval = std::chrono::milliseconds(100);
+  config.Section<PeersPolicy>().bandwidth = true;
+  config.Section<PeersPolicy>().bandwidth_interval = std::chrono::milliseconds(10000);
+  config.Section<PeersPolicy>().bandwidth_duration = std::chrono::milliseconds(100);
   auto* prober = new InstantProber;
   ProbeBoard board;
   NodeFs fs("/nonexistent", "/nonexistent");
@@ -102,8 +102,8 @@ int Memory(int peers) {
 
 int Cpu(int peers, double rate, int seconds, bool fail) {
   auto config = std::make_shared<Config>();
-  config->peers.targets = Targets(peers);
-  config->peers.interval = std::chrono::milliseconds(static_cast<int>(1000 / rate));
+  config->Section<PeersPolicy>().targets = Targets(peers);
+  config->Section<PeersPolicy>().interval = std::chrono::milliseconds(static_cast<int>(1000 / rate));
   auto* prober = new InstantProber(fail);
   PeerProbe::Options options;
   options.prober = [prober] { return std::unique_ptr<PeerProber>(prober); };

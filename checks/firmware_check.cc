@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 
+#include "config/config_section.h"
 #include "core/check.h"
 #include "checks/version_compare.h"
 #include "facts/rdma_device_facts.h"
@@ -38,7 +39,7 @@ class FirmwareVersionCheck : public Check {
     for (const RdmaDeviceFacts& d : facts->devices) {
       CheckResult r{"", d.name, Verdict::kUnknown, "", ""};
       const FirmwareRule* rule = nullptr;
-      for (const FirmwareRule& candidate : config.firmware) {
+      for (const FirmwareRule& candidate : config.Section<FirmwarePolicy>().rules) {
         if (RuleMatches(candidate, d)) {
           rule = &candidate;
           break;
@@ -73,6 +74,74 @@ class FirmwareVersionCheck : public Check {
 };
 RDMAHD_REGISTER_CHECK("firmware_version", FirmwareVersionCheck,
                       "RDMA device firmware is at least the policy minimum for its hca_type/board_id");
+
+bool IsDottedNumeric(std::string_view s) {
+  if (s.empty() || s.front() == '.' || s.back() == '.') return false;
+  char previous = '.';
+  for (char c : s) {
+    if (c == '.' && previous == '.') return false;
+    if (c != '.' && !std::isdigit(static_cast<unsigned char>(c))) return false;
+    previous = c;
+  }
+  return true;
+}
+
+// True when every device `later` matches is matched by `earlier` too.
+bool Covers(const FirmwareRule& earlier, const FirmwareRule& later) {
+  return (earlier.hca_type.empty() || earlier.hca_type == later.hca_type) &&
+         (earlier.board_id.empty() || earlier.board_id == later.board_id);
+}
+
+Status ParseFirmwareRules(const ConfigWalker& w, const ConfigNode& v, FirmwarePolicy& policy) {
+  std::vector<FirmwareRule>& out = policy.rules;
+  std::vector<YAML::Mark> rule_marks;
+  return w.VisitList(v, "a list of rules (- hca_type: ..., min_version: ...)", [&](const ConfigNode& item) {
+    FirmwareRule rule;
+    bool has_min_version = false;
+    if (!item.node.IsMap()) {
+      return w.FailAt(item, "must be a rule (hca_type, board_id, min_version), got " + ConfigWalker::Describe(item.node));
+    }
+    Status st = w.VisitMap(item, {
+        {"hca_type", [&](const ConfigNode& f) { return w.ReadString(f, rule.hca_type); }},
+        {"board_id", [&](const ConfigNode& f) { return w.ReadString(f, rule.board_id); }},
+        {"min_version",
+         [&](const ConfigNode& f) {
+           has_min_version = !f.node.IsNull();
+           if (f.node.IsNull()) return Status::Ok();
+           if (!f.node.IsScalar() || !IsDottedNumeric(f.node.Scalar())) {
+             return w.FailAt(f, "must be a dotted numeric version such as 16.35.2000, got " +
+                                    ConfigWalker::Describe(f.node));
+           }
+           rule.min_version = f.node.Scalar();
+           return Status::Ok();
+         }},
+    });
+    if (!st.ok()) return st;
+    if (rule.hca_type.empty() && rule.board_id.empty()) {
+      return w.FailAt(item, "a rule needs hca_type, board_id or both (a rule matching every device "
+                            "is almost always a mistake)");
+    }
+    if (!has_min_version) return w.FailAt(item, "a rule needs min_version");
+    // The first matching rule wins, so a rule an earlier one covers (same or wider selectors)
+    // could never apply: almost certainly the two were written in the wrong order.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (Covers(out[i], rule)) {
+        return w.FailAt(item, "can never apply: firmware[" + std::to_string(i) + "] (line " +
+                                  std::to_string(rule_marks[i].line + 1) +
+                                  ") matches every device it matches and the first matching rule "
+                                  "wins (put the more specific rule first)");
+      }
+    }
+    out.push_back(std::move(rule));
+    rule_marks.push_back(item.mark);
+    return Status::Ok();
+  });
+}
+
+RDMAHD_REGISTER_CONFIG_SECTION(FirmwarePolicy, "firmware", 30,
+    {{"firmware[i].hca_type", "empty = any"}, {"firmware[i].board_id", "empty = any"},
+     {"firmware[i].min_version", "required"}},
+    ParseFirmwareRules);
 
 }  // namespace
 }  // namespace rdmahd

@@ -27,7 +27,7 @@ RdmaDeviceFacts ConnectX5(const std::string& fw) {
 
 Config Policy() {
   Config c;
-  c.firmware = {{"MT4099", "", "2.42.5000"},
+  c.Section<FirmwarePolicy>().rules = {{"MT4099", "", "2.42.5000"},
                 {"mt4119", "MT_0000000010", "16.40.1000"},  // other board: must not match
                 {"MT4119", "", "16.35.2000"}};
   return c;
@@ -67,7 +67,7 @@ TEST(FirmwareCheckTest, NoRuleOrNonNumericIsUnknown) {
   EXPECT_TRUE(Has(none[0].reason, "no firmware policy for hca_type BCM57508")) << none[0].reason;
 
   Config c;
-  c.firmware = {{"", "", "1.2.3"}};  // matches any device
+  c.Section<FirmwarePolicy>().rules = {{"", "", "1.2.3"}};  // matches any device
   RdmaDeviceFacts odd = ConnectX5("16.35.2000-LTS");
   auto out = Evaluate(odd, c);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
@@ -85,7 +85,7 @@ TEST(FirmwareCheckTest, MissingHcaTypeDoesNotMatchAnHcaTypeRule) {
   hfi1.name = "hfi1_0";
   hfi1.fw_ver = "1.27.0";
   Config c;
-  c.firmware = {{"MT4119", "", "16.35.2000"}};
+  c.Section<FirmwarePolicy>().rules = {{"MT4119", "", "16.35.2000"}};
   auto out = Evaluate(hfi1, c);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
   EXPECT_TRUE(Has(out[0].reason, "hca_type <none>")) << out[0].reason;

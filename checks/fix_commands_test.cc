@@ -605,31 +605,31 @@ std::vector<Tree> FixtureTrees() {
 
 // Policies that make most checks fail on any tree, on top of the tree's own config.
 Config StrictA(Config c, const Report& seen) {
-  c.ports.min_rate_gbps = 800;
-  c.roce.priority = 5;
-  c.roce.dscp = 46;
-  c.roce.trust = TrustMode::kDscp;
-  c.roce.min_mtu = 9000;
-  c.host.hugepages.min_free = 1'000'000;
-  c.host.memlock.require_unlimited = true;
-  c.host.device_access.user = "nobody";
-  c.host.cpu_governor = "performance";
+  c.Section<PortPolicy>().min_rate_gbps = 800;
+  c.Section<RocePolicy>().priority = 5;
+  c.Section<RocePolicy>().dscp = 46;
+  c.Section<RocePolicy>().trust = TrustMode::kDscp;
+  c.Section<RocePolicy>().min_mtu = 9000;
+  c.Section<HugepagesPolicy>().min_free = 1'000'000;
+  c.Section<MemlockPolicy>().require_unlimited = true;
+  c.Section<HostDeviceAccessPolicy>().user = "nobody";
+  c.Section<CpuGovernorPolicy>().governor = "performance";
   if (const auto* devices = seen.snapshot.Get<RdmaDevicesFacts>()) {
     for (const RdmaDeviceFacts& d : devices->devices) {
-      if (d.hca_type) c.firmware.push_back({*d.hca_type, "", "999.0.0"});
-      if (d.board_id) c.firmware.push_back({"", *d.board_id, "999.0.0"});
+      if (d.hca_type) c.Section<FirmwarePolicy>().rules.push_back({*d.hca_type, "", "999.0.0"});
+      if (d.board_id) c.Section<FirmwarePolicy>().rules.push_back({"", *d.board_id, "999.0.0"});
     }
   }
   return c;
 }
 Config StrictB(Config c) {
-  c.ports.min_rate_gbps = 1;
-  c.roce.priority = 3;
-  c.roce.dscp = 26;
-  c.roce.trust = TrustMode::kPcp;
-  c.host.device_access.group = "rdma";
-  c.host.cpu_governor = "ondemand";
-  c.host.memlock.min_bytes = std::uint64_t{1} << 50;
+  c.Section<PortPolicy>().min_rate_gbps = 1;
+  c.Section<RocePolicy>().priority = 3;
+  c.Section<RocePolicy>().dscp = 26;
+  c.Section<RocePolicy>().trust = TrustMode::kPcp;
+  c.Section<HostDeviceAccessPolicy>().group = "rdma";
+  c.Section<CpuGovernorPolicy>().governor = "ondemand";
+  c.Section<MemlockPolicy>().min_bytes = std::uint64_t{1} << 50;
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/pcie_facts.h"
@@ -90,7 +91,7 @@ class RoceTosCheck : public Check {
     const auto* qos = snapshot.Get<RoceQosFacts>();
     for (const RoceTosPortFacts& p : facts->ports) {
       const std::string subject = p.device + "/" + std::to_string(p.port);
-      if (!config.roce.dscp || !config.roce.priority) {
+      if (!config.Section<RocePolicy>().dscp || !config.Section<RocePolicy>().priority) {
         out.push_back(Result(subject, Verdict::kUnknown,
                              Observed(p) + "; not configured (roce.dscp and roce.priority)",
                              "set roce.dscp and roce.priority in the config file"));
@@ -100,8 +101,8 @@ class RoceTosCheck : public Check {
         out.push_back(Result(subject, Verdict::kUnknown, "default ToS unknown: " + p.note));
         continue;
       }
-      const int want_dscp = *config.roce.dscp;
-      const int prio = *config.roce.priority;
+      const int want_dscp = *config.Section<RocePolicy>().dscp;
+      const int prio = *config.Section<RocePolicy>().priority;
       const int dscp = static_cast<int>(*p.effective_tos >> 2);
       if (dscp != want_dscp) {
         out.push_back(Result(subject, Verdict::kFailed,
@@ -323,12 +324,12 @@ class CpuGovernorCheck : public Check {
       }
       const std::string head = "local CPUs " + g.local_cpulist + ": " + seen +
                                (g.unreadable_cpus ? ", " + std::to_string(g.unreadable_cpus) + " unreadable" : "");
-      if (!config.host.cpu_governor) {
+      if (!config.Section<CpuGovernorPolicy>().governor) {
         out.push_back(Result(g.device, Verdict::kUnknown, head + "; not configured (host.cpu_governor)",
                              "set host.cpu_governor (e.g. performance) in the config file"));
         continue;
       }
-      const std::string& want = *config.host.cpu_governor;
+      const std::string& want = *config.Section<CpuGovernorPolicy>().governor;
       const auto it = g.cpus_by_governor.find(want);
       const std::uint32_t good = it == g.cpus_by_governor.end() ? 0 : it->second;
       std::uint32_t total = g.unreadable_cpus;
@@ -355,6 +356,11 @@ RDMAHD_REGISTER_CHECK("device_access", DeviceAccessCheck,
                       "/dev/infiniband/uverbsN and rdma_cm exist and the configured user/group may open them");
 RDMAHD_REGISTER_CHECK("cpu_governor", CpuGovernorCheck,
                       "the CPUs local to each RDMA device run the host.cpu_governor frequency governor");
+
+RDMAHD_REGISTER_CONFIG_SECTION(CpuGovernorPolicy, "host.cpu_governor", 60, {{"host.cpu_governor", "unset"}},
+    [](const ConfigWalker& w, const ConfigNode& v, CpuGovernorPolicy& out) {
+      return w.ReadOptionalString(v, out.governor);
+    });
 
 }  // namespace
 }  // namespace rdmahd

@@ -138,8 +138,8 @@ struct TosNode {
 
 Config RocePolicy326() {
   Config c;
-  c.roce.priority = 3;
-  c.roce.dscp = 26;
+  c.Section<RocePolicy>().priority = 3;
+  c.Section<RocePolicy>().dscp = 26;
   return c;
 }
 
@@ -297,7 +297,7 @@ TEST(CpuGovernorCheckTest, PolicyJudgesEveryLocalCpu) {
   f.governors = {g};
   EXPECT_EQ(Evaluate("cpu_governor", WithPlumbing(f)).at(0).verdict, Verdict::kUnknown);  // not configured
   Config c;
-  c.host.cpu_governor = "performance";
+  c.Section<CpuGovernorPolicy>().governor = "performance";
   EXPECT_EQ(Evaluate("cpu_governor", WithPlumbing(f), c).at(0).verdict, Verdict::kOk);
   f.governors[0].cpus_by_governor = {{"performance", 2}, {"schedutil", 2}};
   auto out = Evaluate("cpu_governor", WithPlumbing(f), c);

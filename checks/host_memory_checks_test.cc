@@ -63,7 +63,7 @@ TEST(HostMemoryChecksTest, WorkloadNumaAndMemlockOnTheFixture) {
   // The daemon registers no memory of its own under this config: it is not a subject.
   EXPECT_FALSE(BySubject(RunRegisteredCheck("memlock", snapshot, config)).contains("rdma-healthd"));
   Config responding = config;
-  responding.peers.responder.enabled = true;
+  responding.Section<PeersPolicy>().responder.enabled = true;
   auto memlock = BySubject(RunRegisteredCheck("memlock", snapshot, responding));
   EXPECT_EQ(memlock["rdma-healthd"].verdict, Verdict::kFailed);
   EXPECT_EQ(memlock["trainer"].verdict, Verdict::kOk);

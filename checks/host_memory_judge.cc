@@ -221,7 +221,7 @@ std::vector<CheckResult> JudgeHugepagesFree(const HostMemoryFacts* facts, const 
 }
 
 std::vector<CheckResult> JudgeWorkloadNuma(const WorkloadsFacts* facts, const std::vector<DevicePlacement>& devices,
-                                           const HostPolicy& policy) {
+                                           const HostMemoryPolicy& policy) {
   std::vector<CheckResult> out;
   for (const WorkloadSpec& spec : policy.workloads) {
     const WorkloadFacts* w = RunningWorkload(facts, spec, out);
@@ -342,7 +342,7 @@ std::vector<CheckResult> JudgeWorkloadNuma(const WorkloadsFacts* facts, const st
   return out;
 }
 
-std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPolicy& policy,
+std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostMemoryPolicy& policy,
                                       bool daemon_registers_memory) {
   std::vector<CheckResult> out;
   const MemlockPolicy& p = policy.memlock;

@@ -29,16 +29,23 @@ std::string HumanBytes(std::uint64_t bytes);
 std::vector<CheckResult> JudgeHugepagesFree(const HostMemoryFacts* facts, const std::vector<DevicePlacement>& devices,
                                             const HugepagesPolicy& policy);
 
+// What the workload judges need from the config: host.workloads, host.memlock, host.workload_numa.
+struct HostMemoryPolicy {
+  std::vector<WorkloadSpec> workloads;
+  MemlockPolicy memlock;
+  WorkloadNumaPolicy workload_numa;
+};
+
 // One result per configured workload: its allowed CPUs and resident memory on the NIC's node.
 std::vector<CheckResult> JudgeWorkloadNuma(const WorkloadsFacts* facts, const std::vector<DevicePlacement>& devices,
-                                           const HostPolicy& policy);
+                                           const HostMemoryPolicy& policy);
 
 // One result for the daemon (subject "rdma-healthd") and one per configured workload: soft
 // RLIMIT_MEMLOCK unlimited or >= policy.
 // `daemon_registers_memory`: the daemon itself pins memory (peer probes or the probe responder
 // are configured); only then is its own limit judged (subject "rdma-healthd"). Otherwise its limit
 // matters to nothing and a shell's 8 MiB would be a false failure of `rdma-healthd check`.
-std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostPolicy& policy,
+std::vector<CheckResult> JudgeMemlock(const WorkloadsFacts* facts, const HostMemoryPolicy& policy,
                                       bool daemon_registers_memory = true);
 
 }  // namespace rdmahd

@@ -113,8 +113,8 @@ WorkloadsFacts TwoNodeWorkload(const std::string& cpus, std::map<int, std::uint6
   return f;
 }
 
-HostPolicy OneWorkload(std::optional<std::string> device = "mlx5_1", std::string unit = "") {
-  HostPolicy p;
+HostMemoryPolicy OneWorkload(std::optional<std::string> device = "mlx5_1", std::string unit = "") {
+  HostMemoryPolicy p;
   WorkloadSpec w;
   w.name = "trainer";
   if (unit.empty()) w.process = "python3";
@@ -272,7 +272,7 @@ TEST(MemlockJudgeTest, NearMaxNumberPassesUnlessUnlimitedIsRequired) {
   auto r = JudgeMemlock(&f, OneWorkload());
   EXPECT_EQ(r[0].verdict, Verdict::kOk);
   EXPECT_EQ(r[1].verdict, Verdict::kOk);
-  HostPolicy strict = OneWorkload();
+  HostMemoryPolicy strict = OneWorkload();
   strict.memlock.require_unlimited = true;
   auto s = JudgeMemlock(&f, strict);
   EXPECT_EQ(s[0].verdict, Verdict::kFailed);

@@ -160,7 +160,7 @@ class LinkFlapsCheck : public Check {
     }
     // Ports that went away (device removed, driver reloading) count as down until forgotten: a
     // port back within drop_window was a flap.
-    const HostLinkFlapPolicy& policy = config.host.link_flaps;
+    const HostLinkFlapPolicy& policy = config.Section<HostLinkFlapPolicy>();
     const auto forget_after = std::chrono::duration_cast<History::Clock::duration>(policy.drop_window + policy.recovery);
     for (const std::string& name : history.Names(kSeriesPrefix)) {
       if (!name.ends_with(kActive)) continue;
@@ -184,7 +184,7 @@ class LinkFlapsCheck : public Check {
     if (topology == nullptr) return;
     const auto* devices = ctx.snapshot.Get<RdmaDevicesFacts>();
     const auto* netdevs = ctx.snapshot.Get<RdmaNetdevFacts>();
-    const HostLinkFlapPolicy& policy = ctx.config.host.link_flaps;
+    const HostLinkFlapPolicy& policy = ctx.config.Section<HostLinkFlapPolicy>();
     LinkFlapFacts facts;
     facts.drop_window_seconds = Seconds(policy.drop_window);
     facts.window_seconds = Seconds(policy.window);

@@ -111,7 +111,7 @@ TEST(LinkFlapsTest, PortNeverActiveIsNoDropAndComingUpIsNoFlap) {
 
 TEST(LinkFlapsTest, CounterGrowthBetweenActiveSamplesCountsUnseenFlaps) {
   Timeline tl;
-  tl.config.host.link_flaps.threshold = 3;
+  tl.config.Section<HostLinkFlapPolicy>().threshold = 3;
   tl.At(0, true, 5, 10);
   LinkFlapPortFacts f = tl.At(15, true, 7, 10);  // link_downed +2
   EXPECT_EQ(f.flaps_in_window, 2u);
@@ -128,7 +128,7 @@ TEST(LinkFlapsTest, CounterGrowthBetweenActiveSamplesCountsUnseenFlaps) {
 
 TEST(LinkFlapsTest, ARecreatedDeviceIsNoCounterGrowthEvenWhenItsCounterIsHigher) {
   Timeline tl;
-  tl.config.host.link_flaps.threshold = 3;
+  tl.config.Section<HostLinkFlapPolicy>().threshold = 3;
   tl.At(0, true, 1, 2);
   tl.At(15, true, 2, 2);  // one unseen flap
   ++tl.generation;        // re-created between collections, its counters already higher

@@ -96,7 +96,7 @@ class PeerLatencyCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* facts = snapshot.Get<PeerFacts>();
     if (facts == nullptr) return;
-    const auto& limit = config.peers.max_latency_p99_us;
+    const auto& limit = config.Section<PeersPolicy>().max_latency_p99_us;
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};
@@ -132,7 +132,7 @@ class PeerBandwidthCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* facts = snapshot.Get<PeerFacts>();
     if (facts == nullptr) return;
-    const auto& limit = config.peers.min_bandwidth_gbps;
+    const auto& limit = config.Section<PeersPolicy>().min_bandwidth_gbps;
     for (const auto& shared : facts->peers) {
       const PeerStatus& p = *shared;
       CheckResult r{"", p.name, Verdict::kUnknown, "", ""};

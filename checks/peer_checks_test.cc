@@ -94,7 +94,7 @@ TEST(PeerChecksTest, LatencyIsJudgedAgainstThePolicyOnlyWhenConfigured) {
     EXPECT_THAT(r.reason, HasSubstr("not configured (peers.max_latency_p99_us)"));
   }
   Config c;
-  c.peers.max_latency_p99_us = 20;
+  c.Section<PeersPolicy>().max_latency_p99_us = 20;
   v = RunRegisteredCheck("peer_latency", With({fast, slow, failing}), c);
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].verdict, Verdict::kOk);
@@ -115,7 +115,7 @@ TEST(PeerChecksTest, BandwidthIsJudgedOverTheMinimumWhenStreamsRun) {
   slow->bandwidth_bytes_per_second = 5.0e9;  // 40 Gb/s
   auto none = Peer("10.0.0.3");
   Config c;
-  c.peers.min_bandwidth_gbps = 80;
+  c.Section<PeersPolicy>().min_bandwidth_gbps = 80;
   auto v = RunRegisteredCheck("peer_bandwidth", With({fast, slow, none}, /*bandwidth=*/true), c);
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].verdict, Verdict::kOk);

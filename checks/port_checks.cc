@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "common/parse.h"
+#include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
@@ -84,7 +86,7 @@ void AppendUnlistedPorts(const Snapshot& snapshot, std::vector<CheckResult>& out
 class PortActiveCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    if (!config.ports.require_active) return;
+    if (!config.Section<PortPolicy>().require_active) return;
     AppendUnlistedPorts(snapshot, out);
     ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
       CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
@@ -160,7 +162,7 @@ class PortRateCheck : public Check {
       observed += FormatGbps(gbps);
       observed += " Gb/s";
       AppendLinkHint(observed, p);
-      if (!config.ports.min_rate_gbps) {
+      if (!config.Section<PortPolicy>().min_rate_gbps) {
         observed += "; no minimum configured (ports.min_rate_gbps)";
         r.reason = std::move(observed);
         r.fix = "set ports.min_rate_gbps in the config to the rate this node's links must train at";
@@ -168,16 +170,16 @@ class PortRateCheck : public Check {
         // A port that is not up reports a default rate; port_active already says what is wrong.
         r.reason = observed + " while the port is " + (p.state ? p.state->name : std::string("in an unknown state")) +
                    ": the rate is only meaningful on an ACTIVE port (see port_active)";
-      } else if (gbps + 1e-9 < *config.ports.min_rate_gbps) {
+      } else if (gbps + 1e-9 < *config.Section<PortPolicy>().min_rate_gbps) {
         r.verdict = Verdict::kFailed;
-        r.reason = observed + " is below the minimum " + FormatGbps(*config.ports.min_rate_gbps) + " Gb/s";
+        r.reason = observed + " is below the minimum " + FormatGbps(*config.Section<PortPolicy>().min_rate_gbps) + " Gb/s";
         r.fix = "the link trained at a lower speed or width: check cable/transceiver type and seating, the switch "
                 "port speed setting, and `ethtool " + NetdevOrPlaceholder(p) +
                 "` / `ibstat " + p.device + " " + std::to_string(p.port) + "` for the active speed and width";
       } else {
         r.verdict = Verdict::kOk;
         observed += " >= minimum ";
-        observed += FormatGbps(*config.ports.min_rate_gbps);
+        observed += FormatGbps(*config.Section<PortPolicy>().min_rate_gbps);
         observed += " Gb/s";
         r.reason = std::move(observed);
       }
@@ -191,7 +193,7 @@ RDMAHD_REGISTER_CHECK("port_rate", PortRateCheck,
 class RoceV2GidCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    if (!config.ports.require_roce_v2_gid) return;
+    if (!config.Section<PortPolicy>().require_roce_v2_gid) return;
     AppendUnlistedPorts(snapshot, out);
     ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
       if (!p.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
@@ -222,6 +224,33 @@ class RoceV2GidCheck : public Check {
 };
 RDMAHD_REGISTER_CHECK("roce_v2_gid", RoceV2GidCheck,
                       "Ethernet (RoCE) ports have at least one GID of type RoCE v2");
+
+// An InfiniBand MTU (what ibv_query_port's active_mtu can be): 256, 512, 1024, 2048 or 4096. A
+// netdev MTU (1500, 4200, 9000) is the usual slip: it belongs in roce.min_mtu.
+Status ReadIbMtu(const ConfigWalker& w, const ConfigNode& v, std::optional<int>& out) {
+  if (v.node.IsNull()) return Status::Ok();
+  std::optional<std::int64_t> n = v.node.IsScalar() ? ParseI64(v.node.Scalar()) : std::nullopt;
+  if (!n || (*n != 256 && *n != 512 && *n != 1024 && *n != 2048 && *n != 4096)) {
+    std::string hint;
+    if (n && *n > 4096) hint = " (that looks like a netdev MTU; it belongs in roce.min_mtu)";
+    return w.FailAt(v, "must be an RDMA MTU: 256, 512, 1024, 2048 or 4096, got " + ConfigWalker::Describe(v.node) + hint);
+  }
+  out = static_cast<int>(*n);
+  return Status::Ok();
+}
+
+// ports: these checks' policy, and port_active_mtu's (checks/verbs_checks.cc).
+RDMAHD_REGISTER_CONFIG_SECTION(PortPolicy, "ports", 10,
+    {{"ports.require_active", "`true`"}, {"ports.min_rate_gbps", "unset"},
+     {"ports.require_roce_v2_gid", "`true`"}, {"ports.min_active_mtu", "unset"}},
+    [](const ConfigWalker& w, const ConfigNode& v, PortPolicy& out) {
+      return w.VisitMap(v, {
+          {"require_active", [&](const ConfigNode& f) { return w.ReadBool(f, out.require_active); }},
+          {"min_rate_gbps", [&](const ConfigNode& f) { return w.ReadRateGbps(f, out.min_rate_gbps); }},
+          {"require_roce_v2_gid", [&](const ConfigNode& f) { return w.ReadBool(f, out.require_roce_v2_gid); }},
+          {"min_active_mtu", [&](const ConfigNode& f) { return ReadIbMtu(w, f, out.min_active_mtu); }},
+      });
+    });
 
 }  // namespace
 }  // namespace rdmahd

@@ -125,7 +125,7 @@ TEST(PortActiveCheckTest, UnreadableStateIsUnknownAndPolicyCanTurnItOff) {
   EXPECT_TRUE(Has(out[0].reason, "unreadable"));
 
   Config off;
-  off.ports.require_active = false;
+  off.Section<PortPolicy>().require_active = false;
   EXPECT_TRUE(Evaluate("port_active", HealthyRocePort(), off).empty());
 }
 
@@ -137,7 +137,7 @@ TEST(PortRateCheckTest, VerdictsAgainstThePolicyMinimum) {
   EXPECT_TRUE(Has(unset[0].reason, "no minimum configured (ports.min_rate_gbps)")) << unset[0].reason;
   EXPECT_TRUE(Has(unset[0].reason, "100 Gb/s")) << unset[0].reason;
 
-  config.ports.min_rate_gbps = 100;
+  config.Section<PortPolicy>().min_rate_gbps = 100;
   EXPECT_EQ(Evaluate("port_rate", HealthyRocePort(), config)[0].verdict, Verdict::kOk);
 
   TestPort slow = HealthyRocePort();
@@ -148,7 +148,7 @@ TEST(PortRateCheckTest, VerdictsAgainstThePolicyMinimum) {
   EXPECT_TRUE(Has(failed[0].reason, "minimum 100 Gb/s")) << failed[0].reason;
   EXPECT_TRUE(Has(failed[0].fix, "ethtool ens1f0np0")) << failed[0].fix;
 
-  config.ports.min_rate_gbps = 2.5;
+  config.Section<PortPolicy>().min_rate_gbps = 2.5;
   slow.rate_bytes_per_second = 312'500'000;  // exactly 2.5 Gb/s: not below
   EXPECT_EQ(Evaluate("port_rate", slow, config)[0].verdict, Verdict::kOk);
 }
@@ -163,7 +163,7 @@ TEST(PortChecksTest, ReasonTextsAreExact) {
   auto unset = Evaluate("port_rate", port, config)[0];
   EXPECT_EQ(unset.reason, "rate 100 Gb/s (netdev ens1f0np0); no minimum configured (ports.min_rate_gbps)");
   EXPECT_EQ(unset.fix, "set ports.min_rate_gbps in the config to the rate this node's links must train at");
-  config.ports.min_rate_gbps = 2.5;
+  config.Section<PortPolicy>().min_rate_gbps = 2.5;
   EXPECT_EQ(Evaluate("port_rate", port, config)[0].reason, "rate 100 Gb/s (netdev ens1f0np0) >= minimum 2.5 Gb/s");
   // Rates that are not whole Gb/s, and a port without a netdev (InfiniBand).
   port.netdev.clear();
@@ -184,7 +184,7 @@ TEST(PortChecksTest, ReasonTextsAreExact) {
 
 TEST(PortRateCheckTest, DownPortOrUnreadableRateIsUnknown) {
   Config config;
-  config.ports.min_rate_gbps = 100;
+  config.Section<PortPolicy>().min_rate_gbps = 100;
   TestPort down = HealthyRocePort();
   down.state = SysfsEnumValue{1, "DOWN"};
   down.rate_bytes_per_second = 1'250'000'000;
@@ -237,7 +237,7 @@ TEST(PortChecksTest, DegradedFixture) {
   RdmaDevicesCollector collector;
   NodeFs fs(testing::ProjectFixture("sysfs/degraded/sys"), "/nonexistent");
   Config config;
-  config.ports.min_rate_gbps = 100;
+  config.Section<PortPolicy>().min_rate_gbps = 100;
   TopologyDiscovery discovery;
   Topology topology = discovery.Discover(fs, config);
   Snapshot snapshot;
@@ -330,7 +330,7 @@ TEST(PortChecksTest, UnreadableDeviceFolderGivesUnknownWithTheReason) {
       [&] {
         NodeFs fs(dir.path(), "/nonexistent");
         Config config;
-        config.ports.require_roce_v2_gid = true;
+        config.Section<PortPolicy>().require_roce_v2_gid = true;
         Topology topology = testing::DiscoverTopology(fs, config);
         Snapshot snapshot;
         snapshot.Put(topology);

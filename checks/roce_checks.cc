@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/parse.h"
+#include "config/config_section.h"
 #include "core/check.h"
 #include "facts/netdev_facts.h"
 #include "facts/roce_facts.h"
@@ -61,7 +63,7 @@ void EvaluateEach(const Facts* facts, bool needs_priority, const Config& config,
                   std::vector<CheckResult>& out, Judge judge) {
   if (facts == nullptr) return;
   for (const auto& f : facts->netdevs) {
-    Outcome o = needs_priority && !config.roce.priority
+    Outcome o = needs_priority && !config.Section<RocePolicy>().priority
                     ? Outcome{Verdict::kUnknown, std::string(kNotConfiguredPriority), std::string(kSetPriority)}
                     : judge(f);
     out.push_back(CheckResult{"", f.netdev, o.verdict, std::move(o.reason), std::move(o.fix)});
@@ -73,7 +75,7 @@ class PfcOnRocePriorityCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     EvaluateEach(snapshot.Get<RoceQosFacts>(), true, config, out, [&](const RoceNetdevFacts& f) {
-      const int prio = *config.roce.priority;
+      const int prio = *config.Section<RocePolicy>().priority;
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
       if (pfc == nullptr) return Outcome{Verdict::kUnknown, why};
@@ -93,7 +95,7 @@ class PfcOtherPrioritiesCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     EvaluateEach(snapshot.Get<RoceQosFacts>(), true, config, out, [&](const RoceNetdevFacts& f) {
-      const int prio = *config.roce.priority;
+      const int prio = *config.Section<RocePolicy>().priority;
       std::string why;
       const PfcConfig* pfc = KnownPfc(f, why);
       if (pfc == nullptr) return Outcome{Verdict::kUnknown, why};
@@ -146,7 +148,7 @@ class GlobalPauseWithPfcCheck : public Check {
 class TrustCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
-    const RocePolicy& pol = config.roce;
+    const RocePolicy& pol = config.Section<RocePolicy>();
     // A DSCP in the policy implies DSCP trust when the trust mode itself is not given.
     const bool configured = pol.trust.has_value() || pol.dscp.has_value();
     const TrustMode want = pol.trust.value_or(TrustMode::kDscp);
@@ -200,10 +202,10 @@ class EcnCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     EvaluateEach(snapshot.Get<RoceQosFacts>(), true, config, out, [&](const RoceNetdevFacts& f) {
-      if (!config.roce.require_ecn) {
+      if (!config.Section<RocePolicy>().require_ecn) {
         return Outcome{Verdict::kOk, "ECN not required by policy (roce.require_ecn: false)"};
       }
-      const int prio = *config.roce.priority;
+      const int prio = *config.Section<RocePolicy>().priority;
       const std::string p = std::to_string(prio);
       std::string off_roles, missing, fix;
       for (const auto& [role, facts] : {std::pair{"roce_np", &f.ecn_np}, std::pair{"roce_rp", &f.ecn_rp}}) {
@@ -234,12 +236,12 @@ class MtuCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     EvaluateEach(snapshot.Get<RdmaNetdevFacts>(), false, config, out, [&](const NetdevFacts& f) {
-      if (!config.roce.min_mtu) {
+      if (!config.Section<RocePolicy>().min_mtu) {
         return Outcome{Verdict::kUnknown, "not configured (roce.min_mtu)", "set roce.min_mtu in the config file"};
       }
-      const std::string want = std::to_string(*config.roce.min_mtu);
+      const std::string want = std::to_string(*config.Section<RocePolicy>().min_mtu);
       if (!f.mtu) return Outcome{Verdict::kUnknown, "MTU unknown (/sys/class/net/" + f.netdev + "/mtu unreadable)"};
-      if (*f.mtu < *config.roce.min_mtu) {
+      if (*f.mtu < *config.Section<RocePolicy>().min_mtu) {
         return Outcome{Verdict::kFailed,
                        "MTU " + std::to_string(*f.mtu) + " below the required " + want +
                            ": RoCE falls back to a smaller path MTU (4096-byte RoCE MTU needs 4200)",
@@ -333,6 +335,55 @@ RDMAHD_REGISTER_CHECK("roce_mtu", MtuCheck,
                       "netdev MTU at least roce.min_mtu");
 RDMAHD_REGISTER_CHECK("roce_pause_storm", PauseStormCheck,
                       "no pause storms and no sustained pause");
+
+// 1280 is the IPv6 minimum link MTU (nothing running RoCE at a 1024-byte RoCE MTU has less); 9978
+// is the largest netdev max_mtu among supported NICs (mlx5). Typo guards rather than physics.
+constexpr int kMinMtuLowest = 1280;
+constexpr int kMinMtuHighest = 9978;
+
+// A TOS byte (DSCP << 2, what `tc`/`cma_roce_tos` take) is the usual slip.
+Status ReadDscp(const ConfigWalker& w, const ConfigNode& v, std::optional<int>& out) {
+  std::string hint;
+  if (v.node.IsScalar()) {
+    if (auto n = ParseI64(v.node.Scalar()); n && *n > 63 && *n <= 255 && *n % 4 == 0) {
+      hint = " (that looks like a TOS byte; the DSCP is TOS / 4 = " + std::to_string(*n / 4) + ")";
+    }
+  }
+  return w.ReadInt(v, 0, 63, out, hint);
+}
+
+Status ReadTrust(const ConfigWalker& w, const ConfigNode& v, std::optional<TrustMode>& out) {
+  if (v.node.IsNull()) return Status::Ok();
+  std::string text = v.node.IsScalar() ? v.node.Scalar() : "";
+  if (text == "dscp") {
+    out = TrustMode::kDscp;
+  } else if (text == "pcp") {
+    out = TrustMode::kPcp;
+  } else {
+    std::string message = "must be \"dscp\" or \"pcp\", got " + ConfigWalker::Describe(v.node);
+    if (auto suggestion = ConfigWalker::ClosestKey(text, {"dscp", "pcp"}); suggestion && !text.empty()) {
+      message += " (did you mean " + ConfigWalker::Quote(*suggestion) + "?)";
+    }
+    return w.FailAt(v, message);
+  }
+  return Status::Ok();
+}
+
+// roce: these checks' policy; the roce_tos check (host_dev_checks.cc) and the netdev collector's
+// extra_ethtool_stats (collectors/roce_qos.cc) read it too.
+RDMAHD_REGISTER_CONFIG_SECTION(RocePolicy, "roce", 40,
+    {{"roce.priority", "unset"}, {"roce.dscp", "unset"}, {"roce.trust", "unset"}, {"roce.require_ecn", "`true`"},
+     {"roce.min_mtu", "unset"}, {"roce.extra_ethtool_stats", "`[]`"}},
+    [](const ConfigWalker& w, const ConfigNode& v, RocePolicy& out) {
+      return w.VisitMap(v, {
+          {"priority", [&](const ConfigNode& f) { return w.ReadInt(f, 0, 7, out.priority); }},
+          {"dscp", [&](const ConfigNode& f) { return ReadDscp(w, f, out.dscp); }},
+          {"trust", [&](const ConfigNode& f) { return ReadTrust(w, f, out.trust); }},
+          {"require_ecn", [&](const ConfigNode& f) { return w.ReadBool(f, out.require_ecn); }},
+          {"min_mtu", [&](const ConfigNode& f) { return w.ReadInt(f, kMinMtuLowest, kMinMtuHighest, out.min_mtu); }},
+          {"extra_ethtool_stats", [&](const ConfigNode& f) { return w.ReadRegexList(f, out.extra_ethtool_stats); }},
+      });
+    });
 
 }  // namespace
 }  // namespace rdmahd

@@ -14,11 +14,11 @@ namespace {
 // The policy of tests/fixtures/roce/pfc-off/config.yaml.
 std::shared_ptr<Config> FixturePolicy() {
   auto c = std::make_shared<Config>();
-  c->roce.priority = 3;
-  c->roce.dscp = 26;
-  c->roce.trust = TrustMode::kDscp;
-  c->roce.require_ecn = true;
-  c->roce.min_mtu = 4200;
+  c->Section<RocePolicy>().priority = 3;
+  c->Section<RocePolicy>().dscp = 26;
+  c->Section<RocePolicy>().trust = TrustMode::kDscp;
+  c->Section<RocePolicy>().require_ecn = true;
+  c->Section<RocePolicy>().min_mtu = 4200;
   return c;
 }
 
@@ -162,7 +162,7 @@ TEST(RoceChecksTest, DscpMappedToWrongPriorityFailsWithReplace) {
   EXPECT_EQ(v[0].fix, "dcb app replace dev eth9 dscp-prio 26:3");
   // Policy pcp with DSCP entries present.
   Config pcp = *FixturePolicy();
-  pcp.roce.trust = TrustMode::kPcp;
+  pcp.Section<RocePolicy>().trust = TrustMode::kPcp;
   auto w = Evaluate("roce_trust", WithDcb(st), pcp);
   EXPECT_EQ(w[0].verdict, Verdict::kFailed);
   EXPECT_EQ(w[0].fix, "dcb app flush dev eth9 dscp-prio");

@@ -4,6 +4,7 @@
 // against a fixture tree): without them these checks say nothing.
 #include <string>
 
+#include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/netdev_facts.h"
@@ -63,7 +64,7 @@ class PortActiveMtuCheck : public Check {
             }
           }
         }
-        if (!config.ports.min_active_mtu) {
+        if (!config.Section<PortPolicy>().min_active_mtu) {
           r.reason = observed + "; not configured (ports.min_active_mtu)";
           r.fix = "set ports.min_active_mtu in the config (4096 for a lossless RoCE fabric with netdev MTU >= 4200)";
         } else if (!p.active_mtu_bytes) {
@@ -71,14 +72,14 @@ class PortActiveMtuCheck : public Check {
         } else if (p.state != kVerbsPortActive) {
           r.reason = observed + " while the port is " + StateName(p.state) +
                      ": the active MTU is only meaningful on an ACTIVE port (see port_active)";
-        } else if (*p.active_mtu_bytes < static_cast<std::uint32_t>(*config.ports.min_active_mtu)) {
-          const auto want = static_cast<std::uint32_t>(*config.ports.min_active_mtu);
+        } else if (*p.active_mtu_bytes < static_cast<std::uint32_t>(*config.Section<PortPolicy>().min_active_mtu)) {
+          const auto want = static_cast<std::uint32_t>(*config.Section<PortPolicy>().min_active_mtu);
           r.verdict = Verdict::kFailed;
           r.reason = observed + " is below the minimum " + std::to_string(want);
           r.fix = FixFor(d.name, p, want, sysfs, netdev, netdev_mtu);
         } else {
           r.verdict = Verdict::kOk;
-          r.reason = observed + " >= minimum " + std::to_string(*config.ports.min_active_mtu);
+          r.reason = observed + " >= minimum " + std::to_string(*config.Section<PortPolicy>().min_active_mtu);
         }
         out.push_back(std::move(r));
       }
@@ -118,7 +119,7 @@ class DeviceLimitsCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
     const auto* verbs = snapshot.Get<VerbsFacts>();
     if (verbs == nullptr || !verbs->queried) return;
-    const DeviceLimitsPolicy& policy = config.limits;
+    const DeviceLimitsPolicy& policy = config.Section<DeviceLimitsPolicy>();
     for (const VerbsDeviceFacts& d : verbs->devices) {
       CheckResult r{"", d.name, Verdict::kUnknown, "", ""};
       struct Limit {
@@ -176,6 +177,19 @@ class DeviceLimitsCheck : public Check {
 };
 RDMAHD_REGISTER_CHECK("device_limits", DeviceLimitsCheck,
                       "RDMA device limits (ibv_query_device max_qp, max_cq, max_cqe, max_mr, max_mr_size) meet the limits.* minimums");
+
+RDMAHD_REGISTER_CONFIG_SECTION(DeviceLimitsPolicy, "limits", 20,
+    {{"limits.min_max_qp", "unset"}, {"limits.min_max_cq", "unset"}, {"limits.min_max_cqe", "unset"},
+     {"limits.min_max_mr", "unset"}, {"limits.min_max_mr_size", "unset"}},
+    [](const ConfigWalker& w, const ConfigNode& v, DeviceLimitsPolicy& out) {
+      return w.VisitMap(v, {
+          {"min_max_qp", [&](const ConfigNode& f) { return w.ReadCount(f, out.min_max_qp); }},
+          {"min_max_cq", [&](const ConfigNode& f) { return w.ReadCount(f, out.min_max_cq); }},
+          {"min_max_cqe", [&](const ConfigNode& f) { return w.ReadCount(f, out.min_max_cqe); }},
+          {"min_max_mr", [&](const ConfigNode& f) { return w.ReadCount(f, out.min_max_mr); }},
+          {"min_max_mr_size", [&](const ConfigNode& f) { return w.ReadCount(f, out.min_max_mr_size); }},
+      });
+    });
 
 }  // namespace
 }  // namespace rdmahd

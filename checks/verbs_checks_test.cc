@@ -73,7 +73,7 @@ std::vector<CheckResult> Evaluate(const std::string& check, const Snapshot& s, c
 
 Config WithMinMtu(int mtu) {
   Config c;
-  c.ports.min_active_mtu = mtu;
+  c.Section<PortPolicy>().min_active_mtu = mtu;
   return c;
 }
 
@@ -142,9 +142,9 @@ TEST(PortActiveMtuCheckTest, NoVerbsFactsOrNotQueriedGivesNoVerdicts) {
 Config WithLimits(std::optional<std::uint64_t> qp, std::optional<std::uint64_t> cqe,
                   std::optional<std::uint64_t> mr_size) {
   Config c;
-  c.limits.min_max_qp = qp;
-  c.limits.min_max_cqe = cqe;
-  c.limits.min_max_mr_size = mr_size;
+  c.Section<DeviceLimitsPolicy>().min_max_qp = qp;
+  c.Section<DeviceLimitsPolicy>().min_max_cqe = cqe;
+  c.Section<DeviceLimitsPolicy>().min_max_mr_size = mr_size;
   return c;
 }
 
@@ -189,8 +189,8 @@ TEST(DeviceLimitsCheckTest, MaxCqAndMaxMrAreJudgedToo) {
   d.attrs.max_cq = 1024;
   d.attrs.max_mr = 16777216;
   Config c;
-  c.limits.min_max_cq = 65536;
-  c.limits.min_max_mr = 1048576;
+  c.Section<DeviceLimitsPolicy>().min_max_cq = 65536;
+  c.Section<DeviceLimitsPolicy>().min_max_mr = 1048576;
   auto out = Evaluate("device_limits", SnapshotWith(d), c);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kFailed);
@@ -209,7 +209,7 @@ TEST(DeviceLimitsCheckTest, DeviceThatCouldNotBeOpenedIsUnknownWithTheReason) {
   verbs.unopened.push_back({"mlx5_1", "open /dev/infiniband/uverbs1: Permission denied"});
   s.Put(verbs);
   Config c;
-  c.limits.min_max_qp = 1;
+  c.Section<DeviceLimitsPolicy>().min_max_qp = 1;
   auto out = Evaluate("device_limits", s, c);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].verdict, Verdict::kOk);

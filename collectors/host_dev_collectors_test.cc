@@ -300,9 +300,9 @@ TEST(PlumbingTest, DeviceNodesAreStattedNotFollowedAndIdentitiesResolve) {
   t.MkDir("dev/infiniband");
   t.Symlink("/dev/null", "dev/infiniband/uverbs0");  // lstat: a symlink, not the host's /dev/null
   Config config;
-  config.host.device_access.user = "root";
-  config.host.device_access.group = "4242";
-  config.host.device_access.user = "4243";
+  config.Section<HostDeviceAccessPolicy>().user = "root";
+  config.Section<HostDeviceAccessPolicy>().group = "4242";
+  config.Section<HostDeviceAccessPolicy>().user = "4243";
   auto c = Make("plumbing");
   NodeFs fs(t.path() + "/sys", "/nonexistent", "", t.path() + "/dev");
   CollectRun r = CollectWith(*c, fs, config);
@@ -316,8 +316,8 @@ TEST(PlumbingTest, DeviceNodesAreStattedNotFollowedAndIdentitiesResolve) {
   EXPECT_EQ(f->access.uid, 4243u);
   EXPECT_EQ(f->access.gids, std::vector<std::uint32_t>{4242});
 
-  config.host.device_access.user = "no-such-user-rdmahd";
-  config.host.device_access.group.reset();
+  config.Section<HostDeviceAccessPolicy>().user = "no-such-user-rdmahd";
+  config.Section<HostDeviceAccessPolicy>().group.reset();
   r = CollectWith(*c, fs, config);
   EXPECT_FALSE(r.snapshot.Get<PlumbingFacts>()->access.uid);
   EXPECT_THAT(r.snapshot.Get<PlumbingFacts>()->access.note, HasSubstr("user no-such-user-rdmahd not found"));

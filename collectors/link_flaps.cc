@@ -1,5 +1,10 @@
 #include "collectors/link_flaps.h"
 
+#include <chrono>
+#include <optional>
+
+#include "config/config_section.h"
+
 namespace rdmahd {
 
 Status LinkFlapCollector::Collect(const CollectContext&, Snapshot&, CollectorOutcome&) { return Status::Ok(); }
@@ -21,6 +26,38 @@ void LinkFlapCollector::Render(const Snapshot& snapshot, MetricSink& sink) const
     count.Add({{"device", p.device}, {"port", port}}, p.flaps_in_window);
   }
 }
+
+namespace {
+using std::chrono::milliseconds;
+
+Status ParseLinkFlaps(const ConfigWalker& w, const ConfigNode& v, HostLinkFlapPolicy& out) {
+  Status st = w.VisitMap(v, {
+      {"drop_window",
+       [&](const ConfigNode& f) { return w.ReadDuration(f, milliseconds{1000}, milliseconds{3'600'000}, out.drop_window); }},
+      {"window",
+       [&](const ConfigNode& f) { return w.ReadDuration(f, milliseconds{1000}, milliseconds{86'400'000}, out.window); }},
+      {"threshold",
+       [&](const ConfigNode& f) {
+         std::optional<int> n;
+         Status s = w.ReadInt(f, 1, 1000, n);
+         if (s.ok() && n) out.threshold = static_cast<std::uint32_t>(*n);
+         return s;
+       }},
+      {"recovery",
+       [&](const ConfigNode& f) { return w.ReadDuration(f, milliseconds{0}, milliseconds{86'400'000}, out.recovery); }},
+  });
+  if (st.ok() && out.window < out.drop_window) {
+    return w.FailAt(v, "window (" + std::to_string(out.window.count()) + "ms) must not be shorter than drop_window (" +
+                           std::to_string(out.drop_window.count()) + "ms): a flap lasts up to drop_window");
+  }
+  return st;
+}
+}  // namespace
+
+RDMAHD_REGISTER_CONFIG_SECTION(HostLinkFlapPolicy, "host.link_flaps", 70,
+    {{"host.link_flaps.drop_window", "`30s`"}, {"host.link_flaps.window", "`600s`"},
+     {"host.link_flaps.threshold", "`1`"}, {"host.link_flaps.recovery", "`900s`"}},
+    ParseLinkFlaps);
 
 RDMAHD_REGISTER_COLLECTOR(
     "link_flaps", LinkFlapCollector,

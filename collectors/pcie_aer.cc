@@ -21,12 +21,12 @@ class PcieAerCollector : public Collector {
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     PcieAerFacts facts;
     std::vector<std::string> dirs;
-    for (const HostRdmaDevice& d : HostRdmaDevices(ctx.topology)) {
+    for (const TopologyDevice& d : ctx.topology.devices) {
       PcieAerDeviceFacts f;
       f.device = d.name;
       f.pci_address = d.pci_address;
       if (!d.device_dir) {
-        f.note = "no PCI function (" + d.NoPciFunctionReason() + ")";
+        f.note = "no PCI function (" + NoPciFunctionReason(d) + ")";
         facts.devices.push_back(std::move(f));
         continue;
       }

@@ -17,6 +17,7 @@
 #include "collectors/host_devices.h"
 #include "common/cpulist.h"
 #include "common/parse.h"
+#include "config/config_section.h"
 #include "facts/plumbing_facts.h"
 
 namespace rdmahd {
@@ -260,7 +261,7 @@ class PlumbingCollector : public Collector {
       collected_before_ = true;
       f.char_devices.push_back(Stat(fs, fs.Dev("infiniband/rdma_cm"), ""));
     }
-    const HostDeviceAccessPolicy& want = ctx.config.host.device_access;
+    const HostDeviceAccessPolicy& want = ctx.config.Section<HostDeviceAccessPolicy>();
     const auto now = std::chrono::steady_clock::now();
     if (!access_ || access_policy_.user != want.user || access_policy_.group != want.group ||
         now - access_at_ >= kAccessResolveInterval) {
@@ -348,6 +349,16 @@ class PlumbingCollector : public Collector {
 RDMAHD_REGISTER_COLLECTOR(
     "plumbing", PlumbingCollector,
     "RDMA plumbing: kernel modules, /dev/infiniband nodes, CPU governor of NIC-local CPUs, IOMMU mode");
+
+// host.device_access: the account RDMA jobs run as (the device_access check judges the modes read here).
+RDMAHD_REGISTER_CONFIG_SECTION(HostDeviceAccessPolicy, "host.device_access", 50,
+    {{"host.device_access.user", "unset"}, {"host.device_access.group", "unset"}},
+    [](const ConfigWalker& w, const ConfigNode& v, HostDeviceAccessPolicy& out) {
+      return w.VisitMap(v, {
+          {"user", [&](const ConfigNode& f) { return w.ReadOptionalString(f, out.user); }},
+          {"group", [&](const ConfigNode& f) { return w.ReadOptionalString(f, out.group); }},
+      });
+    });
 
 }  // namespace
 }  // namespace rdmahd

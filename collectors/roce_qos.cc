@@ -294,13 +294,13 @@ std::size_t NetdevCollector::held_descriptors() const { return netdev_layouts_.H
 void NetdevCollector::CloseDescriptorsForTest() { netdev_layouts_.CloseDescriptors(); }
 
 const std::vector<Pattern>& NetdevCollector::Allowlist(const Config& config) {
-  if (allowlist_patterns_ != config.roce.extra_ethtool_stats) {
+  if (allowlist_patterns_ != config.Section<RocePolicy>().extra_ethtool_stats) {
     allowlist_.clear();
-    for (const auto& p : config.roce.extra_ethtool_stats) {
+    for (const auto& p : config.Section<RocePolicy>().extra_ethtool_stats) {
       // The loader refused patterns that do not compile; a hand-built Config's bad one matches nothing.
       if (auto compiled = Pattern::Compile(p); compiled.ok()) allowlist_.push_back(std::move(compiled).value());
     }
-    allowlist_patterns_ = config.roce.extra_ethtool_stats;
+    allowlist_patterns_ = config.Section<RocePolicy>().extra_ethtool_stats;
   }
   return allowlist_;
 }
@@ -309,13 +309,13 @@ std::vector<DriverStat> NetdevCollector::WantedStats(const Config& config, const
                                                      const RawDriverStats& raw) {
   StatLayout& layout = layouts_[netdev];
   const auto names = raw.names();
-  if (layout.allowlist != config.roce.extra_ethtool_stats ||
+  if (layout.allowlist != config.Section<RocePolicy>().extra_ethtool_stats ||
       !std::equal(names.begin(), names.end(), layout.names.begin(), layout.names.end())) {
     // New netdev, or the driver's stat set changed (mlx5 adds per-priority stats when PFC is turned
     // on, possibly keeping the count): classify every name again.
     const auto& allowlist = Allowlist(config);
     layout.names.assign(names.begin(), names.end());
-    layout.allowlist = config.roce.extra_ethtool_stats;
+    layout.allowlist = config.Section<RocePolicy>().extra_ethtool_stats;
     layout.wanted.clear();
     for (std::uint32_t i = 0; i < raw.count; ++i) {
       const std::string name(raw.name(i));

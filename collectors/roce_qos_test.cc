@@ -93,7 +93,7 @@ Collected CollectFixture(const Config& config) {
 
 TEST(RoceCollectorsTest, PfcOffCaptureFactsAndGoldenMetrics) {
   Config config;
-  config.roce.extra_ethtool_stats = {"rx_packets|tx_packets"};
+  config.Section<RocePolicy>().extra_ethtool_stats = {"rx_packets|tx_packets"};
   Collected c = CollectFixture(config);
   EXPECT_TRUE(c.errors.empty()) << c.errors.front();
 
@@ -269,7 +269,7 @@ TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {
   *stats = {{"rx_prio4_pause", 5}, {"rx_bytes", 100}, {"rx_packets", 1}, {"tx_prio4_pause", 6}};
   EXPECT_EQ(collect(), (V{{"rx_prio4_pause", 5}, {"tx_prio4_pause", 6}}));
 
-  config.roce.extra_ethtool_stats = {"rx_packets"};  // a reload adds an allowlist
+  config.Section<RocePolicy>().extra_ethtool_stats = {"rx_packets"};  // a reload adds an allowlist
   EXPECT_EQ(collect(), (V{{"rx_prio4_pause", 5}, {"tx_prio4_pause", 6}, {"rx_packets", 1}}));
 
   stats->push_back({"rx_prio5_pause", 9});  // the set grows
@@ -282,7 +282,7 @@ TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
   RoceCollector collector(std::make_unique<RefusingTransport>());
   NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();  // the fake is its kernel
   Config config;
-  config.roce.priority = 3;
+  config.Section<RocePolicy>().priority = 3;
   Topology topology = testing::DiscoverTopology(fs, config);
   CollectContext ctx{fs, config, topology};
   Snapshot s;
@@ -411,8 +411,8 @@ TEST(CapturedTreeTest, NetdevNamedLikeALiveOneShowsNoneOfThisMachinesState) {
     RoceCollector roce;      // the real DCB netlink
     NodeFs fs(dir.path(), dir.path(), dcb_dir);
     Config config;
-    config.roce.priority = 3;
-    config.roce.trust = TrustMode::kDscp;
+    config.Section<RocePolicy>().priority = 3;
+    config.Section<RocePolicy>().trust = TrustMode::kDscp;
     Topology topology = testing::DiscoverTopology(fs, config);
     CollectContext ctx{fs, config, topology};
     Snapshot s;
@@ -718,7 +718,7 @@ TEST(RoceRealKernelTest, VethInOwnNetnsStatsReadDcbUnknown) {
     RoceCollector roce;
     NodeFs fs = NodeFs(sys.path(), sys.path()).AskingKernelForTest();  // this namespace's kernel
     Config config;
-    config.roce.priority = 3;
+    config.Section<RocePolicy>().priority = 3;
     Topology topology = testing::DiscoverTopology(fs, config);
     CollectContext ctx{fs, config, topology};
     Snapshot s;

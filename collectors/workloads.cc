@@ -11,6 +11,7 @@
 
 #include "collectors/proc_pid_parse.h"
 #include "common/parse.h"
+#include "config/config_section.h"
 
 namespace rdmahd {
 namespace {
@@ -250,7 +251,7 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
   if (node_gone) node_listings_.Forget();  // a node went offline: list them again next time
 
   // Workloads.
-  const auto& specs = ctx.config.host.workloads;
+  const auto& specs = ctx.config.Section<WorkloadsPolicy>().workloads;
   ProcessTable table;
   Status scan = Status::Ok();
   bool by_name = false;
@@ -342,6 +343,81 @@ void WorkloadsCollector::Render(const Snapshot& snapshot, MetricSink& sink) cons
     if (lowest) memlock.Add({{"workload", w.name}}, LimitMetric(*lowest));
   }
 }
+
+namespace {
+
+// Workload names become label values, so they are short and plain, and their number is bounded.
+constexpr std::size_t kMaxWorkloads = 32;
+// The kernel keeps 15 bytes of a process name (TASK_COMM_LEN - 1).
+constexpr std::size_t kMaxCommBytes = 15;
+
+Status ParseWorkloads(const ConfigWalker& w, const ConfigNode& v, WorkloadsPolicy& policy) {
+  std::vector<WorkloadSpec>& out = policy.workloads;
+  std::vector<WorkloadSpec> workloads;
+  Status st = w.VisitList(v, "a list of workloads (- name: ..., process: ...)", [&](const ConfigNode& item) {
+    if (!item.node.IsMap()) {
+      return w.FailAt(item, "must be a workload (name, and one of process, pid_file, systemd_unit), got " +
+                              ConfigWalker::Describe(item.node));
+    }
+    if (workloads.size() == kMaxWorkloads) {
+      return w.FailAt(item, "at most " + std::to_string(kMaxWorkloads) + " workloads (they are metric labels)");
+    }
+    WorkloadSpec spec;
+    std::string device;
+    Status inner = w.VisitMap(item, {
+        {"name", [&](const ConfigNode& f) { return w.ReadString(f, spec.name); }},
+        {"process", [&](const ConfigNode& f) { return w.ReadString(f, spec.process); }},
+        {"pid_file", [&](const ConfigNode& f) { return w.ReadString(f, spec.pid_file); }},
+        {"systemd_unit", [&](const ConfigNode& f) { return w.ReadString(f, spec.systemd_unit); }},
+        {"device", [&](const ConfigNode& f) { return w.ReadString(f, device); }},
+    });
+    if (!inner.ok()) return inner;
+    if (!device.empty()) spec.device = device;
+    if (spec.name.empty()) return w.FailAt(item, "a workload needs a name");
+    if (spec.name.size() > 64 || spec.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                       "0123456789_.-") != std::string::npos) {
+      return w.FailAt(item, "name " + ConfigWalker::Quote(spec.name) + " must be 1 to 64 of A-Z a-z 0-9 _ . - (it is a label value)");
+    }
+    for (const auto& earlier : workloads) {
+      if (earlier.name == spec.name) return w.FailAt(item, "duplicate workload name " + ConfigWalker::Quote(spec.name));
+    }
+    const int selectors = !spec.process.empty() + !spec.pid_file.empty() + !spec.systemd_unit.empty();
+    if (selectors != 1) {
+      return w.FailAt(item, "workload " + ConfigWalker::Quote(spec.name) + " needs exactly one of process, pid_file, systemd_unit");
+    }
+    if (spec.process.find('/') != std::string::npos) {
+      return w.FailAt(item, "process " + ConfigWalker::Quote(spec.process) + " is a path; give the process name (comm), e.g. " +
+                              ConfigWalker::Quote(spec.process.substr(spec.process.rfind('/') + 1).substr(0, kMaxCommBytes)));
+    }
+    if (spec.process.size() > kMaxCommBytes) {
+      return w.FailAt(item, "process " + ConfigWalker::Quote(spec.process) + " is longer than the 15 bytes the kernel keeps of a "
+                          "process name: it would never match (use " + ConfigWalker::Quote(spec.process.substr(0, kMaxCommBytes)) + ")");
+    }
+    if (!spec.pid_file.empty() && spec.pid_file[0] != '/') {
+      return w.FailAt(item, "pid_file " + ConfigWalker::Quote(spec.pid_file) + " must be an absolute path");
+    }
+    if (!spec.systemd_unit.empty()) {
+      const std::string& u = spec.systemd_unit;
+      const std::size_t dot = u.rfind('.');
+      if (u.find('/') != std::string::npos || u[0] == '.' || dot == std::string::npos || dot == 0 ||
+          dot + 1 == u.size()) {
+        return w.FailAt(item, "systemd_unit " + ConfigWalker::Quote(u) + " must be a unit name with its type, e.g. trainer.service");
+      }
+    }
+    workloads.push_back(std::move(spec));
+    return Status::Ok();
+  });
+  if (st.ok() && !v.node.IsNull()) out = std::move(workloads);
+  return st;
+}
+
+RDMAHD_REGISTER_CONFIG_SECTION(WorkloadsPolicy, "host.workloads", 40,
+    {{"host.workloads", "`[]`"}, {"host.workloads[i].name", "required"}, {"host.workloads[i].process", ""},
+     {"host.workloads[i].pid_file", ""}, {"host.workloads[i].systemd_unit", ""},
+     {"host.workloads[i].device", "unset = every RDMA device"}},
+    ParseWorkloads);
+
+}  // namespace
 
 RDMAHD_REGISTER_COLLECTOR(
     "workloads", WorkloadsCollector,

@@ -49,7 +49,7 @@ Collected CollectWorkloads(const NodeFs& fs, std::vector<WorkloadSpec> specs,
   WorkloadsCollector collector(std::move(own));
   Config config;
   Topology topology;
-  config.host.workloads = std::move(specs);
+  config.Section<WorkloadsPolicy>().workloads = std::move(specs);
   Snapshot snapshot;
   CollectorOutcome outcome;
   EXPECT_TRUE(collector.Collect(CollectContext{fs, config, topology}, snapshot, outcome).ok());

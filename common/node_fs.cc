@@ -142,8 +142,9 @@ Error ReadError(const std::string& path, const Error& e) {
 // the inode; sysfs keeps no atime, so there it changes nothing); the kernel allows it only to the
 // file's owner or with CAP_FOWNER, so EPERM falls back to a plain open. `open` does the opening
 // with the given flags and returns -1/errno.
+// `st_out`, when given, gets the file's fstat (for a refused one too).
 template <class OpenFn>
-Result<int> OpenRegularWith(const std::string& path, OpenFn open) {
+Result<int> OpenRegularWith(const std::string& path, OpenFn open, struct stat* st_out = nullptr) {
   constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
   int fd = open(kFlags | O_NOATIME);
   if (fd < 0 && errno == EPERM) fd = open(kFlags);
@@ -154,6 +155,7 @@ Result<int> OpenRegularWith(const std::string& path, OpenFn open) {
     ::close(fd);
     return Error::FromErrno("fstat " + path, err);
   }
+  if (st_out != nullptr) *st_out = st;
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     return Error{"open " + path + ": not a regular file (" + FileKind(st.st_mode) + "), not read",
@@ -321,8 +323,23 @@ Result<std::string> NodeFs::ReadFile(const std::string& path, std::size_t max_by
   return ReadWhole(path, OpenRegular(path), max_bytes);
 }
 
-Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes) {
-  return ReadWhole(path, OpenRegularWith(path, [&](int flags) { return ::open(path.c_str(), flags); }), max_bytes);
+Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes, RegularFileRefusal* refusal) {
+  struct stat st {};
+  // O_NOCTTY: a terminal given as the path never becomes the daemon's controlling terminal.
+  Result<int> fd = OpenRegularWith(path, [&](int flags) { return ::open(path.c_str(), flags | O_NOCTTY); }, &st);
+  if (!fd.ok()) {
+    if (refusal != nullptr && st.st_mode != 0 && !S_ISREG(st.st_mode)) refusal->not_regular = FileKind(st.st_mode);
+    return fd.error();
+  }
+  const std::string too_large = "read " + path + ": larger than " + CapText(max_bytes) + ", the cap for this file";
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(*fd);
+    if (refusal != nullptr) refusal->too_large = static_cast<std::uint64_t>(st.st_size);
+    return Error{too_large, EFBIG};
+  }
+  Result<std::string> text = ReadWhole(path, fd, max_bytes);
+  if (!text.ok() && text.error().message == too_large && refusal != nullptr) refusal->too_large = 0;  // it grew
+  return text;
 }
 
 Result<std::vector<std::string>> NodeFs::ListDir(const std::string& path) const {

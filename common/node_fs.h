@@ -112,9 +112,17 @@ class NodeFs {
   std::vector<std::shared_ptr<const Root>> roots_;
 };
 
+// Why ReadRegularFile refused a file, for a caller that words it its own way (the config loader).
+struct RegularFileRefusal {
+  const char* not_regular = nullptr;       // what the path is instead: "a FIFO", "a directory", ...
+  std::optional<std::uint64_t> too_large;  // over max_bytes: its size by fstat, 0 when it grew while read
+};
+
 // Whole-file read of a path under no NodeFs root (configuration files, test data): regular files
-// only, O_NONBLOCK, at most `max_bytes`.
-Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes);
+// only, O_NONBLOCK, at most `max_bytes` (a larger size by fstat is refused before reading). The
+// Error says why in words; `refusal`, when given, says it as data too.
+Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes,
+                                    RegularFileRefusal* refusal = nullptr);
 
 // The descriptors HeldFiles may keep open, process-wide. RLIMIT_NOFILE is a property of the
 // process, shared by every collector, the HTTP server and libraries, so the budget that keeps held

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -230,6 +231,33 @@ TEST(NodeFsTest, DirectoriesAndDevicesAreNotReadAsFiles) {
   auto dev = ReadRegularFile("/dev/zero", 100);  // would never reach EOF
   ASSERT_FALSE(dev.ok());
   EXPECT_TRUE(Has(dev.error().message, "/dev/zero: not a regular file (a character device)")) << dev.error().message;
+}
+
+// The refusal as data, for callers that word it their own way (the config loader).
+TEST(NodeFsTest, ReadRegularFileSaysWhyItRefusedAFile) {
+  TempDir dir;
+  dir.MkDir("sub");
+  dir.Write("big", std::string(200, 'x'));
+  dir.Write("fits", std::string(100, 'x'));
+  RegularFileRefusal directory;
+  EXPECT_FALSE(ReadRegularFile(dir.path() + "/sub", 100, &directory).ok());
+  EXPECT_STREQ(directory.not_regular, "a directory");
+  EXPECT_FALSE(directory.too_large);
+  RegularFileRefusal big;
+  auto r = ReadRegularFile(dir.path() + "/big", 100, &big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, EFBIG);
+  EXPECT_EQ(r.error().message, "read " + dir.path() + "/big: larger than 100 bytes, the cap for this file");
+  EXPECT_EQ(big.too_large, 200u);  // fstat's size, refused before reading
+  EXPECT_EQ(big.not_regular, nullptr);
+  RegularFileRefusal missing;
+  EXPECT_FALSE(ReadRegularFile(dir.path() + "/none", 100, &missing).ok());
+  EXPECT_EQ(missing.not_regular, nullptr);
+  EXPECT_FALSE(missing.too_large);
+  RegularFileRefusal none;
+  auto fits = ReadRegularFile(dir.path() + "/fits", 100, &none);
+  ASSERT_TRUE(fits.ok()) << fits.error().message;
+  EXPECT_EQ(fits->size(), 100u);
 }
 
 TEST(NodeFsTest, ReadsAreCappedAndTheErrorNamesFileAndCap) {

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <atomic>
 #include <utility>
 
 namespace rdmahd {
@@ -47,3 +48,10 @@ bool Config::CheckEnabled(const std::string& name) const { return Enabled(checks
 bool Config::ProbeEnabled(const std::string& name) const { return Enabled(probes, name); }
 
 }  // namespace rdmahd
+
+namespace rdmahd::internal {
+std::size_t NextConfigSlot() {
+  static std::atomic<std::size_t> next{0};
+  return next.fetch_add(1);
+}
+}  // namespace rdmahd::internal

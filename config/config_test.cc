@@ -48,42 +48,42 @@ void ExpectDefaults(const Config& c) {
   EXPECT_EQ(c.devices.include, d.devices.include);
   EXPECT_EQ(c.devices.exclude, d.devices.exclude);
   EXPECT_EQ(c.scrape_cache_window, milliseconds(200));
-  EXPECT_EQ(c.ports.require_active, d.ports.require_active);
-  EXPECT_EQ(c.ports.min_rate_gbps, d.ports.min_rate_gbps);
-  EXPECT_EQ(c.ports.require_roce_v2_gid, d.ports.require_roce_v2_gid);
-  EXPECT_EQ(c.ports.min_active_mtu, d.ports.min_active_mtu);
-  EXPECT_FALSE(c.limits.any());
-  EXPECT_TRUE(c.firmware.empty());
-  EXPECT_EQ(c.roce.priority, d.roce.priority);
-  EXPECT_EQ(c.roce.dscp, d.roce.dscp);
-  EXPECT_EQ(c.roce.trust, d.roce.trust);
-  EXPECT_EQ(c.roce.require_ecn, d.roce.require_ecn);
-  EXPECT_EQ(c.roce.min_mtu, d.roce.min_mtu);
-  EXPECT_EQ(c.roce.extra_ethtool_stats, d.roce.extra_ethtool_stats);
-  EXPECT_EQ(c.host.device_access.user, d.host.device_access.user);
-  EXPECT_EQ(c.host.device_access.group, d.host.device_access.group);
-  EXPECT_EQ(c.host.cpu_governor, d.host.cpu_governor);
-  EXPECT_EQ(c.host.link_flaps.drop_window, d.host.link_flaps.drop_window);
-  EXPECT_EQ(c.host.link_flaps.window, d.host.link_flaps.window);
-  EXPECT_EQ(c.host.link_flaps.threshold, d.host.link_flaps.threshold);
-  EXPECT_EQ(c.host.link_flaps.recovery, d.host.link_flaps.recovery);
-  EXPECT_EQ(c.peers.targets, d.peers.targets);
-  EXPECT_EQ(c.peers.file, d.peers.file);
-  EXPECT_EQ(c.peers.port, d.peers.port);
-  EXPECT_EQ(c.peers.interval, d.peers.interval);
-  EXPECT_EQ(c.peers.step_timeout, d.peers.step_timeout);
-  EXPECT_EQ(c.peers.latency_message_size, d.peers.latency_message_size);
-  EXPECT_EQ(c.peers.latency_iterations, d.peers.latency_iterations);
-  EXPECT_EQ(c.peers.bandwidth, d.peers.bandwidth);
-  EXPECT_EQ(c.peers.bandwidth_interval, d.peers.bandwidth_interval);
-  EXPECT_EQ(c.peers.bandwidth_duration, d.peers.bandwidth_duration);
-  EXPECT_EQ(c.peers.bandwidth_message_size, d.peers.bandwidth_message_size);
-  EXPECT_EQ(c.peers.bandwidth_queue_depth, d.peers.bandwidth_queue_depth);
-  EXPECT_EQ(c.peers.responder.enabled, d.peers.responder.enabled);
-  EXPECT_EQ(c.peers.responder.port, d.peers.responder.port);
-  EXPECT_EQ(c.peers.responder.max_sessions, d.peers.responder.max_sessions);
-  EXPECT_EQ(c.peers.responder.max_message_size, d.peers.responder.max_message_size);
-  EXPECT_EQ(c.peers.responder.max_registered_bytes, d.peers.responder.max_registered_bytes);
+  EXPECT_EQ(c.Section<PortPolicy>().require_active, d.Section<PortPolicy>().require_active);
+  EXPECT_EQ(c.Section<PortPolicy>().min_rate_gbps, d.Section<PortPolicy>().min_rate_gbps);
+  EXPECT_EQ(c.Section<PortPolicy>().require_roce_v2_gid, d.Section<PortPolicy>().require_roce_v2_gid);
+  EXPECT_EQ(c.Section<PortPolicy>().min_active_mtu, d.Section<PortPolicy>().min_active_mtu);
+  EXPECT_FALSE(c.Section<DeviceLimitsPolicy>().any());
+  EXPECT_TRUE(c.Section<FirmwarePolicy>().rules.empty());
+  EXPECT_EQ(c.Section<RocePolicy>().priority, d.Section<RocePolicy>().priority);
+  EXPECT_EQ(c.Section<RocePolicy>().dscp, d.Section<RocePolicy>().dscp);
+  EXPECT_EQ(c.Section<RocePolicy>().trust, d.Section<RocePolicy>().trust);
+  EXPECT_EQ(c.Section<RocePolicy>().require_ecn, d.Section<RocePolicy>().require_ecn);
+  EXPECT_EQ(c.Section<RocePolicy>().min_mtu, d.Section<RocePolicy>().min_mtu);
+  EXPECT_EQ(c.Section<RocePolicy>().extra_ethtool_stats, d.Section<RocePolicy>().extra_ethtool_stats);
+  EXPECT_EQ(c.Section<HostDeviceAccessPolicy>().user, d.Section<HostDeviceAccessPolicy>().user);
+  EXPECT_EQ(c.Section<HostDeviceAccessPolicy>().group, d.Section<HostDeviceAccessPolicy>().group);
+  EXPECT_EQ(c.Section<CpuGovernorPolicy>().governor, d.Section<CpuGovernorPolicy>().governor);
+  EXPECT_EQ(c.Section<HostLinkFlapPolicy>().drop_window, d.Section<HostLinkFlapPolicy>().drop_window);
+  EXPECT_EQ(c.Section<HostLinkFlapPolicy>().window, d.Section<HostLinkFlapPolicy>().window);
+  EXPECT_EQ(c.Section<HostLinkFlapPolicy>().threshold, d.Section<HostLinkFlapPolicy>().threshold);
+  EXPECT_EQ(c.Section<HostLinkFlapPolicy>().recovery, d.Section<HostLinkFlapPolicy>().recovery);
+  EXPECT_EQ(c.Section<PeersPolicy>().targets, d.Section<PeersPolicy>().targets);
+  EXPECT_EQ(c.Section<PeersPolicy>().file, d.Section<PeersPolicy>().file);
+  EXPECT_EQ(c.Section<PeersPolicy>().port, d.Section<PeersPolicy>().port);
+  EXPECT_EQ(c.Section<PeersPolicy>().interval, d.Section<PeersPolicy>().interval);
+  EXPECT_EQ(c.Section<PeersPolicy>().step_timeout, d.Section<PeersPolicy>().step_timeout);
+  EXPECT_EQ(c.Section<PeersPolicy>().latency_message_size, d.Section<PeersPolicy>().latency_message_size);
+  EXPECT_EQ(c.Section<PeersPolicy>().latency_iterations, d.Section<PeersPolicy>().latency_iterations);
+  EXPECT_EQ(c.Section<PeersPolicy>().bandwidth, d.Section<PeersPolicy>().bandwidth);
+  EXPECT_EQ(c.Section<PeersPolicy>().bandwidth_interval, d.Section<PeersPolicy>().bandwidth_interval);
+  EXPECT_EQ(c.Section<PeersPolicy>().bandwidth_duration, d.Section<PeersPolicy>().bandwidth_duration);
+  EXPECT_EQ(c.Section<PeersPolicy>().bandwidth_message_size, d.Section<PeersPolicy>().bandwidth_message_size);
+  EXPECT_EQ(c.Section<PeersPolicy>().bandwidth_queue_depth, d.Section<PeersPolicy>().bandwidth_queue_depth);
+  EXPECT_EQ(c.Section<PeersPolicy>().responder.enabled, d.Section<PeersPolicy>().responder.enabled);
+  EXPECT_EQ(c.Section<PeersPolicy>().responder.port, d.Section<PeersPolicy>().responder.port);
+  EXPECT_EQ(c.Section<PeersPolicy>().responder.max_sessions, d.Section<PeersPolicy>().responder.max_sessions);
+  EXPECT_EQ(c.Section<PeersPolicy>().responder.max_message_size, d.Section<PeersPolicy>().responder.max_message_size);
+  EXPECT_EQ(c.Section<PeersPolicy>().responder.max_registered_bytes, d.Section<PeersPolicy>().responder.max_registered_bytes);
 }
 
 TEST(ConfigParseTest, EmptyTextAndCommentsOnlyGiveDefaults) {
@@ -142,25 +142,25 @@ roce:
   EXPECT_TRUE(c.devices.Matches("mlx5_3"));
   EXPECT_FALSE(c.devices.Matches("mlx5_bond_0"));
   EXPECT_EQ(c.scrape_cache_window, milliseconds(150));
-  EXPECT_FALSE(c.ports.require_active);
-  EXPECT_EQ(c.ports.min_rate_gbps, 200.0);
-  EXPECT_FALSE(c.ports.require_roce_v2_gid);
-  ASSERT_EQ(c.firmware.size(), 3u);
-  EXPECT_EQ(c.firmware[0].hca_type, "MT4119");
-  EXPECT_EQ(c.firmware[0].board_id, "");
-  EXPECT_EQ(c.firmware[0].min_version, "16.35.2000");
-  EXPECT_EQ(c.firmware[1].hca_type, "MT4125");
-  EXPECT_EQ(c.firmware[1].board_id, "MT_0000000008");
-  EXPECT_EQ(c.firmware[1].min_version, "22.39.1002");
-  EXPECT_EQ(c.firmware[2].hca_type, "");
-  EXPECT_EQ(c.firmware[2].board_id, "BCM957508");
-  EXPECT_EQ(c.firmware[2].min_version, "216.0.220.0");
-  EXPECT_EQ(c.roce.priority, 3);
-  EXPECT_EQ(c.roce.dscp, 26);
-  EXPECT_EQ(c.roce.trust, TrustMode::kDscp);
-  EXPECT_FALSE(c.roce.require_ecn);
-  EXPECT_EQ(c.roce.min_mtu, 4200);
-  EXPECT_EQ(c.roce.extra_ethtool_stats, (std::vector<std::string>{"rx_vport_rdma_.*", "rx_prio3_.*"}));
+  EXPECT_FALSE(c.Section<PortPolicy>().require_active);
+  EXPECT_EQ(c.Section<PortPolicy>().min_rate_gbps, 200.0);
+  EXPECT_FALSE(c.Section<PortPolicy>().require_roce_v2_gid);
+  ASSERT_EQ(c.Section<FirmwarePolicy>().rules.size(), 3u);
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[0].hca_type, "MT4119");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[0].board_id, "");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[0].min_version, "16.35.2000");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[1].hca_type, "MT4125");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[1].board_id, "MT_0000000008");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[1].min_version, "22.39.1002");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[2].hca_type, "");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[2].board_id, "BCM957508");
+  EXPECT_EQ(c.Section<FirmwarePolicy>().rules[2].min_version, "216.0.220.0");
+  EXPECT_EQ(c.Section<RocePolicy>().priority, 3);
+  EXPECT_EQ(c.Section<RocePolicy>().dscp, 26);
+  EXPECT_EQ(c.Section<RocePolicy>().trust, TrustMode::kDscp);
+  EXPECT_FALSE(c.Section<RocePolicy>().require_ecn);
+  EXPECT_EQ(c.Section<RocePolicy>().min_mtu, 4200);
+  EXPECT_EQ(c.Section<RocePolicy>().extra_ethtool_stats, (std::vector<std::string>{"rx_vport_rdma_.*", "rx_prio3_.*"}));
 }
 
 // The loader compiles the device patterns once; the compiled forms must answer exactly as the
@@ -197,14 +197,14 @@ limits:
   min_max_mr_size: 18446744073709551615
 )");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->ports.min_active_mtu, 4096);
-  EXPECT_EQ(r->limits.min_max_qp, 65536u);
-  EXPECT_EQ(r->limits.min_max_cqe, 4194303u);
-  EXPECT_EQ(r->limits.min_max_mr_size, 18446744073709551615u);
+  EXPECT_EQ(r->Section<PortPolicy>().min_active_mtu, 4096);
+  EXPECT_EQ(r->Section<DeviceLimitsPolicy>().min_max_qp, 65536u);
+  EXPECT_EQ(r->Section<DeviceLimitsPolicy>().min_max_cqe, 4194303u);
+  EXPECT_EQ(r->Section<DeviceLimitsPolicy>().min_max_mr_size, 18446744073709551615u);
   Result<Config> partial = Parse("limits:\n  min_max_cqe: 1024\n");
   ASSERT_TRUE(partial.ok()) << partial.error().message;
-  EXPECT_FALSE(partial->limits.min_max_qp);
-  EXPECT_TRUE(partial->limits.any());
+  EXPECT_FALSE(partial->Section<DeviceLimitsPolicy>().min_max_qp);
+  EXPECT_TRUE(partial->Section<DeviceLimitsPolicy>().any());
 }
 
 TEST(ConfigParseTest, VerbsPolicyValuesAreValidated) {
@@ -222,11 +222,11 @@ TEST(ConfigParseTest, VerbsPolicyValuesAreValidated) {
 TEST(ConfigParseTest, BoolsAcceptTrueAndFalseInAnyCase) {
   Result<Config> r = Parse("ports:\n  require_active: False\n  require_roce_v2_gid: TRUE\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(r->ports.require_active);
-  EXPECT_TRUE(r->ports.require_roce_v2_gid);
+  EXPECT_FALSE(r->Section<PortPolicy>().require_active);
+  EXPECT_TRUE(r->Section<PortPolicy>().require_roce_v2_gid);
   Result<Config> pcp = Parse("roce:\n  trust: pcp\n");
   ASSERT_TRUE(pcp.ok()) << pcp.error().message;
-  EXPECT_EQ(pcp->roce.trust, TrustMode::kPcp);
+  EXPECT_EQ(pcp->Section<RocePolicy>().trust, TrustMode::kPcp);
 }
 
 TEST(ConfigParseTest, TopLevelMustBeAMap) {
@@ -316,7 +316,7 @@ TEST(ConfigTextTest, CrOnlyLineEndsAreNamed) {
                                               "end lines with LF or CRLF, not CR alone");
   Result<Config> crlf = Parse("roce:\r\n  priority: 3\r\n");
   ASSERT_TRUE(crlf.ok()) << crlf.error().message;
-  EXPECT_EQ(crlf->roce.priority, 3);
+  EXPECT_EQ(crlf->Section<RocePolicy>().priority, 3);
 }
 
 TEST(ConfigTextTest, NulByteIsNamed) {
@@ -333,7 +333,7 @@ TEST(ConfigTextTest, TabIndentationIsNamed) {
   // Tabs elsewhere are fine: separating a value, on a blank or comment-only line.
   Result<Config> ok = Parse("roce:\t{priority:\t3}\n\t# a comment\n\t\nports:\n  min_rate_gbps:\t100\n");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
-  EXPECT_EQ(ok->roce.priority, 3);
+  EXPECT_EQ(ok->Section<RocePolicy>().priority, 3);
 }
 
 TEST(ConfigTextTest, InvalidUtf8IsNamed) {
@@ -466,7 +466,7 @@ TEST(ConfigParseTest, RegularExpressionsAreValidatedAtLoad) {
   // Backslashes survive YAML single quotes and reach the regex engine as written.
   Result<Config> r = Parse("roce:\n  extra_ethtool_stats: ['rx_prio\\d_pause']\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->roce.extra_ethtool_stats, (std::vector<std::string>{"rx_prio\\d_pause"}));
+  EXPECT_EQ(r->Section<RocePolicy>().extra_ethtool_stats, (std::vector<std::string>{"rx_prio\\d_pause"}));
 }
 
 TEST(ConfigParseTest, DurationForms) {
@@ -541,7 +541,7 @@ TEST(ConfigParseTest, FirmwareRulesAreValidated) {
       "  - {hca_type: MT4129, min_version: 28.39.1002}\n"
       "  - {board_id: MT_2, min_version: 1.2}\n");
   ASSERT_TRUE(ordered.ok()) << ordered.error().message;
-  EXPECT_EQ(ordered->firmware.size(), 3u);
+  EXPECT_EQ(ordered->Section<FirmwarePolicy>().rules.size(), 3u);
   EXPECT_EQ(ErrorOf("firmware:\n  - MT4119\n"),
             "t.yaml:2:5: firmware[0]: must be a rule (hca_type, board_id, min_version), got \"MT4119\"");
 }
@@ -793,7 +793,7 @@ TEST(ConfigLoadFileTest, SourceIsThePathAndErrorsStartWithIt) {
   Result<Config> good = LoadConfigFile(dir.path() + "/good.yaml", kCollectors);
   ASSERT_TRUE(good.ok()) << good.error().message;
   EXPECT_EQ(good->source, dir.path() + "/good.yaml");
-  EXPECT_EQ(good->roce.priority, 3);
+  EXPECT_EQ(good->Section<RocePolicy>().priority, 3);
   Result<Config> bad = LoadConfigFile(dir.path() + "/bad.yaml", kCollectors);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
@@ -831,7 +831,7 @@ peers:
     max_registered_bytes: 1048576
 )");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const PeersPolicy& p = r->peers;
+  const PeersPolicy& p = r->Section<PeersPolicy>();
   EXPECT_EQ(p.targets, (std::vector<std::string>{"10.0.0.2", "fd00::3", "node-b.fabric.example"}));
   EXPECT_EQ(p.file, "/etc/rdma-healthd/peers.yaml");
   EXPECT_EQ(p.port, 18700);
@@ -861,11 +861,11 @@ TEST(ConfigPeersTest, DefaultsAreThePolicyDefaults) {
   Result<Config> r = Parse("peers:\n  targets: [10.0.0.2]\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const PeersPolicy d;
-  EXPECT_EQ(r->peers.port, d.port);
-  EXPECT_EQ(r->peers.interval, d.interval);
-  EXPECT_FALSE(r->peers.bandwidth);
-  EXPECT_FALSE(r->peers.tos);
-  EXPECT_FALSE(r->peers.responder.enabled);
+  EXPECT_EQ(r->Section<PeersPolicy>().port, d.port);
+  EXPECT_EQ(r->Section<PeersPolicy>().interval, d.interval);
+  EXPECT_FALSE(r->Section<PeersPolicy>().bandwidth);
+  EXPECT_FALSE(r->Section<PeersPolicy>().tos);
+  EXPECT_FALSE(r->Section<PeersPolicy>().responder.enabled);
 }
 
 TEST(ConfigPeersTest, BadTargetsNameFileLineColumnAndWhy) {
@@ -905,14 +905,14 @@ TEST(ConfigPeersTest, ResponderNeedsAnAllowListAndRoomForOneMessage) {
 TEST(ConfigPeersTest, RelativeTargetsFileIsRelativeToTheConfigFilesFolder) {
   Result<Config> r = ParseConfig("peers:\n  file: peers.yaml\n", "/etc/rdma-healthd/config.yaml", kCollectors);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->peers.file, "/etc/rdma-healthd/peers.yaml");
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/etc/rdma-healthd/peers.yaml");
 }
 
 TEST(ConfigPeersTest, MinutesAndHoursAreDurations) {
   Result<Config> r = Parse("peers:\n  interval: 1m\n  bandwidth_interval: 1h\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->peers.interval, milliseconds(60000));
-  EXPECT_EQ(r->peers.bandwidth_interval, milliseconds(3600000));
+  EXPECT_EQ(r->Section<PeersPolicy>().interval, milliseconds(60000));
+  EXPECT_EQ(r->Section<PeersPolicy>().bandwidth_interval, milliseconds(3600000));
 }
 
 TEST(ConfigPeersTest, DiscoveryAndSelection) {
@@ -921,14 +921,14 @@ TEST(ConfigPeersTest, DiscoveryAndSelection) {
       "    dns_interval: 30s\n  selection:\n    max_peers: 16\n    same_tor_cap: 4\n    tor_label: rack\n"
       "    rotation: 2h\n    self: 10.0.0.1\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->peers.discovery.dns, std::vector<std::string>{"rdma-healthd.monitoring.svc"});
-  EXPECT_EQ(r->peers.discovery.dns_server, "127.0.0.1:5353");
-  EXPECT_EQ(r->peers.discovery.dns_interval, milliseconds(30000));
-  EXPECT_EQ(r->peers.selection.max_peers, 16u);
-  EXPECT_EQ(r->peers.selection.same_tor_cap, 4u);
-  EXPECT_EQ(r->peers.selection.tor_label, "rack");
-  EXPECT_EQ(r->peers.selection.rotation, milliseconds(7200000));
-  EXPECT_EQ(r->peers.selection.self, "10.0.0.1");
+  EXPECT_EQ(r->Section<PeersPolicy>().discovery.dns, std::vector<std::string>{"rdma-healthd.monitoring.svc"});
+  EXPECT_EQ(r->Section<PeersPolicy>().discovery.dns_server, "127.0.0.1:5353");
+  EXPECT_EQ(r->Section<PeersPolicy>().discovery.dns_interval, milliseconds(30000));
+  EXPECT_EQ(r->Section<PeersPolicy>().selection.max_peers, 16u);
+  EXPECT_EQ(r->Section<PeersPolicy>().selection.same_tor_cap, 4u);
+  EXPECT_EQ(r->Section<PeersPolicy>().selection.tor_label, "rack");
+  EXPECT_EQ(r->Section<PeersPolicy>().selection.rotation, milliseconds(7200000));
+  EXPECT_EQ(r->Section<PeersPolicy>().selection.self, "10.0.0.1");
   Result<Config> zero = Parse("peers:\n  selection:\n    max_peers: 0\n");
   ASSERT_FALSE(zero.ok());
   EXPECT_THAT(zero.error().message, HasSubstr("t.yaml:3:16"));
@@ -963,11 +963,11 @@ TEST(ConfigExamplesTest, RoceExampleIsTheTypicalLosslessSetup) {
   Result<Config> r = LoadConfigFile(testing::SourceDir() + "/config/examples/roce-dscp-prio3.yaml",
                                     RegisteredPluginNames());
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->roce.priority, 3);
-  EXPECT_EQ(r->roce.dscp, 26);
-  EXPECT_EQ(r->roce.trust, TrustMode::kDscp);
-  EXPECT_EQ(r->roce.min_mtu, 4200);
-  EXPECT_TRUE(r->roce.require_ecn);
+  EXPECT_EQ(r->Section<RocePolicy>().priority, 3);
+  EXPECT_EQ(r->Section<RocePolicy>().dscp, 26);
+  EXPECT_EQ(r->Section<RocePolicy>().trust, TrustMode::kDscp);
+  EXPECT_EQ(r->Section<RocePolicy>().min_mtu, 4200);
+  EXPECT_TRUE(r->Section<RocePolicy>().require_ecn);
 }
 
 TEST(ConfigParseTest, HostDeviceKeys) {
@@ -978,15 +978,15 @@ TEST(ConfigParseTest, HostDeviceKeys) {
       "  link_flaps: {drop_window: 10s, window: 3600s, threshold: 3, recovery: 0}\n"
       "limits: {min_max_cq: 16384, min_max_mr: 1048576}\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->host.device_access.user, "trainer");
-  EXPECT_EQ(r->host.device_access.group, "rdma");
-  EXPECT_EQ(r->host.cpu_governor, "performance");
-  EXPECT_EQ(r->host.link_flaps.drop_window, milliseconds(10000));
-  EXPECT_EQ(r->host.link_flaps.window, milliseconds(3600000));
-  EXPECT_EQ(r->host.link_flaps.threshold, 3u);
-  EXPECT_EQ(r->host.link_flaps.recovery, milliseconds(0));
-  EXPECT_EQ(r->limits.min_max_cq, 16384u);
-  EXPECT_EQ(r->limits.min_max_mr, 1048576u);
+  EXPECT_EQ(r->Section<HostDeviceAccessPolicy>().user, "trainer");
+  EXPECT_EQ(r->Section<HostDeviceAccessPolicy>().group, "rdma");
+  EXPECT_EQ(r->Section<CpuGovernorPolicy>().governor, "performance");
+  EXPECT_EQ(r->Section<HostLinkFlapPolicy>().drop_window, milliseconds(10000));
+  EXPECT_EQ(r->Section<HostLinkFlapPolicy>().window, milliseconds(3600000));
+  EXPECT_EQ(r->Section<HostLinkFlapPolicy>().threshold, 3u);
+  EXPECT_EQ(r->Section<HostLinkFlapPolicy>().recovery, milliseconds(0));
+  EXPECT_EQ(r->Section<DeviceLimitsPolicy>().min_max_cq, 16384u);
+  EXPECT_EQ(r->Section<DeviceLimitsPolicy>().min_max_mr, 1048576u);
 }
 
 TEST(ConfigParseTest, HostDeviceKeysAreValidated) {

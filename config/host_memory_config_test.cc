@@ -22,12 +22,12 @@ std::string ErrorOf(const std::string& yaml) {
 TEST(HostMemoryConfigTest, Defaults) {
   Result<Config> r = Parse("host: {}\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(r->host.hugepages.page_size_bytes);
-  EXPECT_FALSE(r->host.hugepages.min_free);
-  EXPECT_FALSE(r->host.memlock.require_unlimited);
-  EXPECT_EQ(r->host.memlock.min_bytes, 64u << 20);
-  EXPECT_DOUBLE_EQ(r->host.workload_numa.min_local_memory_share, 0.9);
-  EXPECT_TRUE(r->host.workloads.empty());
+  EXPECT_FALSE(r->Section<HugepagesPolicy>().page_size_bytes);
+  EXPECT_FALSE(r->Section<HugepagesPolicy>().min_free);
+  EXPECT_FALSE(r->Section<MemlockPolicy>().require_unlimited);
+  EXPECT_EQ(r->Section<MemlockPolicy>().min_bytes, 64u << 20);
+  EXPECT_DOUBLE_EQ(r->Section<WorkloadNumaPolicy>().min_local_memory_share, 0.9);
+  EXPECT_TRUE(r->Section<WorkloadsPolicy>().workloads.empty());
 }
 
 TEST(HostMemoryConfigTest, FullSection) {
@@ -41,23 +41,23 @@ TEST(HostMemoryConfigTest, FullSection) {
       "    - {name: storage, pid_file: /run/spdk.pid}\n"
       "    - {name: nvmet, systemd_unit: nvmet-rdma.service}\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->host.hugepages.page_size_bytes, 1u << 30);
-  EXPECT_EQ(r->host.hugepages.min_free, 8u);
-  EXPECT_EQ(r->host.memlock.min_bytes, 2ull << 30);
-  EXPECT_DOUBLE_EQ(r->host.workload_numa.min_local_memory_share, 0.75);
-  ASSERT_EQ(r->host.workloads.size(), 3u);
-  EXPECT_EQ(r->host.workloads[0].process, "python3");
-  EXPECT_EQ(r->host.workloads[0].device, "mlx5_0");
-  EXPECT_EQ(r->host.workloads[1].pid_file, "/run/spdk.pid");
-  EXPECT_FALSE(r->host.workloads[1].device);
-  EXPECT_EQ(r->host.workloads[2].systemd_unit, "nvmet-rdma.service");
+  EXPECT_EQ(r->Section<HugepagesPolicy>().page_size_bytes, 1u << 30);
+  EXPECT_EQ(r->Section<HugepagesPolicy>().min_free, 8u);
+  EXPECT_EQ(r->Section<MemlockPolicy>().min_bytes, 2ull << 30);
+  EXPECT_DOUBLE_EQ(r->Section<WorkloadNumaPolicy>().min_local_memory_share, 0.75);
+  ASSERT_EQ(r->Section<WorkloadsPolicy>().workloads.size(), 3u);
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[0].process, "python3");
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[0].device, "mlx5_0");
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[1].pid_file, "/run/spdk.pid");
+  EXPECT_FALSE(r->Section<WorkloadsPolicy>().workloads[1].device);
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[2].systemd_unit, "nvmet-rdma.service");
 }
 
 TEST(HostMemoryConfigTest, SizesInBytesAndUnits) {
-  EXPECT_EQ(Parse("host: {hugepages: {page_size: 2048kB}}")->host.hugepages.page_size_bytes, 2u << 20);
-  EXPECT_EQ(Parse("host: {hugepages: {page_size: 2097152}}")->host.hugepages.page_size_bytes, 2u << 20);
-  EXPECT_EQ(Parse("host: {memlock: {min_bytes: 65536}}")->host.memlock.min_bytes, 65536u);
-  EXPECT_TRUE(Parse("host: {memlock: {min_bytes: unlimited}}")->host.memlock.require_unlimited);
+  EXPECT_EQ(Parse("host: {hugepages: {page_size: 2048kB}}")->Section<HugepagesPolicy>().page_size_bytes, 2u << 20);
+  EXPECT_EQ(Parse("host: {hugepages: {page_size: 2097152}}")->Section<HugepagesPolicy>().page_size_bytes, 2u << 20);
+  EXPECT_EQ(Parse("host: {memlock: {min_bytes: 65536}}")->Section<MemlockPolicy>().min_bytes, 65536u);
+  EXPECT_TRUE(Parse("host: {memlock: {min_bytes: unlimited}}")->Section<MemlockPolicy>().require_unlimited);
   EXPECT_THAT(ErrorOf("host: {hugepages: {page_size: 3MiB}}"), HasSubstr("must be a hugepage size"));
   EXPECT_THAT(ErrorOf("host: {hugepages: {page_size: 4kB}}"), HasSubstr("must be a hugepage size"));
   EXPECT_THAT(ErrorOf("host: {hugepages: {page_size: 2MB}}"), HasSubstr("must be a size in bytes"));
@@ -93,13 +93,13 @@ TEST(HostMemoryConfigTest, ExampleYamlStatesTheDefaults) {
   Result<Config> r = LoadConfigFile(testing::SourceDir() + "/config/example.yaml", PluginNames(std::vector<std::string>{"hugepages", "workloads", "devices",
                                                                                    "ports", "roce", "netdev", "verbs"}));
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const HostPolicy d;
-  EXPECT_EQ(r->host.hugepages.page_size_bytes, d.hugepages.page_size_bytes);
-  EXPECT_EQ(r->host.hugepages.min_free, d.hugepages.min_free);
-  EXPECT_EQ(r->host.memlock.min_bytes, d.memlock.min_bytes);
-  EXPECT_EQ(r->host.memlock.require_unlimited, d.memlock.require_unlimited);
-  EXPECT_DOUBLE_EQ(r->host.workload_numa.min_local_memory_share, d.workload_numa.min_local_memory_share);
-  EXPECT_TRUE(r->host.workloads.empty());
+  const Config d;
+  EXPECT_EQ(r->Section<HugepagesPolicy>().page_size_bytes, d.Section<HugepagesPolicy>().page_size_bytes);
+  EXPECT_EQ(r->Section<HugepagesPolicy>().min_free, d.Section<HugepagesPolicy>().min_free);
+  EXPECT_EQ(r->Section<MemlockPolicy>().min_bytes, d.Section<MemlockPolicy>().min_bytes);
+  EXPECT_EQ(r->Section<MemlockPolicy>().require_unlimited, d.Section<MemlockPolicy>().require_unlimited);
+  EXPECT_DOUBLE_EQ(r->Section<WorkloadNumaPolicy>().min_local_memory_share, d.Section<WorkloadNumaPolicy>().min_local_memory_share);
+  EXPECT_TRUE(r->Section<WorkloadsPolicy>().workloads.empty());
 }
 
 }  // namespace

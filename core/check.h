@@ -7,7 +7,10 @@
 //
 // Adding a check = one .cc file ending in RDMAHD_REGISTER_CHECK, its _test.cc, one line in
 // CMakeLists.txt (RDMAHD_CHECK_SOURCES) and its section in docs/checks.md. Checks include fact
-// headers (facts/, core/topology.h), never a collector's implementation.
+// headers (facts/, core/topology.h), never a collector's implementation. A check with settings
+// registers its config section in the same file (RDMAHD_REGISTER_CONFIG_SECTION,
+// config/config_section.h) and reads it as config.Section<Type>(); its keys go in
+// docs/configuration.md.
 #pragma once
 
 #include <string>

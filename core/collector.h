@@ -4,7 +4,9 @@
 // Adding a collector = one .cc file (with its class, or a .h/.cc pair when tests need the class)
 // ending in RDMAHD_REGISTER_COLLECTOR, its facts in a data-only header under facts/, its
 // _test.cc, a fixture under tests/fixtures/, and one line in CMakeLists.txt
-// (RDMAHD_COLLECTOR_SOURCES). docs/metrics.md documents its metrics.
+// (RDMAHD_COLLECTOR_SOURCES). docs/metrics.md documents its metrics. A collector with settings
+// registers its config section in the same file (RDMAHD_REGISTER_CONFIG_SECTION,
+// config/config_section.h) and reads it as ctx.config.Section<Type>().
 #pragma once
 
 #include "common/metric_sink.h"

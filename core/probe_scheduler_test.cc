@@ -56,7 +56,7 @@ class FlakyProbe : public Probe {
     if (round == 2) throw std::runtime_error("peer table corrupt");
   }
   void Render(const Snapshot&, MetricSink&) const override {}
-  bool HasWork(const Config& config) const override { return !config.peers.targets.empty(); }
+  bool HasWork(const Config& config) const override { return !config.Section<PeersPolicy>().targets.empty(); }
 
  private:
   milliseconds round_time_;
@@ -66,7 +66,7 @@ class FlakyProbe : public Probe {
 
 std::shared_ptr<Config> ConfigWithTargets() {
   auto c = std::make_shared<Config>();
-  c->peers.targets = {"192.0.2.1"};
+  c->Section<PeersPolicy>().targets = {"192.0.2.1"};
   return c;
 }
 

@@ -230,7 +230,7 @@ void Daemon::Reload() {
 }
 
 void Daemon::ReconcileResponder(const Config& config) {
-  const PeerResponderPolicy& policy = config.peers.responder;
+  const PeerResponderPolicy& policy = config.Section<PeersPolicy>().responder;
   if (!policy.enabled) {
     if (responder_) {
       responder_.reset();

@@ -51,7 +51,7 @@ Report MixedReport() {
   peer->name = "node-b";
   peer->address = "10.0.0.2";
   peer->last_latency = PeerProbeResult::kSuccess;
-  peer->latency = PeerLatencyRound{1.5, 2.31, 2.5, 7.69, 9, 12, 999, "steady"};
+  peer->latency = PeerLatencyRound{1.5, 2.31, 2.5, 7.69, 9, 12, 999, "steady", ""};
   peers.peers.push_back(peer);
   r.snapshot.Put(peers);
   CollectorOutcome bad;

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "config/policies.h"
 #include "core/check.h"
 #include "facts/peer_facts.h"
 #include "tests/support/test_paths.h"
@@ -128,7 +129,7 @@ TEST(CpuFrequencyTest, PeerLatencyReasonSaysTheSamplesMayBeStretched) {
   Snapshot s;
   s.Put(std::move(facts));
   Config c;
-  c.peers.max_latency_p99_us = 20;
+  c.Section<PeersPolicy>().max_latency_p99_us = 20;
   auto v = RunRegisteredCheck("peer_latency", s, c);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].verdict, Verdict::kFailed);

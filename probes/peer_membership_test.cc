@@ -57,7 +57,7 @@ TEST(PeerMembershipTest, TargetsFileIsReadReReadOnChangeAndABadFileKeepsTheLastG
   dir.Write("peers.yaml", "- targets: [10.0.0.5, 10.0.0.6]\n  labels: {rack: r1}\n");
   Harness h;
   Config c = PeersConfig({"10.0.0.9"});
-  c.peers.file = dir.path() + "/peers.yaml";
+  c.Section<PeersPolicy>().file = dir.path() + "/peers.yaml";
   h.Round(c);
   EXPECT_EQ(h.probe.peer_count(), 3u);
   ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.5") >= 1; }));
@@ -111,8 +111,8 @@ TEST(PeerMembershipTest, RewritesOfAnExpensiveTargetsFileAreCoalescedByItsCost) 
   NodeFs fs{"/nonexistent", "/nonexistent"};
   std::atomic<bool> stopping{false};
   Config c;
-  c.peers.file = path;
-  c.peers.interval = std::chrono::hours(1);
+  c.Section<PeersPolicy>().file = path;
+  c.Section<PeersPolicy>().interval = std::chrono::hours(1);
   auto round = [&] { probe.RunRound(ProbeContext{fs, c, stopping}, board); };
 
   const auto start = Clock::now();
@@ -162,11 +162,11 @@ TEST(PeerMembershipTest, DnsDiscoveryFeedsSelectionAndKeepsTheLastGoodAnswer) {
   NodeFs fs{"/nonexistent", "/nonexistent"};
   std::atomic<bool> stopping{false};
   Config c;
-  c.peers.interval = std::chrono::hours(1);  // discovery and selection only, no probe due soon
-  c.peers.discovery.dns = {"rdma-healthd.monitoring.svc"};
-  c.peers.discovery.dns_server = "127.0.0.1:5353";
-  c.peers.discovery.dns_interval = milliseconds(1000);
-  c.peers.selection.max_peers = 20;
+  c.Section<PeersPolicy>().interval = std::chrono::hours(1);  // discovery and selection only, no probe due soon
+  c.Section<PeersPolicy>().discovery.dns = {"rdma-healthd.monitoring.svc"};
+  c.Section<PeersPolicy>().discovery.dns_server = "127.0.0.1:5353";
+  c.Section<PeersPolicy>().discovery.dns_interval = milliseconds(1000);
+  c.Section<PeersPolicy>().selection.max_peers = 20;
   auto round = [&] { probe.RunRound(ProbeContext{fs, c, stopping}, board); };
   // Rounds, as the scheduler runs them, until the lookups have answered `passes` times in all and
   // a round has taken the answer.
@@ -236,8 +236,8 @@ TEST(PeerMembershipTest, ASilentDnsServerNeverHoldsUpProbes) {
   dns->Set(std::vector<std::string>{"10.8.0.1"});
   Harness d(dns);
   Config c = PeersConfig({"10.0.0.2"}, milliseconds(100));
-  c.peers.discovery.dns = {"silent-a.test", "silent-b.test"};
-  c.peers.discovery.dns_interval = milliseconds(200);
+  c.Section<PeersPolicy>().discovery.dns = {"silent-a.test", "silent-b.test"};
+  c.Section<PeersPolicy>().discovery.dns_interval = milliseconds(200);
   const auto start = Clock::now();
   milliseconds longest{0};
   while (Clock::now() - start < milliseconds(2000)) {
@@ -270,7 +270,7 @@ TEST(PeerMembershipTest, ChangedDiscoveryNamesDropTheOldWarningAtOnce) {
   dns->Set(Error{"dns: old.test does not exist (NXDOMAIN from 127.0.0.1:5353)"});
   Harness d(dns);
   Config c = PeersConfig({"10.0.0.2"}, std::chrono::hours(1));
-  c.peers.discovery.dns = {"old.test"};
+  c.Section<PeersPolicy>().discovery.dns = {"old.test"};
   auto error = [&] {
     d.Round(c);
     Snapshot snap;
@@ -284,7 +284,7 @@ TEST(PeerMembershipTest, ChangedDiscoveryNamesDropTheOldWarningAtOnce) {
     std::lock_guard lock(dns->mu);
     dns->hang = true;  // the new name's pass does not end during the test
   }
-  c.peers.discovery.dns = {"new.test"};
+  c.Section<PeersPolicy>().discovery.dns = {"new.test"};
   EXPECT_EQ(error(), "");
   {
     std::lock_guard lock(dns->mu);

@@ -36,8 +36,8 @@ TEST(PeerMetricsTest, MetricsDocSectionListsExactlyTheRenderedFamilies) {
   probes.push_back({"peers", std::make_unique<PeerProbe>(FakeProbeOptions(script))});
   ProbeScheduler scheduler(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
   auto c = std::make_shared<Config>(PeersConfig({"10.0.0.2"}));
-  c->peers.bandwidth = true;
-  c->peers.bandwidth_interval = milliseconds(100);
+  c->Section<PeersPolicy>().bandwidth = true;
+  c->Section<PeersPolicy>().bandwidth_interval = milliseconds(100);
   scheduler.Configure(c);
   auto wait = [](const std::function<bool()>& done) {
     for (const auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
@@ -79,9 +79,9 @@ TEST(PeerMetricsTest, SeriesBudgetOfANodeWithTwoNicsAndThirtyTwoPeers) {
     targets.push_back(a);
   }
   Config c = PeersConfig(targets, milliseconds(100));
-  c.peers.bandwidth = true;
-  c.peers.bandwidth_interval = std::chrono::seconds(10);
-  c.peers.bandwidth_duration = milliseconds(100);
+  c.Section<PeersPolicy>().bandwidth = true;
+  c.Section<PeersPolicy>().bandwidth_interval = std::chrono::seconds(10);
+  c.Section<PeersPolicy>().bandwidth_duration = milliseconds(100);
   {
     std::lock_guard lock(h.script->mu);
     h.script->latency["10.2.0.1"].emplace_back(std::in_place_type<ProbeFailure>, "connect_timeout", "no answer");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "config/config_section.h"
 #include "probes/peer_measurement.h"
 #include "probes/peer_metrics.h"
 #include "probes/peer_publication.h"
@@ -26,18 +27,18 @@ std::optional<std::chrono::steady_clock::time_point> PeerProbe::next_latency_due
 }
 
 bool PeerProbe::HasWork(const Config& config) const {
-  const PeersPolicy& p = config.peers;
+  const PeersPolicy& p = config.Section<PeersPolicy>();
   return !p.targets.empty() || !p.file.empty() || !p.discovery.dns.empty();
 }
 
 std::chrono::milliseconds PeerProbe::Interval(const Config& config) const {
   // Nothing to probe and nothing to discover: a new config ends the scheduler's wait anyway.
   if (!HasWork(config)) return std::chrono::seconds(60);
-  return PeerSchedule::Tick(config.peers);
+  return PeerSchedule::Tick(config.Section<PeersPolicy>());
 }
 
 void PeerProbe::Reconcile(const Config& config, Clock::time_point now) {
-  const PeersPolicy& p = config.peers;
+  const PeersPolicy& p = config.Section<PeersPolicy>();
   membership_.Update(p, now);
   if (membership_.TakeErrorsChanged()) set_changed_ = true;
   ApplyIntervals(p, now);
@@ -89,10 +90,10 @@ void PeerProbe::RunRound(const ProbeContext& ctx, ProbeBoard& board) {
     if (!next || next->at > now) break;
     if (next->bandwidth) {
       next->peer->next_bandwidth = schedule_.NextDue(next->at, bandwidth_interval_, now);
-      MeasureBandwidth(*next->peer, *prober_, *resolver_, ctx.config.peers, ctx.stopping);
+      MeasureBandwidth(*next->peer, *prober_, *resolver_, ctx.config.Section<PeersPolicy>(), ctx.stopping);
     } else {
       next->peer->next_latency = schedule_.NextDue(next->at, interval_, now);
-      MeasureLatency(*next->peer, *prober_, *resolver_, ctx.config.peers, ctx.stopping, now);
+      MeasureLatency(*next->peer, *prober_, *resolver_, ctx.config.Section<PeersPolicy>(), ctx.stopping, now);
     }
   }
   Publish(ctx.config, board);
@@ -101,9 +102,9 @@ void PeerProbe::RunRound(const ProbeContext& ctx, ProbeBoard& board) {
 void PeerProbe::Publish(const Config& config, ProbeBoard& board) {
   if (!HasUnpublishedChanges(peers_, set_changed_)) return;
   PeerFacts facts;
-  facts.targets_file = config.peers.file;
-  facts.targets_file_error = membership_.file_error(config.peers);
-  facts.discovery_error = membership_.discovery_error(config.peers);
+  facts.targets_file = config.Section<PeersPolicy>().file;
+  facts.targets_file_error = membership_.file_error(config.Section<PeersPolicy>());
+  facts.discovery_error = membership_.discovery_error(config.Section<PeersPolicy>());
   facts.bandwidth_enabled = bandwidth_;
   AddPeerStatuses(peers_, facts);
   set_changed_ = false;
@@ -113,6 +114,131 @@ void PeerProbe::Publish(const Config& config, ProbeBoard& board) {
 void PeerProbe::Render(const Snapshot& snapshot, MetricSink& sink) const {
   if (const auto* facts = snapshot.Get<PeerFacts>()) RenderPeerFacts(*facts, sink);
 }
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// Peer probes. An interval under 100ms would be a load test, not a probe; over a day, no probe.
+constexpr milliseconds kMinPeerInterval{100};
+constexpr milliseconds kMaxPeerInterval{86'400'000};
+// DNS discovery and selection (issue #12).
+constexpr milliseconds kMinDnsInterval{1000};
+constexpr milliseconds kMinRotation{60000};
+constexpr std::uint32_t kMaxSelectedPeers = 4096;
+constexpr milliseconds kMinStepTimeout{10};
+constexpr milliseconds kMaxStepTimeout{60'000};
+constexpr milliseconds kMinBandwidthInterval{10'000};
+constexpr milliseconds kMaxBandwidthInterval{86'400'000};
+constexpr milliseconds kMinBandwidthDuration{100};
+constexpr milliseconds kMaxBandwidthDuration{60'000};
+// perftest refuses fewer than 5 iterations; its statistics need 3 samples after the first.
+constexpr std::uint32_t kMinLatencyIterations = 5;
+constexpr std::uint32_t kMaxLatencyIterations = 1'000'000;
+constexpr std::uint32_t kMaxProbeMessage = 1u << 24;  // 16 MiB: ib_write_bw's usual largest size is 8 MiB
+constexpr std::uint32_t kMaxQueueDepth = 8192;
+constexpr double kMaxLatencyPolicyUs = 1e6;  // a second: beyond that the value is surely in the wrong unit
+constexpr std::uint32_t kMaxResponderSessions = 1024;
+constexpr std::uint32_t kMaxResponderMessage = 1u << 30;
+
+Status ParsePeerDiscovery(const ConfigWalker& w, const ConfigNode& v, PeerDiscoveryPolicy& out) {
+  return w.VisitMap(v, {
+      {"dns", [&](const ConfigNode& f) { return w.ReadTargets(f, out.dns); }},
+      {"dns_server", [&](const ConfigNode& f) { return w.ReadString(f, out.dns_server); }},
+      {"dns_interval", [&](const ConfigNode& f) { return w.ReadDuration(f, kMinDnsInterval, kMaxPeerInterval, out.dns_interval); }},
+  });
+}
+
+Status ParsePeerSelection(const ConfigWalker& w, const ConfigNode& v, PeerSelectionPolicy& out) {
+  return w.VisitMap(v, {
+      {"max_peers", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxSelectedPeers, out.max_peers); }},
+      {"same_tor_cap", [&](const ConfigNode& f) { return w.ReadU32(f, 0, kMaxSelectedPeers, out.same_tor_cap); }},
+      {"tor_label", [&](const ConfigNode& f) { return w.ReadString(f, out.tor_label); }},
+      {"rotation", [&](const ConfigNode& f) { return w.ReadDuration(f, kMinRotation, kMaxPeerInterval, out.rotation); }},
+      {"self", [&](const ConfigNode& f) { return w.ReadString(f, out.self); }},
+  });
+}
+
+Status ParseResponder(const ConfigWalker& w, const ConfigNode& v, PeerResponderPolicy& out) {
+  Status st = w.VisitMap(v, {
+      {"enabled", [&](const ConfigNode& f) { return w.ReadBool(f, out.enabled); }},
+      {"listen_address", [&](const ConfigNode& f) { return w.ReadIp(f, out.listen_address); }},
+      {"port", [&](const ConfigNode& f) { return w.ReadPort(f, out.port); }},
+      {"allow", [&](const ConfigNode& f) { return w.ReadCidrList(f, out.allow); }},
+      {"max_sessions", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxResponderSessions, out.max_sessions); }},
+      {"max_message_size", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxResponderMessage, out.max_message_size); }},
+      {"max_registered_bytes", [&](const ConfigNode& f) {
+         std::optional<std::uint64_t> n;
+         Status s = w.ReadCount(f, n);
+         if (s.ok() && n) out.max_registered_bytes = *n;
+         return s;
+       }},
+  });
+  if (!st.ok()) return st;
+  if (out.enabled && out.allow.empty()) {
+    return w.FailAt(v, "enabled is true but allow is empty, so no peer could connect (list the peers' "
+                     "addresses or CIDR blocks under allow)");
+  }
+  if (out.max_registered_bytes < out.max_message_size) {
+    return w.FailAt(v, "max_registered_bytes (" + std::to_string(out.max_registered_bytes) +
+                         ") is below max_message_size (" + std::to_string(out.max_message_size) +
+                         "): not even one probe of the largest size would fit");
+  }
+  return Status::Ok();
+}
+
+Status ParsePeers(const ConfigWalker& w, const ConfigNode& v, PeersPolicy& out) {
+  Status st = w.VisitMap(v, {
+      {"targets", [&](const ConfigNode& f) { return w.ReadTargets(f, out.targets); }},
+      {"file", [&](const ConfigNode& f) { return w.ReadPath(f, out.file); }},
+      {"port", [&](const ConfigNode& f) { return w.ReadPort(f, out.port); }},
+      {"source_address", [&](const ConfigNode& f) { return w.ReadIp(f, out.source_address); }},
+      {"tos", [&](const ConfigNode& f) { return w.ReadTos(f, out.tos); }},
+      {"interval", [&](const ConfigNode& f) { return w.ReadDuration(f, kMinPeerInterval, kMaxPeerInterval, out.interval); }},
+      {"step_timeout", [&](const ConfigNode& f) { return w.ReadDuration(f, kMinStepTimeout, kMaxStepTimeout, out.step_timeout); }},
+      {"latency_message_size", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxProbeMessage, out.latency_message_size); }},
+      {"latency_iterations", [&](const ConfigNode& f) { return w.ReadU32(f, kMinLatencyIterations, kMaxLatencyIterations, out.latency_iterations); }},
+      {"bandwidth", [&](const ConfigNode& f) { return w.ReadBool(f, out.bandwidth); }},
+      {"bandwidth_interval", [&](const ConfigNode& f) { return w.ReadDuration(f, kMinBandwidthInterval, kMaxBandwidthInterval, out.bandwidth_interval); }},
+      {"bandwidth_duration", [&](const ConfigNode& f) { return w.ReadDuration(f, kMinBandwidthDuration, kMaxBandwidthDuration, out.bandwidth_duration); }},
+      {"bandwidth_message_size", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxProbeMessage, out.bandwidth_message_size); }},
+      {"bandwidth_queue_depth", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxQueueDepth, out.bandwidth_queue_depth); }},
+      {"max_latency_p99_us", [&](const ConfigNode& f) { return w.ReadPositive(f, kMaxLatencyPolicyUs, "microseconds", out.max_latency_p99_us); }},
+      {"min_bandwidth_gbps", [&](const ConfigNode& f) { return w.ReadRateGbps(f, out.min_bandwidth_gbps); }},
+      {"responder", [&](const ConfigNode& f) { return ParseResponder(w, f, out.responder); }},
+      {"discovery", [&](const ConfigNode& f) { return ParsePeerDiscovery(w, f, out.discovery); }},
+      {"selection", [&](const ConfigNode& f) { return ParsePeerSelection(w, f, out.selection); }},
+  });
+  if (!st.ok()) return st;
+  // One stream at a time per node, each bandwidth_duration long: a duration that is not well
+  // inside the interval would keep the link saturated.
+  if (out.bandwidth_duration * 2 > out.bandwidth_interval) {
+    return w.FailAt(v, "bandwidth_duration (" + std::to_string(out.bandwidth_duration.count()) +
+                         "ms) must be at most half of bandwidth_interval (" +
+                         std::to_string(out.bandwidth_interval.count()) + "ms)");
+  }
+  return Status::Ok();
+}
+
+RDMAHD_REGISTER_CONFIG_SECTION(PeersPolicy, "peers", 60,
+    {{"peers.targets", "`[]`"}, {"peers.file", "unset"}, {"peers.port", "`18600`"},
+     {"peers.source_address", "unset (rdma_cm picks by route)"}, {"peers.tos", "unset (kernel default)"},
+     {"peers.interval", "`10s`"}, {"peers.step_timeout", "`1s`"}, {"peers.latency_message_size", "`2`"},
+     {"peers.latency_iterations", "`1000`"}, {"peers.bandwidth", "`false`"}, {"peers.bandwidth_interval", "`10m`"},
+     {"peers.bandwidth_duration", "`1s`"}, {"peers.bandwidth_message_size", "`65536`"},
+     {"peers.bandwidth_queue_depth", "`128`"}, {"peers.max_latency_p99_us", "unset"},
+     {"peers.min_bandwidth_gbps", "unset"}, {"peers.responder.enabled", "`false`"},
+     {"peers.responder.listen_address", "unset (every address)"}, {"peers.responder.port", "`18600`"},
+     {"peers.responder.allow", "`[]` (nobody)"}, {"peers.responder.max_sessions", "`8`"},
+     {"peers.responder.max_message_size", "`1048576`"}, {"peers.responder.max_registered_bytes", "`67108864`"},
+     {"peers.discovery.dns", "`[]`"}, {"peers.discovery.dns_server", "unset (`/etc/resolv.conf`)"},
+     {"peers.discovery.dns_interval", "`1m`"}, {"peers.selection.max_peers", "`32`"},
+     {"peers.selection.same_tor_cap", "`8`"}, {"peers.selection.tor_label", "`tor`"},
+     {"peers.selection.rotation", "`1h`"},
+     {"peers.selection.self", "unset (a target that is one of this host's addresses, else its host name)"}},
+    ParsePeers);
+
+}  // namespace
 
 RDMAHD_REGISTER_PROBE("peers", PeerProbe,
                       "RDMA latency (and optionally bandwidth) to the peers in peers.targets and peers.file");

@@ -24,7 +24,7 @@ using namespace rdmahd::testing;
 TEST(PeerProbeTest, LatencyRoundBecomesQuantileGaugesHistogramAndCounters) {
   Harness h;
   Config c = PeersConfig({"10.0.0.2"});
-  c.peers.port = 18601;
+  c.Section<PeersPolicy>().port = 18601;
   ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.2") >= 1; }));
   {
     std::lock_guard lock(h.script->mu);
@@ -106,9 +106,9 @@ TEST(PeerProbeSchedulerTest, DiscoveryOnlyConfigRunsAtItsIntervals) {
   dns->Set(std::vector<std::string>{"10.7.0.1", "10.7.0.2"});
   PeerProbe::Options options = WithDiscovery(FakeProbeOptions(script, 7), dns);
   auto config = std::make_shared<Config>();
-  config->peers.interval = milliseconds(200);
-  config->peers.discovery.dns = {"fleet.test"};
-  config->peers.discovery.dns_interval = milliseconds(1000);
+  config->Section<PeersPolicy>().interval = milliseconds(200);
+  config->Section<PeersPolicy>().discovery.dns = {"fleet.test"};
+  config->Section<PeersPolicy>().discovery.dns_interval = milliseconds(1000);
   std::vector<Instance<Probe>> probes;
   probes.push_back({"peers", std::make_unique<PeerProbe>(std::move(options))});
   auto scheduler = std::make_unique<ProbeScheduler>(NodeFs("/nonexistent", "/nonexistent"), std::move(probes));
@@ -134,8 +134,8 @@ TEST(PeerProbeTest, IntervalIsATickOfThePeerIntervalAndLongWithoutPeers) {
   Config none;
   EXPECT_EQ(probe.Interval(none), std::chrono::seconds(60));
   Config discovery_only;
-  discovery_only.peers.discovery.dns = {"fleet.test"};
-  discovery_only.peers.interval = milliseconds(1000);
+  discovery_only.Section<PeersPolicy>().discovery.dns = {"fleet.test"};
+  discovery_only.Section<PeersPolicy>().interval = milliseconds(1000);
   EXPECT_EQ(probe.Interval(discovery_only), milliseconds(100));
   EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(10000))), milliseconds(500));
   EXPECT_EQ(probe.Interval(PeersConfig({"10.0.0.2"}, milliseconds(1000))), milliseconds(100));
@@ -151,8 +151,8 @@ TEST(PeerProbeTest, BookkeepingStaysUnder16KiBPerPeer) {
   std::vector<std::string> targets;
   for (int i = 0; i < 500; ++i) targets.push_back("10.3." + std::to_string(i / 250) + "." + std::to_string(i % 250));
   Config c = PeersConfig(targets, milliseconds(100));
-  c.peers.bandwidth = true;
-  c.peers.bandwidth_interval = milliseconds(10000);
+  c.Section<PeersPolicy>().bandwidth = true;
+  c.Section<PeersPolicy>().bandwidth_interval = milliseconds(10000);
   { Harness warm_up; }  // one-time allocations (registries, locale) outside the measurement
   const std::size_t before = mallinfo2().uordblks;
   auto h = std::make_unique<Harness>();

@@ -45,8 +45,8 @@ TEST(PeerScheduleTest, FirstRoundsAreSpreadOverTheIntervalAndThenKeepItsRate) {
 TEST(PeerScheduleTest, BandwidthStreamsRunOnlyWhenEnabledAndNeverAlongsideALatencyProbe) {
   Harness h;
   Config c = PeersConfig({"10.0.0.2", "10.0.0.3"});
-  c.peers.bandwidth = true;
-  c.peers.bandwidth_interval = milliseconds(200);
+  c.Section<PeersPolicy>().bandwidth = true;
+  c.Section<PeersPolicy>().bandwidth_interval = milliseconds(200);
   {
     std::lock_guard lock(h.script->mu);
     h.script->bandwidth["10.0.0.3"].push_back(ProbeFailure{"rejected", "10.0.0.3: the responder refused"});
@@ -63,7 +63,7 @@ TEST(PeerScheduleTest, BandwidthStreamsRunOnlyWhenEnabledAndNeverAlongsideALaten
     EXPECT_EQ(h.script->max_in_call, 1);
   }
   // Turned off: no more streams, and the last figure is no longer exported as current.
-  c.peers.bandwidth = false;
+  c.Section<PeersPolicy>().bandwidth = false;
   h.Round(c);
   const std::size_t streams = [&] {
     std::lock_guard lock(h.script->mu);

@@ -200,8 +200,8 @@ struct Harness {
 
 inline Config PeersConfig(std::vector<std::string> targets, milliseconds interval = milliseconds(100)) {
   Config c;
-  c.peers.targets = std::move(targets);
-  c.peers.interval = interval;
+  c.Section<PeersPolicy>().targets = std::move(targets);
+  c.Section<PeersPolicy>().interval = interval;
   return c;
 }
 
