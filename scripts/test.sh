@@ -47,7 +47,7 @@ if has tsan; then
   # collection worker with its deadline (engine, daemon shutdown, `check`), and the HTTP server and
   # the daemon's lifecycle as processes (HttpE2E, LifecycleE2E run the TSan-built binary).
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|ProbeScheduler|HttpServer|VerdictTracker|Daemon|CheckCommand|HttpE2E|LifecycleE2E')
+     ctest --output-on-failure -j "$JOBS" -R 'CollectionEngine|ProbeScheduler|HttpServer|VerdictTracker|Daemon|CheckCommand|HttpE2E|LifecycleE2E|ApiE2E|KernelLog')
 fi
 
 if has fuzz && [[ -x fuzz/run.sh ]]; then
