@@ -50,6 +50,14 @@ std::string Bits(const PcieAerDeviceFacts& d, AerSeverity s) {
   return out;
 }
 
+// "1 fatal and 0 non-fatal PCIe errors (0000:3b:00.0)<when>DLP 1; CmpltTO 1<after>"
+std::string Uncorrectable(const PcieAerDeviceFacts& d, std::uint64_t fatal, std::uint64_t nonfatal,
+                          const std::string& where, const std::string& when, const std::string& after) {
+  const std::string fatal_bits = Bits(d, AerSeverity::kFatal);
+  return std::to_string(fatal) + " fatal and " + std::to_string(nonfatal) + " non-fatal PCIe errors" + where + when +
+         fatal_bits + (fatal_bits.empty() ? "" : "; ") + Bits(d, AerSeverity::kNonFatal) + after;
+}
+
 std::string Fix(const PcieAerDeviceFacts& d) {
   const std::string pci = d.pci_address ? *d.pci_address : std::string("<PCI address>");
   return "look at the link: `lspci -vvv -s " + pci + "` (LnkSta, the AER status registers) and the AER lines in "
@@ -101,11 +109,8 @@ class PcieAerCheck : public Check {
         const double per_hour = cor && cor->seconds > 0 ? static_cast<double>(cor->increase) * 3600.0 / cor->seconds : 0;
         if (uncorrectable > 0) {
           r.verdict = Verdict::kFailed;
-          r.reason = std::to_string(inc(AerSeverity::kFatal)) + " fatal and " +
-                     std::to_string(inc(AerSeverity::kNonFatal)) + " non-fatal PCIe errors" + where +
-                     " in the last hour (since boot: " + Bits(d, AerSeverity::kFatal) +
-                     (Bits(d, AerSeverity::kFatal).empty() ? "" : "; ") + Bits(d, AerSeverity::kNonFatal) +
-                     "): the NIC's transactions are being lost or retried";
+          r.reason = Uncorrectable(d, inc(AerSeverity::kFatal), inc(AerSeverity::kNonFatal), where,
+                                   " in the last hour (since boot: ", "): the NIC's transactions are being lost or retried");
           r.fix = Fix(d);
         } else if (cor && per_hour > policy.correctable_per_hour) {
           r.verdict = Verdict::kWarning;
@@ -122,11 +127,9 @@ class PcieAerCheck : public Check {
       } else if (since_boot(AerSeverity::kFatal) + since_boot(AerSeverity::kNonFatal) > 0) {
         // One collection: nothing is known of when they happened.
         r.verdict = Verdict::kWarning;
-        r.reason = std::to_string(since_boot(AerSeverity::kFatal)) + " fatal and " +
-                   std::to_string(since_boot(AerSeverity::kNonFatal)) + " non-fatal PCIe errors" + where +
-                   " since the function was enumerated (" + Bits(d, AerSeverity::kFatal) +
-                   (Bits(d, AerSeverity::kFatal).empty() ? "" : "; ") + Bits(d, AerSeverity::kNonFatal) +
-                   "); whether they are recent needs a second collection";
+        r.reason = Uncorrectable(d, since_boot(AerSeverity::kFatal), since_boot(AerSeverity::kNonFatal), where,
+                                 " since the function was enumerated (",
+                                 "); whether they are recent needs a second collection");
         r.fix = Fix(d);
       } else if (since_boot(AerSeverity::kCorrectable) == 0) {
         r.verdict = Verdict::kOk;
