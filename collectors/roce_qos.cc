@@ -21,20 +21,6 @@ bool IsListed(const std::vector<std::string>& netdevs, const std::string& name) 
 
 }  // namespace
 
-const NetdevFacts* RdmaNetdevFacts::Find(const std::string& netdev) const {
-  for (const auto& n : netdevs) {
-    if (n.netdev == netdev) return &n;
-  }
-  return nullptr;
-}
-
-const RoceNetdevFacts* RoceQosFacts::Find(const std::string& netdev) const {
-  for (const auto& n : netdevs) {
-    if (n.netdev == netdev) return &n;
-  }
-  return nullptr;
-}
-
 std::optional<TrustMode> DeriveTrust(const DcbState& dcb) {
   if (!dcb.supported) return std::nullopt;
   if (dcb.app_trust) {

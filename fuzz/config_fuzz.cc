@@ -1,7 +1,8 @@
 // libFuzzer target: the config loader from bytes (ParseConfig: the size cap, the flow pre-scan,
 // yaml-cpp, schema validation, RE2 pattern compilation), the same path as LoadConfigFile after the
 // read. A config that loads is then used the way the collectors use it: its device filter and
-// ethtool allowlist patterns are matched against names taken from the input.
+// ethtool allowlist patterns (the `roce` section, registered by checks/roce_checks.cc, linked in)
+// are matched against names taken from the input.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,6 +12,7 @@
 #include "common/pattern.h"
 #include "common/utf8.h"
 #include "config/config.h"
+#include "config/policies.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // The collectors registered in the daemon (collectors/*.cc RDMAHD_REGISTER_COLLECTOR); fixed
@@ -29,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string name = text.substr(0, 64);
   (void)config->devices.Matches(name);
   (void)config->devices.Matches("mlx5_0");
-  for (const auto& p : config->roce.extra_ethtool_stats) {
+  for (const auto& p : config->Section<rdmahd::RocePolicy>().extra_ethtool_stats) {
     rdmahd::Result<rdmahd::Pattern> compiled = rdmahd::Pattern::Compile(p);
     if (!compiled.ok()) __builtin_trap();  // the loader accepted it, so it must compile
     (void)compiled->FullMatch(name);

@@ -1,0 +1,12 @@
+#include "facts/roce_facts.h"
+
+namespace rdmahd {
+
+const RoceNetdevFacts* RoceQosFacts::Find(const std::string& netdev) const {
+  for (const auto& n : netdevs) {
+    if (n.netdev == netdev) return &n;
+  }
+  return nullptr;
+}
+
+}  // namespace rdmahd
