@@ -56,7 +56,8 @@ NodeSummary SummarizeNode(const Report& report) {
     n.ports.push_back(link.device + "/" + std::to_string(link.port));
   }
   for (const TopologyDevice& td : topology->devices) {
-    DeviceSummary d;
+    // Built in place: moving a finished one trips GCC 12's -Wmaybe-uninitialized at -O2 (optional<int>).
+    DeviceSummary& d = s.devices.emplace_back();
     d.name = td.name;
     d.numa_node = td.numa_node;
     d.pci_address = td.pci_address;
@@ -91,7 +92,6 @@ NodeSummary SummarizeNode(const Report& report) {
       }
       d.ports.push_back(std::move(p));
     }
-    s.devices.push_back(std::move(d));
   }
   for (auto& [name, n] : by_netdev) {
     if (netdevs != nullptr) {

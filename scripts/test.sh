@@ -57,7 +57,7 @@ fi
 
 if has vm; then
   step "Soft-RoCE VM tier"
-  [[ -d build ]] || { cmake -S . -B build -G Ninja >/dev/null; ninja -C build -j "$JOBS"; }
+  [[ -d build ]] || { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null; ninja -C build -j "$JOBS"; }
   (cd build && ctest --output-on-failure -L 'vm')
 fi
 if has fresh; then
