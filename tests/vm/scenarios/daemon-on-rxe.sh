@@ -53,9 +53,9 @@ step "hw_counters over RDMA netlink: one request per port, no counter file held 
 held="$(find "/proc/$RDMAHD_DAEMON_PID/fd" -type l -lname '*/hw_counters/*' ! -lname '*/lifespan' 2>/dev/null | wc -l)"
 expect_num "$held" "==" 0 "hw_counters counter files held by rdma-healthd (netlink answers instead)"
 held_state="$(find "/proc/$RDMAHD_DAEMON_PID/fd" -type l -lname '*/ports/1/state' 2>/dev/null | wc -l)"
-# Held twice: by the devices collector and by link_flaps (collectors are independent, each holds
-# what it reads).
-expect_num "$held_state" "==" 2 "ports/1/state held (the files path is live)"
+# Held once, by the devices collector: link_flaps judges from its facts through the history and
+# reads no file of its own (issue #21: no file read twice in one collection).
+expect_num "$held_state" "==" 1 "ports/1/state held once (the files path is live)"
 # Every hw counter the files list is exported, with the value `rdma statistic` shows (idle device).
 m_nl="$RDMAHD_VM_OUT/metrics-netlink.txt"
 sleep 0.3  # past the scrape cache window
