@@ -90,7 +90,7 @@ EOF
 b_listen=127.0.0.1:9874
 "$RDMAHD_BIN" --web.listen-address=$b_listen --config.file="$dir/b.yaml" >>"$dir/daemon-b.log" 2>&1 &
 b_pid=$!
-trap 'kill -TERM "$b_pid" 2>/dev/null; stop_daemon >/dev/null 2>&1 || true' EXIT
+trap 'kill -TERM "$b_pid" 2>/dev/null || true; stop_daemon >/dev/null 2>&1 || true' EXIT
 rounds() {  # prints "successful-rounds median-seconds" from the second daemon's /metrics
   curl -fsS -m 5 "http://$b_listen/metrics" 2>/dev/null >"$dir/b.prom" || { echo "0 0"; return; }
   echo "$(metric "$dir/b.prom" rdma_peer_probes_total kind=latency result=success || echo 0)" \
