@@ -46,13 +46,17 @@ class SavedLogSource : public KernelLogSource {
  public:
   explicit SavedLogSource(std::string text) : text_(std::move(text)) {
     format_ = DetectSavedLogFormat(std::string_view(text_).substr(0, 64 << 10));
-    // The log's end stands for "now": the last record's times.
-    std::string_view rest = text_;
-    while (!rest.empty()) {
-      const std::string_view line = NextLine(rest);
+    // The log's end stands for "now": the times of the last record that has any, found from the
+    // end (one format per file, so a record with a time has every kind of time the file has).
+    std::string_view before = text_;
+    while (!before.empty() && !end_mono_ && !end_unix_) {
+      if (before.back() == '\n') before.remove_suffix(1);
+      const std::size_t nl = before.rfind('\n');
+      const std::string_view line = nl == std::string_view::npos ? before : before.substr(nl + 1);
+      before = nl == std::string_view::npos ? std::string_view{} : before.substr(0, nl);
       if (auto r = ParseSavedLogLine(line, format_)) {
         if (r->monotonic_us) end_mono_ = std::chrono::microseconds(static_cast<std::int64_t>(*r->monotonic_us));
-        if (r->realtime_s) end_unix_ = r->realtime_s;
+        end_unix_ = r->realtime_s;
       }
     }
     rest_ = text_;
@@ -189,7 +193,7 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     return Status::Ok();
   }
   if (!classifier_) return Error{"kernel event rules: " + classifier_error_, EINVAL};
-  if (!source_ && !(saved_read_ && !saved.empty())) {
+  if (!source_ && !saved_read_) {  // a saved log, once read to its end, is not opened again
     std::string error;
     source_ = open_(saved, error);
     if (!source_) {
