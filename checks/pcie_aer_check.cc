@@ -71,9 +71,9 @@ class PcieAerCheck : public Check {
     const auto* facts = snapshot.Get<PcieAerFacts>();
     if (facts == nullptr) return;
     for (const PcieAerDeviceFacts& d : facts->devices) {
+      // Another PCI function under the same device name is another counter.
+      const std::uint64_t instance = d.pci_address ? std::hash<std::string>{}(*d.pci_address) : 0;
       for (AerSeverity s : kSeverities) {
-        // Another PCI function under the same device name is another counter.
-        const std::uint64_t instance = d.pci_address ? std::hash<std::string>{}(*d.pci_address) : 0;
         if (auto total = Total(d, s)) history.RecordCounter(Series(d, s), instance, *total, now);
       }
     }

@@ -215,7 +215,6 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     const auto look_back = saved.empty() ? std::chrono::duration_cast<std::chrono::microseconds>(kLookBack)
                                          : now_mono;
     oldest_mono_ = now_mono - look_back;
-    since_unix_ = now_unix - std::chrono::duration_cast<std::chrono::seconds>(look_back).count();
   }
   KernelLogRecord record;
   std::string error;
@@ -245,7 +244,6 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     Take(record, ctx.topology, now_unix, now_mono);
   }
   facts.readable = true;
-  facts.since_unix_s = since_unix_;
   facts.now_unix_s = now_unix;
   facts.records = records_;
   facts.overruns = overruns_;

@@ -88,7 +88,6 @@ class KernelLogCollector : public Collector {
   bool started_ = false;                 // the first read (with the look-back) happened
   bool saved_read_ = false;              // a saved log was read to its end (it is not read again)
   std::chrono::microseconds oldest_mono_{};  // records older than this are before the look-back
-  std::int64_t since_unix_ = 0;
   std::map<std::string, DeviceState> devices_;  // by RDMA device
   std::uint64_t records_ = 0, overruns_ = 0, unmatched_ = 0;
 };

@@ -38,7 +38,6 @@ struct KernelLogFacts {
   bool readable = false;
   std::string unreadable;
   std::string source;             // "/dev/kmsg"
-  std::int64_t since_unix_s = 0;  // the oldest time events are known from (start minus look-back)
   std::int64_t now_unix_s = 0;    // when this collection read the log
   std::vector<KernelLogDeviceFacts> devices;  // by device name; only devices with events
   std::uint64_t records = 0;         // records read since start
