@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "config/config_section.h"
+
 namespace rdmahd {
 namespace {
 
@@ -152,12 +154,22 @@ KernelLogCollector::KernelLogCollector()
 
 KernelLogCollector::KernelLogCollector(SourceFactory open, KernelLogClock clock)
     : open_(std::move(open)), clock_(std::move(clock)) {
-  Result<KernelEventClassifier> c = KernelEventClassifier::Create(BuiltinKernelEventRules());
-  if (c.ok()) {
-    classifier_.emplace(std::move(*c));
-  } else {
+  (void)UseRules({});
+}
+
+Status KernelLogCollector::UseRules(const std::vector<KernelEventRule>& user_rules) {
+  if (classifier_ && user_rules == user_rules_) return Status::Ok();
+  std::vector<KernelEventRule> rules = BuiltinKernelEventRules();
+  rules.insert(rules.end(), user_rules.begin(), user_rules.end());
+  Result<KernelEventClassifier> c = KernelEventClassifier::Create(std::move(rules));
+  if (!c.ok()) {
+    classifier_.reset();
     classifier_error_ = c.error().message;
+    return Error{"kernel event rules: " + classifier_error_, EINVAL};
   }
+  classifier_.emplace(std::move(*c));
+  user_rules_ = user_rules;
+  return Status::Ok();
 }
 
 void KernelLogCollector::Take(const KernelLogRecord& record, const Topology& topology, std::int64_t now_unix,
@@ -192,7 +204,8 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     snapshot.Put(std::move(facts));
     return Status::Ok();
   }
-  if (!classifier_) return Error{"kernel event rules: " + classifier_error_, EINVAL};
+  const KernelLogPolicy& policy = ctx.config.Section<KernelLogPolicy>();
+  if (Status s = UseRules(policy.rules); !s.ok()) return s;
   if (!source_ && !saved_read_) {  // a saved log, once read to its end, is not opened again
     std::string error;
     source_ = open_(saved, error);
@@ -212,7 +225,7 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
   if (!started_) {
     started_ = true;
     // The look-back bounds what a start takes from the live ring; a saved log is read whole.
-    const auto look_back = saved.empty() ? std::chrono::duration_cast<std::chrono::microseconds>(kLookBack)
+    const auto look_back = saved.empty() ? std::chrono::duration_cast<std::chrono::microseconds>(policy.look_back)
                                          : now_mono;
     oldest_mono_ = now_mono - look_back;
   }
@@ -263,7 +276,7 @@ void KernelLogCollector::Render(const Snapshot& snapshot, MetricSink& sink) cons
   if (!facts->readable) return;
   auto events = sink.Counter("rdma_kernel_events_total",
                              "NIC health events the kernel logged about an RDMA device, by event and severity, since "
-                             "the daemon started (with a 10-minute look-back).");
+                             "the daemon started (and those of the kernel_log.look_back before it).");
   auto last = sink.Gauge("rdma_kernel_event_last_seen_timestamp_seconds",
                          "Unix time of the last such event.");
   for (const KernelLogDeviceFacts& d : facts->devices) {
@@ -283,5 +296,75 @@ void KernelLogCollector::Render(const Snapshot& snapshot, MetricSink& sink) cons
 RDMAHD_REGISTER_COLLECTOR("kernel_log", KernelLogCollector,
                           "NIC health events from the kernel log (/dev/kmsg): firmware health, thermal, module, "
                           "command failures, PCIe AER");
+
+namespace {
+constexpr std::size_t kMaxUserRules =
+    KernelEventClassifier::kMaxRules > 64 ? 64 : KernelEventClassifier::kMaxRules;  // beside the built-in ones
+}  // namespace
+
+RDMAHD_REGISTER_CONFIG_SECTION(KernelLogPolicy, "kernel_log", 70,
+    {{"kernel_log.look_back", "`10m`"},
+     {"kernel_log.rules[i].name", "required"},
+     {"kernel_log.rules[i].pattern", "required"},
+     {"kernel_log.rules[i].severity", "`warning`"}},
+    [](const ConfigWalker& w, const ConfigNode& v, KernelLogPolicy& out) {
+      return w.VisitMap(v, {
+          {"look_back",
+           [&](const ConfigNode& f) {
+             return w.ReadDuration(f, std::chrono::seconds(0), std::chrono::hours(24), out.look_back);
+           }},
+          {"rules", [&](const ConfigNode& list) {
+             out.rules.clear();
+             std::vector<int> lines;  // each rule's line, for "already used" messages
+             return w.VisitList(list, "a list of rules (- name: ..., pattern: ..., severity: ...)",
+                                [&](const ConfigNode& item) {
+               if (!item.node.IsMap()) {
+                 return w.FailAt(item, "must be a rule (name, pattern, severity), got " +
+                                           ConfigWalker::Describe(item.node));
+               }
+               if (out.rules.size() == kMaxUserRules) {
+                 return w.FailAt(item, "at most " + std::to_string(kMaxUserRules) + " rules");
+               }
+               KernelEventRule rule;
+               std::optional<ConfigNode> pattern_node, name_node;
+               Status st = w.VisitMap(item, {
+                   {"name", [&](const ConfigNode& f) { name_node = f; return w.ReadString(f, rule.name); }},
+                   {"pattern", [&](const ConfigNode& f) { pattern_node = f; return w.ReadString(f, rule.pattern); }},
+                   {"severity",
+                    [&](const ConfigNode& f) {
+                      std::string s;
+                      if (Status r = w.ReadString(f, s); !r.ok()) return r;
+                      if (s == "info") rule.severity = KernelEventSeverity::kInfo;
+                      else if (s == "warning") rule.severity = KernelEventSeverity::kWarning;
+                      else if (s == "critical") rule.severity = KernelEventSeverity::kCritical;
+                      else return w.FailAt(f, "must be info, warning or critical, got " + ConfigWalker::Quote(s));
+                      return Status::Ok();
+                    }},
+               });
+               if (!st.ok()) return st;
+               if (!name_node) return w.FailAt(item, "a rule needs a name (the event's name: a-z 0-9 _)");
+               if (!pattern_node) return w.FailAt(item, "a rule needs a pattern (RE2, matched anywhere in the message)");
+               KernelEventRule name_only{.name = rule.name, .pattern = "x"};
+               if (Status r = KernelEventClassifier::CheckRule(name_only); !r.ok()) {
+                 return w.FailAt(*name_node, r.error().message);
+               }
+               for (const KernelEventRule& builtin : BuiltinKernelEventRules()) {
+                 if (builtin.name == rule.name) {
+                   return w.FailAt(*name_node, "is a built-in event's name: pick another (built-in rules cannot be replaced)");
+                 }
+               }
+               for (std::size_t i = 0; i < out.rules.size(); ++i) {
+                 if (out.rules[i].name == rule.name) {
+                   return w.FailAt(*name_node, "is already the name of the rule on line " + std::to_string(lines[i] + 1));
+                 }
+               }
+               if (Status r = KernelEventClassifier::CheckRule(rule); !r.ok()) return w.FailAt(*pattern_node, r.error().message);
+               out.rules.push_back(std::move(rule));
+               lines.push_back(item.mark.line);
+               return Status::Ok();
+             });
+           }},
+      });
+    });
 
 }  // namespace rdmahd

@@ -3,7 +3,7 @@
 // mapped to an RDMA device by PCI address, RDMA device name or netdev (facts/kernel_log_facts.h).
 //
 // At start it reads from the oldest record the ring still holds, skipping those older than the
-// look-back (kLookBack), so a restarted daemon and `rdma-healthd check` see what just happened.
+// look-back (`kernel_log.look_back`, 10 minutes by default), so a restarted daemon and `rdma-healthd check` see what just happened.
 // After that each collection reads what is new: at most kMaxRecordsPerCollection records (a flood of
 // ACCESS_REG failures, 10,000 lines/s, costs bounded CPU and yields counts, not memory; the rest is
 // read by the next collection, or lost to the ring, which the kernel says with EPIPE and is
@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/collector.h"
 #include "facts/kernel_log_facts.h"
@@ -53,6 +54,13 @@ std::unique_ptr<KernelLogSource> OpenKmsg(std::string& error);
 inline constexpr std::size_t kMaxSavedLogBytes = 64u << 20;
 std::unique_ptr<KernelLogSource> OpenSavedLog(const std::string& path, std::string& error);
 
+// The `kernel_log` config section: the look-back at start, and a user's rules, run after the
+// built-in ones (BuiltinKernelEventRules) on the same classifier.
+struct KernelLogPolicy {
+  std::chrono::milliseconds look_back = std::chrono::minutes(10);
+  std::vector<KernelEventRule> rules;
+};
+
 struct KernelLogClock {
   std::function<std::chrono::microseconds()> monotonic;  // CLOCK_MONOTONIC: /dev/kmsg's time base
   std::function<std::int64_t()> unix_seconds;            // the wall clock
@@ -60,7 +68,6 @@ struct KernelLogClock {
 
 class KernelLogCollector : public Collector {
  public:
-  static constexpr std::chrono::minutes kLookBack{10};
   static constexpr std::size_t kMaxRecordsPerCollection = 100000;
 
   // Opens the log `fs` says to read (a saved log's path, or "" for /dev/kmsg).
@@ -82,7 +89,12 @@ class KernelLogCollector : public Collector {
 
   SourceFactory open_;
   KernelLogClock clock_;
+  // Built from the built-in rules and the config's (rebuilt when the config's change; the loader
+  // has compiled them already, so a failure here is a bug, reported as the collector's error).
+  Status UseRules(const std::vector<KernelEventRule>& user_rules);
+
   std::optional<KernelEventClassifier> classifier_;
+  std::vector<KernelEventRule> user_rules_;  // the config's rules classifier_ was built with
   std::string classifier_error_;
   std::unique_ptr<KernelLogSource> source_;
   bool started_ = false;                 // the first read (with the look-back) happened

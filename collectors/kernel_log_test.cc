@@ -10,6 +10,7 @@
 #include <sstream>
 #include <variant>
 
+#include "config/config.h"
 #include "core/check.h"
 #include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
@@ -60,6 +61,7 @@ struct Node {
   Topology topology;
   testing::TempDir dir;
   NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();
+  Config config;
 
   Node() {
     collector = std::make_unique<KernelLogCollector>(
@@ -94,7 +96,7 @@ struct Node {
   };
   Result Collect() {
     Result r;
-    EXPECT_TRUE(collector->Collect(CollectContext{fs, Config{}, topology}, r.snapshot, r.outcome).ok());
+    EXPECT_TRUE(collector->Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome).ok());
     r.snapshot.Put(topology);
     r.verdicts = RunRegisteredCheck("nic_health", r.snapshot, Config{});
     MetricSink sink;
@@ -336,6 +338,85 @@ TEST(KernelLogTest, ACapturedTreeIsNotThisNodesLog) {
   EXPECT_EQ(node.log.opens, 0);
   EXPECT_FALSE(r.facts().readable);
   EXPECT_THAT(VerdictOf(r, "mlx5_0").reason, HasSubstr("a capture"));
+}
+
+}  // namespace
+}  // namespace rdmahd
+
+namespace rdmahd {
+namespace {
+
+Result<Config> ParseKernelLogConfig(const std::string& yaml) {
+  return ParseConfig(yaml, "t.yaml", PluginNames{});
+}
+
+TEST(KernelLogConfigTest, AUsersRuleMakesEventsAtItsSeverityAndTheLookBackIsConfigurable) {
+  Node node;
+  Result<Config> config = ParseKernelLogConfig(
+      "kernel_log:\n"
+      "  look_back: 30m\n"
+      "  rules:\n"
+      "    - name: site_optic_fault\n"
+      "      pattern: 'optic fault on (?P<netdev>ens[0-9a-z]+) code (?P<num>[0-9]+)'\n"
+      "      severity: critical\n");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  node.config = *config;
+  // 20 minutes old: inside the configured 30-minute look-back, outside the default 10.
+  node.log.items.push_back(
+      Kmsg(3, 1, kUptime - std::chrono::minutes(20), "vendor_drv: optic fault on ens1f1np1 code 7"));
+  auto r = node.Collect();
+  EXPECT_THAT(r.text,
+              HasSubstr("rdma_kernel_events_total{device=\"mlx5_1\",event=\"site_optic_fault\",severity=\"critical\"} 1\n"));
+  ASSERT_EQ(r.facts().devices.size(), 1u);
+  EXPECT_EQ(r.facts().devices[0].recent.at(0).number, "7");
+  // The built-in rules still run beside it.
+  node.log.items.push_back(Kmsg(2, 2, kUptime, "mlx5_core 0000:05:00.0: poll_health:478:(pid 0): Fatal error 1 detected"));
+  r = node.Collect();
+  EXPECT_THAT(r.text, HasSubstr("device=\"mlx5_0\",event=\"mlx5_fw_fatal\""));
+}
+
+TEST(KernelLogConfigTest, ARuleOnAReloadReplacesThePreviousOnes) {
+  Node node;
+  Result<Config> a = ParseKernelLogConfig("kernel_log:\n  rules:\n    - {name: first_rule, pattern: 'alpha on (?P<netdev>ens1f0np0)'}\n");
+  Result<Config> b = ParseKernelLogConfig("kernel_log:\n  rules:\n    - {name: second_rule, pattern: 'alpha on (?P<netdev>ens1f0np0)'}\n");
+  ASSERT_TRUE(a.ok() && b.ok());
+  node.config = *a;
+  node.log.items.push_back(Kmsg(4, 1, kUptime, "x: alpha on ens1f0np0"));
+  auto r = node.Collect();
+  EXPECT_THAT(r.text, HasSubstr("event=\"first_rule\",severity=\"warning\"} 1"));
+  node.config = *b;
+  node.log.items.push_back(Kmsg(4, 2, kUptime, "x: alpha on ens1f0np0"));
+  r = node.Collect();
+  EXPECT_THAT(r.text, HasSubstr("event=\"second_rule\",severity=\"warning\"} 1"));
+  EXPECT_THAT(r.text, HasSubstr("event=\"first_rule\",severity=\"warning\"} 1"));  // counted before: kept
+}
+
+TEST(KernelLogConfigTest, BadRulesAreRefusedAtTheLineAndColumnOfWhatIsWrong) {
+  struct Case {
+    std::string yaml, message;
+  };
+  const std::vector<Case> cases{
+      {"kernel_log:\n  rules:\n    - name: my_rule\n      pattern: 'unclosed ('\n",
+       "t.yaml:4:16: kernel_log.rules[0].pattern: missing ): unclosed ("},
+      {"kernel_log:\n  rules:\n    - name: my_rule\n      pattern: '(?P<who>x)'\n",
+       "t.yaml:4:16: kernel_log.rules[0].pattern: capture group \"who\" is not one of pci, dev, netdev, num, text"},
+      {"kernel_log:\n  rules:\n    - name: Bad-Name\n      pattern: x\n",
+       "t.yaml:3:13: kernel_log.rules[0].name: a name is 1-64 of a-z 0-9 _"},
+      {"kernel_log:\n  rules:\n    - name: mlx5_fw_fatal\n      pattern: x\n",
+       "t.yaml:3:13: kernel_log.rules[0].name: is a built-in event's name"},
+      {"kernel_log:\n  rules:\n    - {name: a, pattern: x}\n    - {name: a, pattern: y}\n",
+       "kernel_log.rules[1].name: is already the name of the rule on line 3"},
+      {"kernel_log:\n  rules:\n    - {name: a}\n", "t.yaml:3:7: kernel_log.rules[0]: a rule needs a pattern"},
+      {"kernel_log:\n  rules:\n    - {name: a, pattern: x, severity: fatal}\n",
+       "kernel_log.rules[0].severity: must be info, warning or critical"},
+      {"kernel_log:\n  look_back: 2d\n", "t.yaml:2:14: kernel_log.look_back:"},
+      {"kernel_log:\n  rulez: []\n", "did you mean \"rules\""},
+  };
+  for (const Case& c : cases) {
+    Result<Config> r = ParseKernelLogConfig(c.yaml);
+    ASSERT_FALSE(r.ok()) << c.yaml;
+    EXPECT_THAT(r.error().message, HasSubstr(c.message)) << c.yaml;
+  }
 }
 
 }  // namespace

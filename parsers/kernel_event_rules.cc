@@ -151,6 +151,51 @@ KernelEventClassifier::KernelEventClassifier(std::shared_ptr<const Compiled> com
 
 std::size_t KernelEventClassifier::rule_count() const { return compiled_->rules.size(); }
 
+namespace {
+// One rule compiled alone: its pattern and which submatch holds each of kGroups; the error names
+// what is wrong with the rule (not which rule: callers say that).
+struct CompiledRule {
+  std::unique_ptr<re2::RE2> re;
+  std::array<int, kGroups.size()> group_of;
+};
+
+Result<CompiledRule> CompileRule(const KernelEventRule& r) {
+  if (!ValidName(r.name)) return Error{"a name is 1-64 of a-z 0-9 _", EINVAL};
+  if (r.pattern.empty()) return Error{"empty pattern", EINVAL};
+  if (r.pattern.size() > KernelEventClassifier::kMaxPatternBytes) {
+    return Error{"pattern of " + std::to_string(r.pattern.size()) + " bytes, at most " +
+                     std::to_string(KernelEventClassifier::kMaxPatternBytes),
+                 EINVAL};
+  }
+  CompiledRule out;
+  out.re = std::make_unique<re2::RE2>(re2::StringPiece(r.pattern.data(), r.pattern.size()), RuleOptions(kRuleMaxMem));
+  if (!out.re->ok()) {
+    if (out.re->error_code() == re2::RE2::ErrorPatternTooLarge) return Error{"pattern too complex", EINVAL};
+    return Error{CapMessage(out.re->error(), 200), EINVAL};
+  }
+  out.group_of.fill(-1);
+  for (const auto& [name, index] : out.re->NamedCapturingGroups()) {
+    const auto it = std::find(kGroups.begin(), kGroups.end(), name);
+    if (it == kGroups.end()) {
+      return Error{"capture group " + DescribeKey(name) + " is not one of pci, dev, netdev, num, text", EINVAL};
+    }
+    if (index >= kMaxSubmatches) {
+      return Error{"capture group " + DescribeKey(name) + " is group " + std::to_string(index) + ", past the " +
+                       std::to_string(kMaxSubmatches - 1) + "th: write (?:...) for groups that only group",
+                   EINVAL};
+    }
+    out.group_of[static_cast<std::size_t>(it - kGroups.begin())] = index;
+  }
+  return out;
+}
+}  // namespace
+
+Status KernelEventClassifier::CheckRule(const KernelEventRule& rule) {
+  Result<CompiledRule> r = CompileRule(rule);
+  if (!r.ok()) return r.error();
+  return Status::Ok();
+}
+
 Result<KernelEventClassifier> KernelEventClassifier::Create(std::vector<KernelEventRule> rules) {
   if (rules.size() > kMaxRules) {
     return Error{"kernel event rules: " + std::to_string(rules.size()) + " rules, at most " + std::to_string(kMaxRules),
@@ -162,40 +207,16 @@ Result<KernelEventClassifier> KernelEventClassifier::Create(std::vector<KernelEv
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const KernelEventRule& r = rules[i];
     const std::string where = "kernel event rule " + std::to_string(i + 1) + " (" + DescribeKey(r.name, 64) + "): ";
-    if (!ValidName(r.name)) return Error{where + "a name is 1-64 of a-z 0-9 _", EINVAL};
+    Result<CompiledRule> rule = CompileRule(r);
+    if (!rule.ok()) return Error{where + rule.error().message, EINVAL};
     if (!names.insert(r.name).second) return Error{where + "the name is used by an earlier rule", EINVAL};
-    if (r.pattern.empty()) return Error{where + "empty pattern", EINVAL};
-    if (r.pattern.size() > kMaxPatternBytes) {
-      return Error{where + "pattern of " + std::to_string(r.pattern.size()) + " bytes, at most " +
-                       std::to_string(kMaxPatternBytes),
-                   EINVAL};
-    }
-    auto re = std::make_unique<re2::RE2>(re2::StringPiece(r.pattern.data(), r.pattern.size()), RuleOptions(kRuleMaxMem));
-    if (!re->ok()) {
-      if (re->error_code() == re2::RE2::ErrorPatternTooLarge) return Error{where + "pattern too complex", EINVAL};
-      return Error{where + CapMessage(re->error(), 200), EINVAL};
-    }
-    std::array<int, kGroups.size()> group_of;
-    group_of.fill(-1);
-    for (const auto& [name, index] : re->NamedCapturingGroups()) {
-      const auto it = std::find(kGroups.begin(), kGroups.end(), name);
-      if (it == kGroups.end()) {
-        return Error{where + "capture group " + DescribeKey(name) + " is not one of pci, dev, netdev, num, text", EINVAL};
-      }
-      if (index >= kMaxSubmatches) {
-        return Error{where + "capture group " + DescribeKey(name) + " is group " + std::to_string(index) +
-                         ", past the " + std::to_string(kMaxSubmatches - 1) + "th: write (?:...) for groups that only group",
-                     EINVAL};
-      }
-      group_of[static_cast<std::size_t>(it - kGroups.begin())] = index;
-    }
     std::string set_error;
     if (c->set->Add(re2::StringPiece(r.pattern.data(), r.pattern.size()), &set_error) != static_cast<int>(i)) {
       return Error{where + CapMessage(set_error, 200), EINVAL};
     }
-    c->group_count.push_back(re->NumberOfCapturingGroups());
-    c->patterns.push_back(std::move(re));
-    c->group_of.push_back(group_of);
+    c->group_count.push_back(rule->re->NumberOfCapturingGroups());
+    c->patterns.push_back(std::move(rule->re));
+    c->group_of.push_back(rule->group_of);
   }
   if (!c->set->Compile()) return Error{"kernel event rules: together they compile too large", EINVAL};
   c->rules = std::move(rules);

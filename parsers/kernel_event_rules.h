@@ -37,6 +37,7 @@ enum class KernelEventSeverity { kInfo, kWarning, kCritical, kFromLevel };
 std::string_view KernelEventSeverityName(KernelEventSeverity severity);
 
 struct KernelEventRule {
+  bool operator==(const KernelEventRule&) const = default;
   std::string name;  // the event's name: [a-z0-9_], 1-64 bytes
   KernelEventSeverity severity = KernelEventSeverity::kWarning;
   std::string pattern;  // RE2 syntax, bytes (Latin-1) semantics, at most kMaxPatternBytes
@@ -72,6 +73,9 @@ class KernelEventClassifier {
   // compiles too large, a capture group other than pci, dev, netdev, num, text, or one numbered past
   // 15 (unnamed groups count: (?:...) does not); more than kMaxRules.
   static Result<KernelEventClassifier> Create(std::vector<KernelEventRule> rules);
+  // What Create says of `rule` alone (all but the name used twice and the rule count), without
+  // naming the rule: for the config loader, which names it by file, line and column.
+  static Status CheckRule(const KernelEventRule& rule);
 
   // The event of the first rule matching `record.message`, or nothing.
   std::optional<KernelEvent> Classify(const KernelLogRecord& record) const;
