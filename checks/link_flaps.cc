@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/topology.h"
+#include "facts/kernel_log_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
 
@@ -178,12 +179,33 @@ class LinkFlapsCheck : public Check {
     }
   }
 
+  // The kernel's "Link down" lines about the port within the window: about its netdev, or about
+  // the device when the line names no netdev and the device has one port.
+  static void KernelLinkDowns(const KernelLogFacts& log, const TopologyDevice& d, const TopologyPort& tp,
+                              double window_seconds, LinkFlapPortFacts& f) {
+    if (!log.readable) return;
+    for (const KernelLogDeviceFacts& kd : log.devices) {
+      if (kd.device != d.name) continue;
+      for (const KernelEvent& e : kd.recent) {
+        if (e.name != "link_down" || !e.realtime_s) continue;
+        const bool ours = e.netdev.empty() ? d.ports.size() == 1 : (!tp.netdev.empty() && e.netdev == tp.netdev);
+        const double age = static_cast<double>(std::max<std::int64_t>(0, log.now_unix_s - *e.realtime_s));
+        if (!ours || age > window_seconds) continue;
+        ++f.kernel_link_downs;
+        if (!f.kernel_last_link_down_age_seconds || age < *f.kernel_last_link_down_age_seconds) {
+          f.kernel_last_link_down_age_seconds = age;
+        }
+      }
+    }
+  }
+
   void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
     if (!ctx.config.CollectorEnabled("link_flaps")) return;
     const auto* topology = ctx.snapshot.Get<Topology>();
     if (topology == nullptr) return;
     const auto* devices = ctx.snapshot.Get<RdmaDevicesFacts>();
     const auto* netdevs = ctx.snapshot.Get<RdmaNetdevFacts>();
+    const auto* kernel_log = ctx.snapshot.Get<KernelLogFacts>();
     const HostLinkFlapPolicy& policy = ctx.config.Section<HostLinkFlapPolicy>();
     LinkFlapFacts facts;
     facts.drop_window_seconds = Seconds(policy.drop_window);
@@ -207,6 +229,7 @@ class LinkFlapsCheck : public Check {
         f.link_downed = o.link_downed;
         f.carrier_changes = o.carrier_changes;
         Replay(ctx.history, PortPrefix(d.name, tp.port), policy, ctx.now, o, f);
+        if (kernel_log != nullptr) KernelLinkDowns(*kernel_log, d, tp, facts.window_seconds, f);
         facts.ports.push_back(std::move(f));
       }
     }
@@ -324,13 +347,31 @@ void AppendLinkFlapVerdicts(const LinkFlapFacts& facts, std::vector<CheckResult>
                 std::to_string(facts.threshold) + ")";
       if (p.last_flap_age_seconds) reason += ", last " + Secs(*p.last_flap_age_seconds) + " ago";
     }
+    // The kernel log, when it logged link-downs for the port: confirms a flap, or tells of one the
+    // counters could not (the daemon started after it: no baseline yet).
+    std::string kernel;
+    if (p.kernel_link_downs > 0) {
+      kernel = "the kernel logged " + std::to_string(p.kernel_link_downs) + " link down" +
+               (p.kernel_link_downs == 1 ? "" : "s") + " in the last " + window;
+      if (p.kernel_last_link_down_age_seconds) kernel += ", last " + Secs(*p.kernel_last_link_down_age_seconds) + " ago";
+    }
+    const std::string nd = p.netdev.empty() ? std::string("<netdev>") : p.netdev;
+    auto fix = [&] {
+      return "check the cable, transceiver and switch port: `ethtool " + nd + "`, `ethtool -m " + nd +
+             "` (optical power), the switch port's error counters and `rdma link show " + subject +
+             "`; reseat or replace the cable/transceiver";
+    };
     if (!reason.empty()) {
-      const std::string nd = p.netdev.empty() ? std::string("<netdev>") : p.netdev;
+      if (!kernel.empty()) reason += "; " + kernel;
       reason += tail;
-      out.push_back(result(subject, Verdict::kFailed, std::move(reason),
-                           "check the cable, transceiver and switch port: `ethtool " + nd + "`, `ethtool -m " + nd +
-                               "` (optical power), the switch port's error counters and `rdma link show " + subject +
-                               "`; reseat or replace the cable/transceiver"));
+      out.push_back(result(subject, Verdict::kFailed, std::move(reason), fix()));
+      continue;
+    }
+    if (!kernel.empty() && p.flaps_in_window == 0) {
+      out.push_back(result(subject, Verdict::kWarning,
+                           kernel + ", but the port's state and counters showed no flap (one before the daemon "
+                                    "started, or shorter than a collection on a driver that counts none)" + tail,
+                           fix()));
       continue;
     }
     if (!p.active) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/topology.h"
+#include "facts/kernel_log_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
 
@@ -25,6 +26,7 @@ struct Timeline {
   bool listed = true;
   std::unique_ptr<Check> check = CheckRegistry().Find("link_flaps")->factory();
   std::vector<CheckResult> verdicts;
+  std::optional<KernelLogFacts> kernel_log;  // put in the snapshot when set
 
   LinkFlapPortFacts At(int t, std::optional<bool> active, std::optional<std::uint64_t> link_downed = std::nullopt,
                        std::optional<std::uint64_t> carrier = std::nullopt) {
@@ -55,6 +57,7 @@ struct Timeline {
     s.PutShared(std::shared_ptr<const Topology>(std::move(topology)));
     s.Put(std::move(devices));
     s.Put(std::move(netdevs));
+    if (kernel_log) s.Put(KernelLogFacts(*kernel_log));
     Snapshot derived;
     verdicts.clear();
     RunCheck("link_flaps", *check, s, config, history, kT0 + seconds(t), verdicts, &derived);
@@ -107,6 +110,57 @@ TEST(LinkFlapsTest, PortNeverActiveIsNoDropAndComingUpIsNoFlap) {
   LinkFlapPortFacts f = starting.At(10, true);
   EXPECT_FALSE(f.flapping);
   EXPECT_EQ(f.flaps_in_window, 0u);
+}
+
+// The kernel log's "Link down" lines (collector kernel_log) as of `now_unix`, `ages` seconds old.
+KernelLogFacts KernelLinkDowns(std::int64_t now_unix, const std::vector<std::int64_t>& ages,
+                               const std::string& netdev = "eth0") {
+  KernelLogFacts log;
+  log.readable = true;
+  log.now_unix_s = now_unix;
+  KernelLogDeviceFacts& d = log.devices.emplace_back();
+  d.device = "mlx5_0";
+  for (std::int64_t age : ages) {
+    KernelEvent& e = d.recent.emplace_back();
+    e.name = "link_down";
+    e.netdev = netdev;
+    e.realtime_s = now_unix - age;
+  }
+  return log;
+}
+
+TEST(LinkFlapsTest, TheKernelLogConfirmsAFlapAndTellsOfOneTheCountersCouldNotSee) {
+  // A flap the port's state showed: the kernel's lines are quoted beside it.
+  Timeline tl;
+  tl.At(0, true);
+  tl.At(10, false);
+  tl.kernel_log = KernelLinkDowns(1'780'000'000, {12, 700});  // one in the 600 s window, one before it
+  tl.At(20, true);
+  ASSERT_EQ(tl.verdicts.size(), 1u);
+  EXPECT_EQ(tl.verdicts[0].verdict, Verdict::kFailed);
+  EXPECT_EQ(tl.verdicts[0].reason,
+            "1 flaps in the last 600 s (threshold 1), last 0 s ago; the kernel logged 1 link down in the last "
+            "600 s, last 12 s ago (netdev eth0)");
+
+  // The daemon started after the flap: no baseline, nothing in the counters, the kernel log says it.
+  Timeline started;
+  started.kernel_log = KernelLinkDowns(1'780'000'000, {240, 250});
+  const LinkFlapPortFacts f = started.At(0, true);
+  EXPECT_EQ(f.kernel_link_downs, 2u);
+  ASSERT_EQ(started.verdicts.size(), 1u);
+  EXPECT_EQ(started.verdicts[0].verdict, Verdict::kWarning);
+  EXPECT_THAT(started.verdicts[0].reason, HasSubstr("the kernel logged 2 link downs in the last 600 s, last 240 s ago, "
+                                                    "but the port's state and counters showed no flap"));
+  EXPECT_THAT(started.verdicts[0].fix, HasSubstr("ethtool -m eth0"));
+
+  // Another netdev's lines, or lines older than the window, are not this port's.
+  Timeline other;
+  other.kernel_log = KernelLinkDowns(1'780'000'000, {5}, "eth1");
+  other.At(0, true);
+  EXPECT_EQ(other.verdicts.at(0).verdict, Verdict::kOk);
+  other.kernel_log = KernelLinkDowns(1'780'000'000, {601});
+  other.At(30, true);
+  EXPECT_EQ(other.verdicts.at(0).verdict, Verdict::kOk);
 }
 
 TEST(LinkFlapsTest, CounterGrowthBetweenActiveSamplesCountsUnseenFlaps) {

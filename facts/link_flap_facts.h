@@ -3,7 +3,8 @@
 // when the port left ACTIVE, whether it came back within the drop window (a flap) or stayed down
 // past it (a drop), and the flaps seen in the counting window. Counter growth between two
 // collections (counters/link_downed, the netdev's carrier_changes) with the port ACTIVE at both ends
-// is a flap no collection saw happen. Data only.
+// is a flap no collection saw happen. The kernel log's link-down lines for the port are kept beside
+// them as a cross-check. Data only.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,11 @@ struct LinkFlapPortFacts {
   std::optional<double> last_drop_age_seconds;  // since a drop ended (the port came back), if one was seen
   bool flapping = false;      // flaps_in_window >= threshold, or within recovery after that
   bool link_dropped = false;  // down longer than drop_window now, or within recovery after coming back
+
+  // The kernel log's word on it (collector kernel_log; absent when the log is not read): link-down
+  // lines about the port's netdev (or, without one, its device) within the counting window.
+  std::uint32_t kernel_link_downs = 0;
+  std::optional<double> kernel_last_link_down_age_seconds;
 };
 
 struct LinkFlapFacts {
