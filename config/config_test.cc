@@ -235,7 +235,7 @@ TEST(ConfigParseTest, TopLevelMustBeAMap) {
   EXPECT_EQ(ErrorOf("just some words\n"),
             "t.yaml:1:1: not a YAML mapping: the file is one scalar of 15 bytes (not shown); the top level "
             "must be a map of sections (collectors, checks, probes, devices, scrape, ports, limits, firmware, "
-            "roce, host, peers)");
+            "roce, host, peers, inventory)");
 }
 
 // Issue #20 item 1: a file that is not a config (a private key, /etc/passwd, /etc/shadow) must not
@@ -270,7 +270,7 @@ TEST(ConfigSecretsTest, ShadowLineKeyIsDescribedNotQuoted) {
   const std::size_t key_bytes = ShadowLikeText().find(":::") + 2;  // the key ends before the last ':'
   EXPECT_EQ(message, "t.yaml:1:1: unknown key (a key of " + std::to_string(key_bytes) +
                          " bytes, not shown: it is not a name) at the top level (expected one of: collectors, "
-                         "checks, probes, devices, scrape, ports, limits, firmware, roce, host, peers)");
+                         "checks, probes, devices, scrape, ports, limits, firmware, roce, host, peers, inventory)");
   for (const char* secret : {kShadowSalt, kShadowHash, "root", "$y$", "19000"}) {
     EXPECT_THAT(message, Not(HasSubstr(secret)));
   }
@@ -298,7 +298,7 @@ TEST(ConfigSecretsTest, HugeKeyGivesAShortMessage) {
   const std::string message = ErrorOf("? " + key + "\n: 1\n");  // an explicit key: no 1024-byte bound
   EXPECT_EQ(message, "t.yaml:1:3: unknown key (a key of 1000000 bytes, not shown: it is not a name) at the top "
                      "level (expected one of: collectors, checks, probes, devices, scrape, ports, limits, firmware, "
-                     "roce, host, peers)");
+                     "roce, host, peers, inventory)");
   EXPECT_LE(message.size(), kMaxMessageBytes);
   // Every message is capped, whatever its parts (here a long regex error).
   const std::string pattern = std::string(1, '(').append(3000, 'p');
