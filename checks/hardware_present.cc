@@ -48,8 +48,9 @@ constexpr std::size_t kMaxObjects = 1024;
 constexpr auto kRecoveredFor = std::chrono::hours(1);
 
 // Series: "hardware_present/<device>/device", ".../port/<N>", ".../netdev/<name>": 0 while present,
-// else the Unix time (s, at least 1) of the first collection that missed it. ".../pci": the
-// device's PCI address, packed (PackPci).
+// else Gone(): the Unix times (s) of the first collection that missed it and of the last that saw
+// it, fixed when it went so that every later reason says the same. ".../pci": the device's PCI
+// address, packed (PackPci).
 constexpr std::string_view kPrefix = "hardware_present/";
 constexpr std::string_view kDevice = "device";
 constexpr std::string_view kPort = "port/";
@@ -87,6 +88,15 @@ std::string UnpackPci(std::uint64_t v) {
 std::int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
+
+// A gone object's state: when it was first missed in the upper 32 bits (at least 1, so the state is
+// never 0), when it was last seen in the lower (Unix seconds fit 32 bits until 2106).
+std::uint64_t Gone(std::int64_t missed_unix, std::int64_t seen_unix) {
+  const auto clamp = [](std::int64_t v) { return static_cast<std::uint64_t>(std::clamp<std::int64_t>(v, 0, 0xffffffff)); };
+  return (std::max<std::uint64_t>(clamp(missed_unix), 1) << 32) | clamp(seen_unix);
+}
+std::int64_t MissedAt(std::uint64_t state) { return static_cast<std::int64_t>(state >> 32); }
+std::int64_t SeenAt(std::uint64_t state) { return static_cast<std::int64_t>(state & 0xffffffffu); }
 
 std::string UtcTime(std::int64_t unix_s) {
   const std::time_t t = static_cast<std::time_t>(unix_s);
@@ -189,7 +199,12 @@ class HardwarePresentCheck : public Check {
       it = memory.devices.erase(it);
     }
 
-    const std::uint64_t gone_at = static_cast<std::uint64_t>(std::max<std::int64_t>(UnixSeconds(snapshot.taken_at), 1));
+    const std::int64_t now_unix = UnixSeconds(snapshot.taken_at);
+    // When an object missing now was last seen: its last present collection, as wall time.
+    const auto gone_now = [&](const Remembered& r) {
+      const auto ago = std::chrono::duration_cast<std::chrono::seconds>(now - r.samples.back().last).count();
+      return Gone(now_unix, now_unix - ago);
+    };
     std::set<std::string> listed;     // full series names present now
     std::set<std::string> unlisted_ports_of;  // devices whose ports could not be listed
     for (const TopologyDevice& d : topology->devices) {
@@ -205,7 +220,7 @@ class HardwarePresentCheck : public Check {
         const std::string name = prefix + r.object;
         if (listed.contains(name)) continue;
         const bool ports_unknown = r.object.starts_with(kPort) && unlisted_ports_of.contains(device);
-        history.RecordGauge(name, r.state() != 0 || ports_unknown ? r.state() : gone_at, now);
+        history.RecordGauge(name, r.state() != 0 || ports_unknown ? r.state() : gone_now(r), now);
       }
       if (auto it = memory.pci.find(device); it != memory.pci.end() && !topology->FindDevice(device)) {
         history.RecordGauge(prefix + std::string(kPci), it->second, now);
@@ -306,10 +321,8 @@ class HardwarePresentCheck : public Check {
           r.reason += with + (gone.size() == 1 ? " is gone" : " are gone");
         }
         const Remembered& first = *gone.front();
-        r.reason += ": missing since " + UtcTime(static_cast<std::int64_t>(first.state()));
-        if (first.samples.size() >= 2) {
-          r.reason += " (last seen " + UtcTime(wall(first.samples[first.samples.size() - 2].last)) + ")";
-        }
+        r.reason += ": missing since " + UtcTime(MissedAt(first.state())) + " (last seen " +
+                    UtcTime(SeenAt(first.state())) + ")";
         r.fix = device_gone
                     ? "look for why the device left: `dmesg | grep -i -e mlx5 -e " +
                           (pci.empty() ? device : pci) + "` (a firmware fatal error, a PCIe surprise removal), `" +
@@ -323,7 +336,7 @@ class HardwarePresentCheck : public Check {
         r.reason = "recovered: " + ObjectName(o) + (o.object == kDevice ? where : " of " + device + where) +
                    " back since " + UtcTime(wall(o.samples.back().first)) + " after " +
                    Duration(std::chrono::duration<double>(o.samples.back().first - away.first).count()) +
-                   " away (missing since " + UtcTime(static_cast<std::int64_t>(away.value)) + ")";
+                   " away (missing since " + UtcTime(MissedAt(away.value)) + ")";
         if (back.size() > 1) r.reason += ", with " + std::to_string(back.size() - 1) + " more of its objects";
       } else {
         r.reason = "present" + where + ", " + std::to_string(ports) + (ports == 1 ? " port" : " ports");

@@ -23,6 +23,16 @@ def tree_args(sysfs):
     return [f"--path.sysfs={sysfs}", "--path.procfs=/nonexistent-proc", f"--path.dcb={EMPTY_DCB}"]
 
 
+def node_copy(tmp, config_text):
+    """A copy of the mlx5-roce tree and a config file, in `tmp`: (sysfs, config path)."""
+    sysfs = os.path.join(tmp, "sys")
+    shutil.copytree(MLX5_ROCE, sysfs, symlinks=True)
+    config = os.path.join(tmp, "config.yaml")
+    with open(config, "w") as f:
+        f.write(config_text)
+    return sysfs, config
+
+
 def verdicts(daemon):
     status, _, body = daemon.get("/api/v1/checks")
     assert status == 200, body
@@ -39,11 +49,7 @@ def status_line(daemon, subject, status):
 class HardwarePresentE2ETest(unittest.TestCase):
     def test_a_device_removed_between_scrapes_fails_then_recovers(self):
         with tempfile.TemporaryDirectory() as tmp:
-            sysfs = os.path.join(tmp, "sys")
-            shutil.copytree(MLX5_ROCE, sysfs, symlinks=True)
-            config = os.path.join(tmp, "config.yaml")
-            with open(config, "w") as f:
-                f.write("scrape: {cache_window: 0}\n")
+            sysfs, config = node_copy(tmp, "scrape: {cache_window: 0}\n")
             link = os.path.join(sysfs, "class", "infiniband", "mlx5_1")
             target = os.readlink(link)
             real = os.path.realpath(link)
@@ -79,11 +85,7 @@ class HardwarePresentE2ETest(unittest.TestCase):
 
     def test_check_fails_at_once_when_the_inventory_is_short(self):
         with tempfile.TemporaryDirectory() as tmp:
-            sysfs = os.path.join(tmp, "sys")
-            shutil.copytree(MLX5_ROCE, sysfs, symlinks=True)
-            config = os.path.join(tmp, "config.yaml")
-            with open(config, "w") as f:
-                f.write("inventory:\n  expected: {devices: 2, names: ['mlx5_.*']}\n")
+            sysfs, config = node_copy(tmp, "inventory:\n  expected: {devices: 2, names: ['mlx5_.*']}\n")
             p = run("check", "--output=json", f"--config.file={config}", *tree_args(sysfs))
             node = {(v["check"], v["subject"]): v for v in json.loads(p.stdout)["verdicts"]}[("hardware_present", "node")]
             self.assertEqual(node["status"], "ok", node)
