@@ -12,21 +12,13 @@ import tempfile
 import time
 import unittest
 
-from harness import SOURCE_DIR, Daemon, run
-
-EMPTY_DCB = os.path.join(SOURCE_DIR, "tests", "fixtures", "empty-dcb")
-MLX5_ROCE = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "mlx5-roce", "sys")
-
-
-def tree_args(sysfs):
-    # No cache window: every scrape is a collection of its own.
-    return [f"--path.sysfs={sysfs}", "--path.procfs=/nonexistent-proc", f"--path.dcb={EMPTY_DCB}"]
+from fs_e2e_test import MLX5_ROCE, copy_tree, tree_args
+from harness import Daemon, run
 
 
 def node_copy(tmp, config_text):
     """A copy of the mlx5-roce tree and a config file, in `tmp`: (sysfs, config path)."""
-    sysfs = os.path.join(tmp, "sys")
-    shutil.copytree(MLX5_ROCE, sysfs, symlinks=True)
+    sysfs = copy_tree(MLX5_ROCE, tmp)
     config = os.path.join(tmp, "config.yaml")
     with open(config, "w") as f:
         f.write(config_text)
