@@ -219,8 +219,10 @@ class HardwarePresentCheck : public Check {
       for (const Remembered& r : objects) {
         const std::string name = prefix + r.object;
         if (listed.contains(name)) continue;
-        const bool ports_unknown = r.object.starts_with(kPort) && unlisted_ports_of.contains(device);
-        history.RecordGauge(name, r.state() != 0 || ports_unknown ? r.state() : gone_now(r), now);
+        // Unlisted ports leave their netdevs (named by the ports' GID tables) unknown too.
+        const bool unknown = (r.object.starts_with(kPort) || r.object.starts_with(kNetdev)) &&
+                             unlisted_ports_of.contains(device);
+        history.RecordGauge(name, r.state() != 0 || unknown ? r.state() : gone_now(r), now);
       }
       if (auto it = memory.pci.find(device); it != memory.pci.end() && !topology->FindDevice(device)) {
         history.RecordGauge(prefix + std::string(kPci), it->second, now);
