@@ -45,6 +45,9 @@ expect_num "$(metric_one "$dir/gone.prom" rdma_check_status check=hardware_prese
 step "rdma link add rxe0"
 rdma link add rxe0 type rxe netdev "$netdev" || fail "rdma link add rxe0"
 wait_until 10 "rxe0 back in sysfs" test -e /sys/class/infiniband/rxe0
+# Its netdev is known from the GID table, which rxe fills from the netdev's addresses: until then
+# the netdev would read as still gone.
+wait_until 20 "rxe0's GID table names $netdev" grep -qsx "$netdev" /sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/*
 past_cache_window
 scrape "$dir/back.json" api/v1/checks
 expect_eq "$(field "$dir/back.json" status)" ok "hardware_present rxe0 after the add"
