@@ -235,7 +235,7 @@ TEST(ConfigParseTest, TopLevelMustBeAMap) {
   EXPECT_EQ(ErrorOf("just some words\n"),
             "t.yaml:1:1: not a YAML mapping: the file is one scalar of 15 bytes (not shown); the top level "
             "must be a map of sections (collectors, checks, probes, devices, scrape, ports, limits, firmware, "
-            "roce, host, peers, kernel_log)");
+            "roce, host, peers, kernel_log, inventory)");
 }
 
 // Issue #20 item 1: a file that is not a config (a private key, /etc/passwd, /etc/shadow) must not
@@ -299,7 +299,12 @@ TEST(ConfigSecretsTest, HugeKeyGivesAShortMessage) {
   // The list of valid keys grows with each registered section; the key itself is never printed.
   EXPECT_THAT(message, ::testing::StartsWith("t.yaml:1:3: unknown key (a key of 1000000 bytes, not shown: it is not "
                                              "a name) at the top level (expected one of: collectors, checks, "));
-  EXPECT_LT(message.size(), 400u);
+  EXPECT_LE(message.size(), kMaxMessageBytes);
+  // Every message is capped, whatever its parts (here a long regex error).
+  const std::string pattern = std::string(1, '(').append(3000, 'p');
+  const std::string regex_message = ErrorOf("devices:\n  include: ['" + pattern + "']\n");
+  EXPECT_THAT(regex_message, StartsWith("t.yaml:2:13: devices.include[0]: invalid regular expression \"(ppp"));
+  EXPECT_LE(regex_message.size(), kMaxMessageBytes);
 }
 
 // Issue #20 item 15: odd bytes get a message saying what is wrong where, not a misleading one.

@@ -65,6 +65,9 @@ struct PeerStatus {
   std::optional<PeerProbeFailureFacts> latency_failure;
   std::optional<PeerProbeFailureFacts> bandwidth_failure;
   std::vector<PeerProbeCount> counts;
+  // The CPU the probe thread ran on when the last latency probe ended (sched_getcpu), success or
+  // failure; absent before the first, or when the kernel would not say.
+  std::optional<std::uint32_t> latency_cpu;
 };
 
 struct PeerFacts {

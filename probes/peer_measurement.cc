@@ -1,5 +1,7 @@
 #include "probes/peer_measurement.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -116,6 +118,9 @@ void MeasureLatency(PeerState& peer, PeerProber& prober, AddressResolver& resolv
   request.iterations = p.latency_iterations;
   request.timeout = LatencyTimeout(p.latency_iterations);
   ProbeOutcome<LatencySamples> outcome = prober.Latency(EndpointOf(peer, p), SourceOf(p), request, stop);
+  // Where the round ran, for peer_latency to name beside a slow or failed round.
+  const int cpu = sched_getcpu();
+  peer.status.latency_cpu = cpu >= 0 ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(cpu)) : std::nullopt;
   if (Failed(peer, kLatencyProbe, outcome)) return;
   LatencySamples& samples = std::get<LatencySamples>(outcome);
   std::vector<double>& us = samples.half_round_trip_us;

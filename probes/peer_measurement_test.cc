@@ -34,6 +34,9 @@ TEST(PeerMeasurementTest, FailuresAreCountedByReasonAndRecoveryClearsTheLastFail
   EXPECT_EQ(f->peers[0]->last_latency, PeerProbeResult::kFailure);
   ASSERT_TRUE(f->peers[0]->latency_failure);
   EXPECT_EQ(f->peers[0]->latency_failure->reason, "wc_retry_exc_err");
+  // Where the failed round ran, for peer_latency's reason.
+  ASSERT_TRUE(f->peers[0]->latency_cpu);
+  EXPECT_LT(*f->peers[0]->latency_cpu, 65536u);
   std::string m = h.Metrics();
   EXPECT_THAT(m, HasSubstr("{peer=\"10.0.0.3\",kind=\"latency\",result=\"failure\",reason=\"connect_timeout\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("{peer=\"10.0.0.3\",kind=\"latency\",result=\"failure\",reason=\"wc_retry_exc_err\"} 1\n"));
