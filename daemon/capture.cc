@@ -165,6 +165,7 @@ class Bundle {
   }
   void Note(std::string note) { notes_.push_back(std::move(note)); }
   bool out_of_time() const { return Clock::now() > deadline_; }
+  int tree_depth() const { return limits_.tree_depth; }
   const Status& error() const { return error_; }
 
   // Copies `rel` of `tree` (a file, folder or link) to the archive; folders `depth` levels deep.
@@ -291,7 +292,8 @@ void CopyClass(Bundle& bundle, Tree& tree, const std::string& rel) {
   bundle.Copy(tree, rel, 0);
   auto names = ListNames(tree.src + "/" + rel);
   if (!names) return;
-  for (const std::string& n : *names) bundle.Copy(tree, rel + "/" + n, bundle.out_of_time() ? 0 : 10, true);
+  // An entry is a link to the device (sysfs), or on a generated tree the device folder itself.
+  for (const std::string& n : *names) bundle.Copy(tree, rel + "/" + n, bundle.tree_depth(), /*in_class=*/true);
 }
 
 // ---- The kernel, asked directly (live sysfs only) -----------------------------------------------
@@ -477,7 +479,7 @@ void CaptureProc(Bundle& bundle, Tree& proc, Tree& sys, const Config& config) {
     if (!w.process.empty()) wanted_comms.insert(w.process);
     if (!w.pid_file.empty()) {
       bundle.Note("workload " + w.name + ": its pid file " + w.pid_file +
-                  " is outside /sys and /proc and is not captured (unknown when judged elsewhere)");
+                  " is outside /sys and /proc and is not captured (judging the bundle looks it up where it runs)");
     }
     if (!w.systemd_unit.empty()) {
       const std::string rel = "system.slice/" + w.systemd_unit + "/cgroup.procs";
@@ -520,6 +522,8 @@ void CaptureProc(Bundle& bundle, Tree& proc, Tree& sys, const Config& config) {
 
 void CaptureSys(Bundle& bundle, Tree& sys) {
   for (const char* cls : {"class/infiniband", "class/infiniband_verbs", "class/net"}) CopyClass(bundle, sys, cls);
+  // rdma_ucm built in: its misc device stands for the module (plumbing's kernel_modules).
+  bundle.Copy(sys, "class/misc/rdma_cm", bundle.tree_depth(), /*in_class=*/true);
   for (const char* dir : {"devices/system/node", "kernel/mm/hugepages", "kernel/mm/transparent_hugepage",
                           "kernel/config/rdma_cm"}) {
     bundle.Copy(sys, dir, bundle.out_of_time() ? 0 : 6);
