@@ -65,6 +65,11 @@ std::string RealPath(const std::string& path) {
   return buf;
 }
 
+// `resolved` (a realpath) is `root` (a realpath) or below it.
+bool WithinRoot(const std::string& root, const std::string& resolved) {
+  return !resolved.empty() && (resolved == root || resolved.rfind(root + "/", 0) == 0);
+}
+
 std::string Dirname(const std::string& rel) {
   const std::size_t slash = rel.rfind('/');
   return slash == std::string::npos ? std::string() : rel.substr(0, slash);
@@ -223,7 +228,7 @@ void Bundle::Copy(Tree& tree, const std::string& rel_in, int depth, bool in_clas
   if (const std::string dir = Dirname(rel_in); !dir.empty()) {
     const std::string real_dir = RealPath(tree.src + "/" + dir);
     if (real_dir.empty()) return;  // not there: nothing to copy
-    if (real_dir != tree.real && real_dir.rfind(tree.real + "/", 0) != 0) {
+    if (!WithinRoot(tree.real, real_dir)) {
       Skip(tree.prefix + "/" + rel_in, "its folder resolves out of " + tree.src);
       return;
     }
@@ -249,7 +254,7 @@ void Bundle::Copy(Tree& tree, const std::string& rel_in, int depth, bool in_clas
       return;
     }
     const std::string resolved = RealPath(path);
-    if (!resolved.empty() && resolved != tree.real && resolved.rfind(tree.real + "/", 0) != 0) {
+    if (!resolved.empty() && !WithinRoot(tree.real, resolved)) {
       Skip(name, "a link that resolves out of " + tree.src);
       return;
     }
@@ -298,6 +303,8 @@ void CopyClass(Bundle& bundle, Tree& tree, const std::string& rel) {
 
 // ---- The kernel, asked directly (live sysfs only) -----------------------------------------------
 
+}  // namespace
+
 std::string PfcJson(const PfcConfig& p) {
   Json j;
   j["pfc_cap"] = p.pfc_cap;
@@ -313,8 +320,8 @@ std::string PfcJson(const PfcConfig& p) {
 
 std::string AppJson(const std::vector<DcbAppEntry>& entries) {
   Json j = Json::object();
-  Json ethtype = Json::array(), dscp = Json::array(), pcp = Json::array(), stream = Json::array(),
-       dgram = Json::array(), port = Json::array();
+  Json ethtype = Json::array(), dscp = Json::array(), stream = Json::array(), dgram = Json::array(),
+       port = Json::array();
   for (const DcbAppEntry& e : entries) {
     switch (e.selector) {
       case kAppSelectorEthertype: ethtype.push_back({e.protocol, e.priority}); break;
@@ -322,7 +329,7 @@ std::string AppJson(const std::vector<DcbAppEntry>& entries) {
       case 2: stream.push_back({e.protocol, e.priority}); break;  // IEEE_8021QAZ_APP_SEL_STREAM
       case 3: dgram.push_back({e.protocol, e.priority}); break;   // _DGRAM
       case 4: port.push_back({e.protocol, e.priority}); break;    // _ANY
-      default: break;  // PCP entries are not in the judged state; left out
+      default: break;  // PCP entries (Linux >= 6.2): `dcb` prints them as "1de" strings; not judged, left out
     }
   }
   j["ethtype_prio"] = ethtype;
@@ -330,13 +337,11 @@ std::string AppJson(const std::vector<DcbAppEntry>& entries) {
   j["stream_port_prio"] = stream;
   j["dgram_port_prio"] = dgram;
   j["port_prio"] = port;
-  (void)pcp;
   return j.dump() + "\n";
 }
 
-std::string EthtoolStatsTextOf(const std::string& netdev, const std::vector<DriverStat>& stats) {
+std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats) {
   std::string out = "NIC statistics:\n";
-  (void)netdev;
   for (const DriverStat& s : stats) out += "     " + s.name + ": " + std::to_string(s.value) + "\n";
   return out;
 }
@@ -346,6 +351,8 @@ std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& p) {
   return "Pause parameters for " + netdev + ":\nAutonegotiate:\t" + onoff(p.autoneg) + "\nRX:\t\t" + onoff(p.rx) +
          "\nTX:\t\t" + onoff(p.tx) + "\n";
 }
+
+namespace {
 
 // The module EEPROM as `ethtool -m DEV raw on` dumps it (ETHTOOL_GMODULEINFO, GMODULEEEPROM).
 Result<std::string> ReadModuleEeprom(EthtoolIoctl& ioctl, const std::string& netdev) {
@@ -388,7 +395,7 @@ void CaptureNetdevsLive(Bundle& bundle, const std::vector<std::string>& netdevs)
       }
     }
     if (auto stats = ethtool.ReadStats(n); stats.ok()) {
-      bundle.AddFile(base + "ethtool-S.txt", EthtoolStatsTextOf(n, *stats));
+      bundle.AddFile(base + "ethtool-S.txt", EthtoolStatsTextOf(*stats));
     } else {
       bundle.Skip(base + "ethtool-S.txt", stats.error().message);
     }
@@ -514,7 +521,8 @@ void CaptureProc(Bundle& bundle, Tree& proc, Tree& sys, const Config& config) {
     if (!comm) continue;
     std::string_view c = *comm;
     if (!c.empty() && c.back() == '\n') c.remove_suffix(1);
-    if (wanted_comms.count(std::string(c))) CapturePid(bundle, proc, std::stoi(n));
+    const auto pid = ParseU64(n);
+    if (pid && *pid < (1u << 22) && wanted_comms.count(std::string(c))) CapturePid(bundle, proc, static_cast<int>(*pid));
   }
 }
 
@@ -600,8 +608,7 @@ void CaptureConfig(Bundle& bundle, const std::string& path, const std::string& n
 }  // namespace
 
 bool ResolvesInside(const std::string& root_real, const std::string& path) {
-  const std::string r = RealPath(path);
-  return !r.empty() && (r == root_real || r.rfind(root_real + "/", 0) == 0);
+  return WithinRoot(root_real, RealPath(path));
 }
 
 Result<std::string> RedactConfigYaml(std::string_view text) {
@@ -627,7 +634,7 @@ std::string DefaultCaptureName() {
   return "rdma-healthd-capture-" + Hostname() + "-" + stamp + ".tar.gz";
 }
 
-int RunCaptureCommand(const Options& options, std::ostream& out, std::ostream& err) {
+int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err) {
   const CaptureLimits limits;
   const auto started = Clock::now();
   const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
@@ -647,7 +654,6 @@ int RunCaptureCommand(const Options& options, std::ostream& out, std::ostream& e
 
   // One collection first: its verdicts and metrics are the node's, and its topology names the
   // RoCE netdevs whose DCB and driver state is captured.
-  CollectionEngine engine(MakeNodeFs(options));
   std::shared_ptr<const Report> report = engine.Collect(*config);
   std::vector<std::string> problems;
   if (auto p = SysfsRootProblem(*report, engine.fs())) problems.push_back(std::move(*p));

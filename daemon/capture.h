@@ -25,8 +25,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
+#include "core/collection_engine.h"
+#include "facts/dcb_state.h"
+#include "facts/netdev_facts.h"
 #include "daemon/capture_archive.h"
 #include "daemon/options.h"
 
@@ -43,9 +47,10 @@ struct CaptureLimits {
   std::size_t manifest_skips = 200;             // skipped paths listed one by one (the rest counted)
 };
 
-// Runs the command: writes options.capture_output; prints where and a one-line summary on `out`.
+// Runs the command with `engine` (over the options' paths, as for `check`): one collection, then
+// the files; writes options.capture_output and prints where and a one-line summary on `out`.
 // Exit code 0 written, 2 could not write a bundle.
-int RunCaptureCommand(const Options& options, std::ostream& out, std::ostream& err);
+int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err);
 
 // The default --output: rdma-healthd-capture-HOST-YYYYMMDDTHHMMSSZ.tar.gz in the current folder.
 std::string DefaultCaptureName();
@@ -60,6 +65,14 @@ Result<TempDir> OpenCaptureForCheck(Options& options);
 // token, bearer_token or credentials (any case). An Error (and nothing of the text) when it is not
 // YAML: a file that cannot be read as YAML cannot be redacted, so it is left out of the bundle.
 Result<std::string> RedactConfigYaml(std::string_view text);
+
+// What the kernel answered, written as the tools print it, so the readers of a capture
+// (collectors/dcb_json.h, collectors/ethtool_stats.h) read it back: `dcb -j pfc show` and
+// `dcb -j app show` JSON (PCP entries left out: not judged), `ethtool -S` and `ethtool -a` text.
+std::string PfcJson(const PfcConfig& pfc);
+std::string AppJson(const std::vector<DcbAppEntry>& entries);
+std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats);
+std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& pause);
 
 // Whether `path` (lexically under `root_real`, a realpath) resolves, links followed, to `root_real`
 // or below it. A path that does not resolve (dangling link, gone) is outside.

@@ -93,8 +93,10 @@ int main(int argc, char** argv) {
       return code;
     }
     case Mode::kCapture: {
-      const int code = RunCaptureCommand(options, std::cout, std::cerr);
+      CollectionEngine engine(MakeNodeFs(options));
+      const int code = RunCaptureCommand(options, engine, std::cout, std::cerr);
       std::cout.flush();
+      LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);
       return code;
     }
     case Mode::kProbe: {
