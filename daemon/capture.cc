@@ -412,7 +412,21 @@ void CaptureNetdevsLive(Bundle& bundle, const std::vector<std::string>& netdevs)
   }
 }
 
-// The kernel's records of the last KernelLogCollector::kLookBack that the NIC rules match, as
+// A kernel message of an RDMA driver or the RDMA core: it starts with the name the driver logs
+// under ("mlx5_core 0000:3b:00.0: ...", "infiniband mlx5_0: ...", "rdma_rxe: ...").
+bool MentionsRdmaDriver(std::string_view message) {
+  static constexpr std::string_view kNames[] = {
+      "mlx5_core", "mlx5_ib", "mlx4_core", "mlx4_ib", "mlx4_en", "infiniband", "rdma_rxe", "rdma_cm",
+      "ib_core",   "ib_uverbs", "bnxt_en",  "bnxt_re", "irdma",   "ice",        "efa",      "siw",
+      "hns_roce",  "qedr",     "ionic",     "erdma",   "mana_ib", "vmw_pvrdma"};
+  return std::any_of(std::begin(kNames), std::end(kNames), [&](std::string_view n) {
+    return message.size() > n.size() && message.substr(0, n.size()) == n &&
+           (message[n.size()] == ' ' || message[n.size()] == ':');
+  });
+}
+
+// kernel-log-rdma.txt (for people, not judged): every RDMA driver line the ring holds.
+// kernel-log.txt (judged): the kernel's records of the last KernelLogCollector::kLookBack that the NIC rules match, as
 // /dev/kmsg gives them, then a marker record at the capture's time (a saved log's last record is
 // its "now"). Only kernel records (facility 0).
 void CaptureKernelLog(Bundle& bundle, const CaptureLimits& limits) {
@@ -429,7 +443,8 @@ void CaptureKernelLog(Bundle& bundle, const CaptureLimits& limits) {
                                static_cast<std::uint64_t>(now.tv_nsec / 1000);
   const std::uint64_t look_back_us =
       std::chrono::duration_cast<std::chrono::microseconds>(KernelLogCollector::kLookBack).count();
-  std::string out;
+  std::string out, history;
+  bool history_cut = false;
   std::uint64_t last_seq = 0, kept = 0;
   std::vector<char> buf(8192);
   bool cut = false;
@@ -445,8 +460,17 @@ void CaptureKernelLog(Bundle& bundle, const CaptureLimits& limits) {
     if (!record.ok()) continue;
     if (record->sequence) last_seq = *record->sequence;
     if (record->facility.value_or(0) != 0) continue;
-    if (!record->monotonic_us || *record->monotonic_us + look_back_us < now_us) continue;
-    if (!classifier.ok() || !classifier->Classify(*record)) continue;
+    const bool event = classifier.ok() && classifier->Classify(*record).has_value();
+    // For people: every RDMA driver line the ring still holds, whatever its age.
+    if (event || MentionsRdmaDriver(record->message)) {
+      if (history.size() + raw.size() + 1 <= limits.kernel_log_bytes) {
+        history.append(raw);
+        if (history.back() != '\n') history += '\n';
+      } else {
+        history_cut = true;
+      }
+    }
+    if (!event || !record->monotonic_us || *record->monotonic_us + look_back_us < now_us) continue;
     if (out.size() + raw.size() + 1 > limits.kernel_log_bytes) {
       cut = true;
       break;
@@ -457,6 +481,8 @@ void CaptureKernelLog(Bundle& bundle, const CaptureLimits& limits) {
   }
   ::close(fd);
   if (cut) bundle.Note("kernel-log.txt: cut at " + std::to_string(limits.kernel_log_bytes) + " bytes");
+  if (history_cut) bundle.Note("kernel-log-rdma.txt: cut at " + std::to_string(limits.kernel_log_bytes) + " bytes");
+  bundle.AddFile("kernel-log-rdma.txt", history);
   out += "6," + std::to_string(last_seq + 1) + "," + std::to_string(now_us) +
          ",-;rdma-healthd capture: end of the saved kernel log (" + std::to_string(kept) + " records)\n";
   bundle.AddFile("kernel-log.txt", out);

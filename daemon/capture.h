@@ -9,6 +9,7 @@
 //                      ethtool-a.txt (`ethtool -S`/`-a` text), module-eeprom.bin (`ethtool -m raw`)
 //   kernel-log.txt     the kernel's records of the daemon's look-back that its NIC rules match, in
 //                      /dev/kmsg format, ending in a marker record at the capture's time
+//   kernel-log-rdma.txt  for people: every RDMA driver line the ring holds (not judged)
 //   metrics.txt        the /metrics exposition of the same collection
 //   check.json         `check --output=json` of that collection (the node's own verdicts)
 //   config/            config.yaml and web-config.yaml with secrets redacted
