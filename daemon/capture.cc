@@ -352,8 +352,6 @@ std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& p) {
          "\nTX:\t\t" + onoff(p.tx) + "\n";
 }
 
-namespace {
-
 // The module EEPROM as `ethtool -m DEV raw on` dumps it (ETHTOOL_GMODULEINFO, GMODULEEEPROM).
 Result<std::string> ReadModuleEeprom(EthtoolIoctl& ioctl, const std::string& netdev) {
   ethtool_modinfo info{};
@@ -373,6 +371,8 @@ Result<std::string> ReadModuleEeprom(EthtoolIoctl& ioctl, const std::string& net
   const std::uint32_t len = std::min(req->len, info.eeprom_len);
   return std::string(reinterpret_cast<const char*>(buf.data() + sizeof(ethtool_eeprom)), len);
 }
+
+namespace {
 
 void CaptureNetdevsLive(Bundle& bundle, const std::vector<std::string>& netdevs) {
   DcbNetlinkReader dcb(std::make_unique<MnlDcbTransport>());

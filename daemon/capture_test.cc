@@ -3,6 +3,7 @@
 #include "daemon/capture.h"
 
 #include <archive.h>
+#include <linux/ethtool.h>
 #include <archive_entry.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -111,6 +113,42 @@ TEST(CaptureFormatTest, EthtoolTextReadsBackAsTheCaptureParsersSeeIt) {
   EXPECT_FALSE(pause->autoneg);
   EXPECT_TRUE(pause->rx);
   EXPECT_FALSE(pause->tx);
+}
+
+// A module that answers GMODULEINFO (SFF-8636, 256 bytes) and GMODULEEEPROM with bytes 0..255.
+class FakeModuleIoctl : public EthtoolIoctl {
+ public:
+  Status Call(const std::string& ifname, std::span<std::uint8_t> buffer) override {
+    if (ifname != "ens1f0np0") return Error{"no such device", ENODEV};
+    std::uint32_t cmd;
+    std::memcpy(&cmd, buffer.data(), sizeof cmd);
+    if (cmd == ETHTOOL_GMODULEINFO) {
+      ethtool_modinfo info{};
+      info.cmd = cmd;
+      info.type = ETH_MODULE_SFF_8636;
+      info.eeprom_len = ETH_MODULE_SFF_8636_LEN;
+      EXPECT_EQ(buffer.size(), sizeof info);
+      std::memcpy(buffer.data(), &info, sizeof info);
+      return Status::Ok();
+    }
+    EXPECT_EQ(cmd, static_cast<std::uint32_t>(ETHTOOL_GMODULEEEPROM));
+    ethtool_eeprom req;
+    std::memcpy(&req, buffer.data(), sizeof req);
+    EXPECT_EQ(req.offset, 0u);
+    EXPECT_EQ(buffer.size(), sizeof req + req.len);  // the data fits the buffer given
+    for (std::uint32_t i = 0; i < req.len; ++i) buffer[sizeof req + i] = static_cast<std::uint8_t>(i);
+    return Status::Ok();
+  }
+};
+
+TEST(CaptureFormatTest, ModuleEepromIsTheFlatDumpOfTheLengthTheModuleGives) {
+  FakeModuleIoctl ioctl;
+  auto dump = ReadModuleEeprom(ioctl, "ens1f0np0");
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  ASSERT_EQ(dump->size(), 256u);
+  EXPECT_EQ(static_cast<unsigned char>((*dump)[0]), 0u);
+  EXPECT_EQ(static_cast<unsigned char>((*dump)[255]), 255u);
+  EXPECT_FALSE(ReadModuleEeprom(ioctl, "eth9").ok());  // no module: skipped with the reason
 }
 
 // ---- The link rule ---------------------------------------------------------------------------------
