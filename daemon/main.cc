@@ -1,5 +1,5 @@
 // rdma-healthd entry point: parse flags, set up logging, then run the daemon, `check` or
-// `check-config`, or `probe`.
+// `check-config`, `probe` or `capture`.
 #include <malloc.h>
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "core/collection_engine.h"
 #include "common/excerpt.h"
 #include "common/node_fs.h"
+#include "daemon/capture.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
@@ -76,8 +77,24 @@ int main(int argc, char** argv) {
     }
     case Mode::kCheck: {
       // SIGINT/SIGTERM keep their default action here: `check` can always be interrupted.
+      std::optional<TempDir> capture;  // check --capture: the extracted bundle, removed on return
+      if (!options.check_capture.empty()) {
+        auto opened = OpenCaptureForCheck(options);
+        if (!opened.ok()) {
+          std::cerr << "rdma-healthd: " << opened.error().message << "\n";
+          return kExitCouldNotRun;
+        }
+        capture.emplace(std::move(*opened));
+      }
       CollectionEngine engine(MakeNodeFs(options));
       const int code = RunCheckCommand(options, engine, std::cout, std::cerr);
+      std::cout.flush();
+      LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);
+      return code;
+    }
+    case Mode::kCapture: {
+      CollectionEngine engine(MakeNodeFs(options));
+      const int code = RunCaptureCommand(options, engine, std::cout, std::cerr);
       std::cout.flush();
       LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);
       return code;

@@ -17,6 +17,7 @@ class CommandLine {
   CLI::App* check = nullptr;
   CLI::App* check_config = nullptr;
   CLI::App* probe = nullptr;
+  CLI::App* capture = nullptr;
   CLI::Option* tos_option = nullptr;
   std::string check_config_file;
   unsigned tos = 0;
@@ -31,7 +32,9 @@ class CommandLine {
   template <typename T>
   CLI::Option* AddValue(CLI::App& to, const std::string& name, T& value, const std::string& help,
                         std::string what) {
-    value_hints_[name] = std::move(what);
+    // A name two subcommands use (--output, --timeout): the hint names what either takes.
+    std::string& hint = value_hints_[name];
+    hint = hint.empty() || hint == what ? std::move(what) : hint + ", or " + what;
     return to.add_option(name, value, help);
   }
   void AddCommonFlags(Options& o, const std::vector<std::string>& collectors);
@@ -88,6 +91,10 @@ CommandLine::CommandLine(Options& o, const std::vector<std::string>& collectors)
       ->check(CLI::IsMember({"table", "json", "summary"}))
       ->capture_default_str();
   check->add_flag("--fail-on-warning", o.fail_on_warning, "exit 1 on warnings too");
+  AddValue(*check, "--capture", o.check_capture,
+           "judge a bundle written by `rdma-healthd capture` (extracted to a private temporary folder; sets "
+           "the --path.* flags, and --config.file to the bundle's config unless given)",
+           "a .tar.gz file written by rdma-healthd capture");
   check->fallthrough();
 
   check_config = app.add_subcommand("check-config", "validate a configuration file and exit");
@@ -124,6 +131,17 @@ CommandLine::CommandLine(Options& o, const std::vector<std::string>& collectors)
       ->check(CLI::Range(0.01, 60.0))
       ->capture_default_str();
   probe->fallthrough();
+
+  capture = app.add_subcommand(
+      "capture", "write a support bundle (.tar.gz) of what the daemon reads and judges on this node, for "
+                 "`rdma-healthd check --capture` elsewhere; exit 0 written, 2 could not write");
+  AddValue(*capture, "--output", o.capture_output,
+           "the bundle to write (must not exist); default rdma-healthd-capture-HOST-TIME.tar.gz here",
+           "a file name such as node.tar.gz");
+  AddValue(*capture, "--timeout", o.capture_timeout_s, "seconds to spend reading the node", "a number of seconds")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  capture->fallthrough();
 }
 
 std::vector<FlagInfo> CommandLine::Flags() const {
@@ -208,6 +226,8 @@ Options ParseOptions(int argc, const char* const* argv, const std::vector<std::s
 
   if (cli.check->parsed()) {
     o.mode = Mode::kCheck;
+  } else if (cli.capture->parsed()) {
+    o.mode = Mode::kCapture;
   } else if (cli.probe->parsed()) {
     o.mode = Mode::kProbe;
     if (cli.tos_option->count() > 0) o.probe_tos = static_cast<std::uint8_t>(cli.tos);

@@ -17,7 +17,7 @@ namespace rdmahd {
 
 inline constexpr const char* kDefaultListenAddress = ":9872";
 
-enum class Mode { kDaemon, kCheck, kCheckConfig, kProbe, kExit };
+enum class Mode { kDaemon, kCheck, kCheckConfig, kProbe, kCapture, kExit };
 
 struct Options {
   Mode mode = Mode::kDaemon;
@@ -38,6 +38,11 @@ struct Options {
 
   std::string output = "table";  // check: table | json | summary
   bool fail_on_warning = false;  // check: exit 1 on warnings too
+  std::string check_capture;     // check: judge this `rdma-healthd capture` bundle (daemon/capture.h)
+
+  // capture: the support bundle (daemon/capture.h).
+  std::string capture_output;        // empty: DefaultCaptureName() in the current folder
+  double capture_timeout_s = 120.0;  // reading the node stops here (the bundle is still written)
 
   // probe: one interactive measurement against PEER's responder.
   std::string probe_peer;                 // IP or DNS name
@@ -63,7 +68,7 @@ struct Options {
 Options ParseOptions(int argc, const char* const* argv, const std::vector<std::string>& collectors);
 
 // One long flag ParseOptions accepts: `subcommand` is "" for the top level (whose flags every
-// subcommand accepts too), else "check", "check-config" or "probe"; `name` is "--path.sysfs".
+// subcommand accepts too), else "check", "check-config", "probe" or "capture"; `name` is "--path.sysfs".
 struct FlagInfo {
   std::string subcommand;
   std::string name;

@@ -56,7 +56,8 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "rdma-healthd developers <rdma-healthd@examp
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, init-system-helpers (>= 1.52)")
+# libarchive13 writes and reads the support bundle (`rdma-healthd capture`); shlibdeps finds it too.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, init-system-helpers (>= 1.52), libarchive13")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core, ibverbs-providers")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

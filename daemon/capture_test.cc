@@ -1,0 +1,377 @@
+// The support bundle: redaction, the link rule, the hardened extraction of hostile archives, and a
+// capture of a small tree with links that leave it.
+#include "daemon/capture.h"
+
+#include <archive.h>
+#include <linux/ethtool.h>
+#include <archive_entry.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "collectors/dcb_json.h"
+#include "collectors/ethtool_stats.h"
+#include "common/node_fs.h"
+#include "daemon/capture_archive.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// ---- Redaction -----------------------------------------------------------------------------------
+
+TEST(CaptureRedactTest, BasicAuthHashesAndKeyPathsAreRedactedTheRestKept) {
+  const std::string hash = "$2y$10$X8ktMYbWqTXfa6pZmTNXXuXBvd1OZ3hWK9QC4WzWf6W7xQ0u9tF6e";
+  const std::string web = "tls_server_config:\n  cert_file: /etc/rdma-healthd/tls.crt\n"
+                          "  key_file: /etc/rdma-healthd/private/tls.key\n"
+                          "basic_auth_users:\n  prometheus: '" + hash + "'\n  admin: '" + hash + "x'\n";
+  auto out = RedactConfigYaml(web);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_THAT(*out, Not(HasSubstr("$2y$")));
+  EXPECT_THAT(*out, Not(HasSubstr("private/tls.key")));
+  EXPECT_THAT(*out, HasSubstr("/etc/rdma-healthd/tls.crt"));  // not a secret: kept
+  EXPECT_THAT(*out, HasSubstr("prometheus: <redacted>"));
+  EXPECT_THAT(*out, HasSubstr("admin: <redacted>"));
+  EXPECT_THAT(*out, HasSubstr("key_file: <redacted>"));
+}
+
+TEST(CaptureRedactTest, NestedSecretKeysAnyCaseAndConfigKept) {
+  auto out = RedactConfigYaml("ports: {min_rate_gbps: 100}\npeers:\n  - {Password: hunter2, host: a}\n");
+  ASSERT_TRUE(out.ok());
+  EXPECT_THAT(*out, Not(HasSubstr("hunter2")));
+  EXPECT_THAT(*out, HasSubstr("min_rate_gbps: 100"));
+  EXPECT_THAT(*out, HasSubstr("host: a"));
+}
+
+TEST(CaptureRedactTest, TextThatIsNotYamlIsRefusedWithoutQuotingIt) {
+  auto out = RedactConfigYaml("key_file: [unclosed secret-material-123\n");
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.error().message, Not(HasSubstr("secret-material-123")));
+}
+
+// ---- The kernel's answers, written as the tools print them, read back by the capture readers ----------
+
+TEST(CaptureFormatTest, PfcAndAppJsonReadBackAsTheDcbCaptureReaderSeesThem) {
+  PfcConfig pfc;
+  pfc.pfc_cap = 8;
+  pfc.enabled_mask = 0b00001000;
+  pfc.delay = 4096;
+  pfc.macsec_bypass = true;
+  pfc.requests = std::array<std::uint64_t, kDcbPriorities>{0, 0, 0, 12, 0, 0, 0, 0};
+  auto back = ParseDcbPfcJson(PfcJson(pfc));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->enabled_mask, pfc.enabled_mask);
+  EXPECT_EQ(back->pfc_cap, 8);
+  EXPECT_EQ(back->delay, 4096);
+  EXPECT_TRUE(back->macsec_bypass);
+  ASSERT_TRUE(back->requests.has_value());
+  EXPECT_EQ((*back->requests)[3], 12u);
+  EXPECT_FALSE(back->indications.has_value());
+
+  const std::vector<DcbAppEntry> app = {{kAppSelectorDscp, 26, 3}, {kAppSelectorDscp, 48, 6},
+                                        {kAppSelectorEthertype, 0x8915, 3}, {2, 4791, 3}};
+  auto entries = ParseDcbAppJson(AppJson(app));
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  EXPECT_THAT(*entries, ::testing::UnorderedElementsAreArray(app));
+  DcbState state;
+  state.app = *entries;
+  EXPECT_EQ(DscpPriorityMap(state), (std::map<int, int>{{26, 3}, {48, 6}}));
+}
+
+TEST(CaptureFormatTest, EthtoolTextReadsBackAsTheCaptureParsersSeeIt) {
+  const std::vector<DriverStat> stats = {{"rx_prio3_pause", 17}, {"tx_pause_storm_warning_events", 2}};
+  const EthtoolStatsText back = ParseEthtoolStatsText(EthtoolStatsTextOf(stats));
+  EXPECT_EQ(back.skipped_lines, 0u);
+  ASSERT_EQ(back.stats.size(), 2u);
+  EXPECT_EQ(back.stats[0].name, "rx_prio3_pause");
+  EXPECT_EQ(back.stats[0].value, 17u);
+  EXPECT_EQ(back.stats[1].value, 2u);
+  auto pause = ParseEthtoolPauseText(EthtoolPauseTextOf("ens1f0np0", PauseParam{false, true, false}));
+  ASSERT_TRUE(pause.ok()) << pause.error().message;
+  EXPECT_FALSE(pause->autoneg);
+  EXPECT_TRUE(pause->rx);
+  EXPECT_FALSE(pause->tx);
+}
+
+// A module that answers GMODULEINFO (SFF-8636, 256 bytes) and GMODULEEEPROM with bytes 0..255.
+class FakeModuleIoctl : public EthtoolIoctl {
+ public:
+  Status Call(const std::string& ifname, std::span<std::uint8_t> buffer) override {
+    if (ifname != "ens1f0np0") return Error{"no such device", ENODEV};
+    std::uint32_t cmd;
+    std::memcpy(&cmd, buffer.data(), sizeof cmd);
+    if (cmd == ETHTOOL_GMODULEINFO) {
+      ethtool_modinfo info{};
+      info.cmd = cmd;
+      info.type = ETH_MODULE_SFF_8636;
+      info.eeprom_len = ETH_MODULE_SFF_8636_LEN;
+      EXPECT_EQ(buffer.size(), sizeof info);
+      std::memcpy(buffer.data(), &info, sizeof info);
+      return Status::Ok();
+    }
+    EXPECT_EQ(cmd, static_cast<std::uint32_t>(ETHTOOL_GMODULEEEPROM));
+    ethtool_eeprom req;
+    std::memcpy(&req, buffer.data(), sizeof req);
+    EXPECT_EQ(req.offset, 0u);
+    EXPECT_EQ(buffer.size(), sizeof req + req.len);  // the data fits the buffer given
+    for (std::uint32_t i = 0; i < req.len; ++i) buffer[sizeof req + i] = static_cast<std::uint8_t>(i);
+    return Status::Ok();
+  }
+};
+
+TEST(CaptureFormatTest, ModuleEepromIsTheFlatDumpOfTheLengthTheModuleGives) {
+  FakeModuleIoctl ioctl;
+  auto dump = ReadModuleEeprom(ioctl, "ens1f0np0");
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  ASSERT_EQ(dump->size(), 256u);
+  EXPECT_EQ(static_cast<unsigned char>((*dump)[0]), 0u);
+  EXPECT_EQ(static_cast<unsigned char>((*dump)[255]), 255u);
+  EXPECT_FALSE(ReadModuleEeprom(ioctl, "eth9").ok());  // no module: skipped with the reason
+}
+
+// ---- The link rule ---------------------------------------------------------------------------------
+
+TEST(CaptureLinkRuleTest, RelativeLeadingClimbsWithinTheLinksDepthOnly) {
+  EXPECT_TRUE(LinkTargetStaysInside("sys/class/net/eth0", "../../devices/virtual/net/eth0"));
+  EXPECT_TRUE(LinkTargetStaysInside("sys/class/infiniband/mlx5_0", "../../../sys/devices/x"));
+  EXPECT_TRUE(LinkTargetStaysInside("a/b", "c"));
+  EXPECT_FALSE(LinkTargetStaysInside("sys/class/net/eth0", "../../../../etc"));  // above the folder
+  EXPECT_FALSE(LinkTargetStaysInside("sys/l", "/etc/passwd"));                   // absolute
+  EXPECT_FALSE(LinkTargetStaysInside("sys/a/l", "x/../.."));                     // ".." after a name
+  EXPECT_FALSE(LinkTargetStaysInside("l", ".."));
+  EXPECT_FALSE(LinkTargetStaysInside("sys/l", ""));
+}
+
+TEST(CaptureLinkRuleTest, ResolvesInsideFollowsLinks) {
+  testing::TempDir dir;
+  dir.Write("root/a/file", "x");
+  dir.Symlink("a/file", "root/in");
+  dir.Symlink("/etc", "root/out");
+  dir.Symlink("../outside", "root/up");
+  dir.Write("outside", "y");
+  const std::string root = dir.path() + "/root";
+  char real[PATH_MAX];
+  ASSERT_NE(::realpath(root.c_str(), real), nullptr);
+  EXPECT_TRUE(ResolvesInside(real, root + "/in"));
+  EXPECT_FALSE(ResolvesInside(real, root + "/out"));
+  EXPECT_FALSE(ResolvesInside(real, root + "/up"));
+  EXPECT_FALSE(ResolvesInside(real, root + "/gone"));
+}
+
+// ---- Extraction of hostile archives -------------------------------------------------------------------
+
+// Writes a .tar.gz of entries made by `add` with libarchive directly (names and types our writer
+// would never produce).
+void WriteTar(const std::string& path, const std::function<void(struct archive*)>& add) {
+  struct archive* a = archive_write_new();
+  archive_write_add_filter_gzip(a);
+  archive_write_set_format_pax_restricted(a);
+  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK);
+  add(a);
+  archive_write_close(a);
+  archive_write_free(a);
+}
+
+void Entry(struct archive* a, const std::string& name, unsigned type, const std::string& data = "",
+           const char* link = nullptr, const char* hardlink = nullptr) {
+  archive_entry* e = archive_entry_new();
+  archive_entry_set_pathname(e, name.c_str());
+  archive_entry_set_filetype(e, type);
+  archive_entry_set_perm(e, 0644);
+  archive_entry_set_size(e, type == AE_IFREG && !hardlink ? static_cast<la_int64_t>(data.size()) : 0);
+  if (link) archive_entry_set_symlink(e, link);
+  if (hardlink) archive_entry_set_hardlink(e, hardlink);
+  if (type == AE_IFCHR) archive_entry_set_rdev(e, makedev(1, 3));
+  archive_write_header(a, e);
+  if (!data.empty()) archive_write_data(a, data.data(), data.size());
+  archive_entry_free(e);
+}
+
+struct ExtractCase {
+  testing::TempDir dir;
+  std::string tar() const { return dir.path() + "/bundle.tar.gz"; }
+  std::string dest() const { return dir.path() + "/out"; }
+  Status Run(const std::function<void(struct archive*)>& add, const ExtractLimits& limits = {}) {
+    WriteTar(tar(), add);
+    dir.MkDir("out");
+    return ExtractCapture(tar(), dest(), limits);
+  }
+};
+
+TEST(CaptureExtractTest, DotDotMemberIsRefusedAndNothingIsWrittenOutside) {
+  ExtractCase c;
+  Status s = c.Run([](struct archive* a) {
+    Entry(a, "sys/ok", AE_IFREG, "1");
+    Entry(a, "sys/../../escaped", AE_IFREG, "pwned");
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("\"..\" component"));
+  EXPECT_FALSE(Exists(c.dir.path() + "/escaped"));
+}
+
+TEST(CaptureExtractTest, AbsoluteMemberIsRefused) {
+  ExtractCase c;
+  const std::string target = c.dir.path() + "/abs-escaped";
+  Status s = c.Run([&](struct archive* a) { Entry(a, target, AE_IFREG, "pwned"); });
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("absolute path"));
+  EXPECT_FALSE(Exists(target));
+}
+
+TEST(CaptureExtractTest, SymlinkEscapingIsRefused) {
+  for (const char* target : {"../../../..", "/etc", "x/../../.."}) {
+    ExtractCase c;
+    Status s = c.Run([&](struct archive* a) { Entry(a, "sys/class/net/eth0", AE_IFLNK, "", target); });
+    ASSERT_FALSE(s.ok()) << target;
+    EXPECT_THAT(s.error().message, HasSubstr("points out of the capture")) << target;
+    EXPECT_FALSE(Exists(c.dest() + "/sys/class/net/eth0")) << target;
+  }
+}
+
+TEST(CaptureExtractTest, MemberUnderALinkIsRefused) {
+  ExtractCase c;
+  c.dir.MkDir("elsewhere");
+  // "sys/l" -> "d" stays inside; "sys/l/x" would be written through it.
+  Status s = c.Run([](struct archive* a) {
+    Entry(a, "sys/d", AE_IFDIR);
+    Entry(a, "sys/l", AE_IFLNK, "", "d");
+    Entry(a, "sys/l/x", AE_IFREG, "through a link");
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("under a link"));
+  EXPECT_FALSE(Exists(c.dest() + "/sys/d/x"));
+}
+
+TEST(CaptureExtractTest, OversizeMemberIsRefused) {
+  ExtractCase c;
+  ExtractLimits limits;
+  limits.member_bytes = 1000;
+  Status s = c.Run([](struct archive* a) { Entry(a, "kernel-log.txt", AE_IFREG, std::string(5000, 'a')); }, limits);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("bigger than 1000 bytes"));
+}
+
+TEST(CaptureExtractTest, TotalCapStopsABombCountedInBytesWritten) {
+  ExtractCase c;
+  ExtractLimits limits;
+  limits.total_bytes = 100000;
+  Status s = c.Run(
+      [](struct archive* a) {
+        for (const char* name : {"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9"}) {
+          Entry(a, name, AE_IFREG, std::string(20000, '\0'));
+        }
+      },
+      limits);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("more than 100000 bytes in all"));
+}
+
+TEST(CaptureExtractTest, DevicesAndHardLinksAreRefused) {
+  {
+    ExtractCase c;
+    Status s = c.Run([](struct archive* a) { Entry(a, "dev/null", AE_IFCHR); });
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.error().message, HasSubstr("not a regular file"));
+    EXPECT_FALSE(Exists(c.dest() + "/dev/null"));
+  }
+  {
+    ExtractCase c;
+    Status s = c.Run([](struct archive* a) {
+      Entry(a, "a", AE_IFREG, "x");
+      Entry(a, "b", AE_IFREG, "", nullptr, "/etc/shadow");
+    });
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.error().message, HasSubstr("hard link"));
+  }
+}
+
+TEST(CaptureExtractTest, NotAnArchiveIsAnError) {
+  testing::TempDir dir;
+  dir.Write("x.tar.gz", "definitely not gzip");
+  dir.MkDir("out");
+  EXPECT_FALSE(ExtractCapture(dir.path() + "/x.tar.gz", dir.path() + "/out").ok());
+}
+
+TEST(CaptureExtractTest, WriterRoundTripKeepsFilesFoldersAndLinks) {
+  testing::TempDir dir;
+  const std::string tar = dir.path() + "/b.tar.gz";
+  auto w = CaptureArchiveWriter::Create(tar, 1700000000);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ASSERT_TRUE((*w)->AddDir("sys/class/infiniband").ok());
+  ASSERT_TRUE((*w)->AddFile("sys/devices/virtual/infiniband/rxe0/fw_ver", "0.0.0\n").ok());
+  ASSERT_TRUE((*w)->AddSymlink("sys/class/infiniband/rxe0", "../../devices/virtual/infiniband/rxe0").ok());
+  ASSERT_TRUE((*w)->Finish().ok());
+  EXPECT_FALSE(Exists(tar + ".partial"));
+  // An existing output is never overwritten.
+  EXPECT_FALSE(CaptureArchiveWriter::Create(tar, 0).ok());
+  dir.MkDir("out");
+  ASSERT_TRUE(ExtractCapture(tar, dir.path() + "/out").ok());
+  EXPECT_EQ(Slurp(dir.path() + "/out/sys/class/infiniband/rxe0/fw_ver"), "0.0.0\n");
+}
+
+// ---- A capture of a tree with links that leave it ------------------------------------------------------
+
+TEST(CaptureCommandTest, LinksOutOfTheTreeAreNotFollowedAndSaidInTheManifest) {
+  testing::TempDir dir;
+  dir.Write("secret", "host-private-data\n");
+  dir.Write("node/sys/devices/virtual/net/eth0/mtu", "1500\n");
+  dir.Symlink("../../devices/virtual/net/eth0", "node/sys/class/net/eth0");
+  dir.Symlink("../../../../../../secret", "node/sys/devices/virtual/net/eth0/operstate");  // file link out
+  dir.Symlink("../../../..", "node/sys/class/net/evil");                            // folder link out
+  dir.Symlink(dir.path() + "/secret", "node/sys/class/net/abs");                     // absolute
+  dir.MkDir("node/sys/class/infiniband");
+  dir.Write("node/proc/meminfo", "MemTotal: 1 kB\n");
+  Options o;
+  o.sysfs = dir.path() + "/node/sys";
+  o.procfs = dir.path() + "/node/proc";
+  o.capture_output = dir.path() + "/bundle.tar.gz";
+  o.capture_timeout_s = 30;
+  std::ostringstream out, err;
+  CollectionEngine engine(MakeNodeFs(o));
+  ASSERT_EQ(RunCaptureCommand(o, engine, out, err), 0) << err.str();
+  dir.MkDir("x");
+  const std::string x = dir.path() + "/x";
+  ASSERT_TRUE(ExtractCapture(o.capture_output, x).ok());
+  EXPECT_EQ(Slurp(x + "/sys/devices/virtual/net/eth0/mtu"), "1500\n");
+  EXPECT_EQ(Slurp(x + "/sys/class/net/eth0/mtu"), "1500\n");  // the link kept, resolving inside
+  EXPECT_FALSE(Exists(x + "/sys/devices/virtual/net/eth0/operstate"));
+  EXPECT_FALSE(Exists(x + "/sys/class/net/evil"));
+  EXPECT_FALSE(Exists(x + "/sys/class/net/abs"));
+  EXPECT_EQ(Slurp(x + "/proc/meminfo"), "MemTotal: 1 kB\n");
+  const std::string manifest = Slurp(x + "/manifest.json");
+  EXPECT_THAT(manifest, HasSubstr("sys/class/net/evil"));
+  EXPECT_THAT(manifest, HasSubstr("climbs out of the capture"));
+  EXPECT_THAT(manifest, HasSubstr("sys/devices/virtual/net/eth0/operstate"));
+  EXPECT_TRUE(Exists(x + "/check.json"));
+  EXPECT_TRUE(Exists(x + "/metrics.txt"));
+  // Nothing of the host's file anywhere in the bundle.
+  EXPECT_THAT(Slurp(o.capture_output), Not(HasSubstr("host-private-data")));
+  for (const char* f : {"/manifest.json", "/check.json", "/metrics.txt"}) {
+    EXPECT_THAT(Slurp(x + f), Not(HasSubstr("host-private-data"))) << f;
+  }
+}
+
+}  // namespace
+}  // namespace rdmahd
