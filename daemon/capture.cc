@@ -426,23 +426,26 @@ bool MentionsRdmaDriver(std::string_view message) {
 }
 
 // kernel-log-rdma.txt (for people, not judged): every RDMA driver line the ring holds.
-// kernel-log.txt (judged): the kernel's records of the last KernelLogCollector::kLookBack that the NIC rules match, as
+// kernel-log.txt (judged): the kernel's records of the last kernel_log.look_back that the NIC rules (built-in
+// and the config's) match, as
 // /dev/kmsg gives them, then a marker record at the capture's time (a saved log's last record is
 // its "now"). Only kernel records (facility 0).
-void CaptureKernelLog(Bundle& bundle, const CaptureLimits& limits) {
+void CaptureKernelLog(Bundle& bundle, const CaptureLimits& limits, const KernelLogPolicy& policy) {
   const int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     bundle.Skip("kernel-log.txt", std::string("/dev/kmsg: ") + std::strerror(errno) +
                                       (errno == EPERM ? " (reading it needs CAP_SYSLOG)" : ""));
     return;
   }
-  auto classifier = KernelEventClassifier::Create(BuiltinKernelEventRules());
+  std::vector<KernelEventRule> rules = BuiltinKernelEventRules();
+  rules.insert(rules.end(), policy.rules.begin(), policy.rules.end());
+  auto classifier = KernelEventClassifier::Create(std::move(rules));
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
   const std::uint64_t now_us = static_cast<std::uint64_t>(now.tv_sec) * 1000000u +
                                static_cast<std::uint64_t>(now.tv_nsec / 1000);
   const std::uint64_t look_back_us =
-      std::chrono::duration_cast<std::chrono::microseconds>(KernelLogCollector::kLookBack).count();
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(policy.look_back).count());
   std::string out, history;
   bool history_cut = false;
   std::uint64_t last_seq = 0, kept = 0;
@@ -729,7 +732,7 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
       bundle.Skip("kernel-log.txt", options.kmsg + ": " + why);
     }
   } else if (live) {
-    CaptureKernelLog(bundle, limits);
+    CaptureKernelLog(bundle, limits, (*config)->Section<KernelLogPolicy>());
   } else {
     bundle.Note("kernel-log.txt: not captured (a tree that is not the live /sys, and no --path.kmsg)");
   }
