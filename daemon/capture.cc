@@ -720,9 +720,12 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
   // so char devices are skipped, named in the manifest; anything else there (a generated tree's
   // stand-ins) is copied as it is.
   const std::string dev_root = engine.fs().dev_root();
-  if (Tree dev{dev_root, RealPath(dev_root), "dev", limits.sysfs_file_bytes, {}}; !dev.real.empty()) {
+  // On a live node there is nothing but device nodes there: no dev/ folder at all, so that the
+  // bundle judged elsewhere says device_access is unknown rather than that the nodes are missing.
+  if (live) {
+    bundle.Note("dev/: device nodes are not carried: device_access is unknown when the bundle is judged");
+  } else if (Tree dev{dev_root, RealPath(dev_root), "dev", limits.sysfs_file_bytes, {}}; !dev.real.empty()) {
     bundle.Copy(dev, "infiniband", 1);
-    if (live) bundle.Note("dev/: device nodes are not carried: device_access is unknown when the bundle is judged");
   }
   if (!options.kmsg.empty()) {
     std::string why;
