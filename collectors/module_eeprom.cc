@@ -1,0 +1,208 @@
+#include "collectors/module_eeprom.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/ethtool_netlink.h>
+#include <linux/netlink.h>
+
+#include <cerrno>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "common/netlink_parse.h"
+#include "facts/module_facts.h"
+
+namespace rdmahd {
+namespace {
+
+constexpr std::string_view kProtocol = "ethtool netlink MODULE_EEPROM_GET";
+
+bool IsSff8636(std::uint8_t id) { return id == 0x0C || id == 0x0D || id == 0x11; }
+bool IsCmis(std::uint8_t id) { return id == 0x18 || id == 0x19 || id == 0x1E; }
+
+std::string Note(const std::string& netdev, const Error& e) {
+  switch (e.errno_value) {
+    case EOPNOTSUPP:
+      return "the driver of " + netdev + " gives no module EEPROM access (EOPNOTSUPP: a virtual NIC, or no cage)";
+    case EIO:
+    case ENODEV:
+      return "no module answers in the cage of " + netdev + " (" + e.message + "): empty cage, or a module that "
+             "does not respond";
+    default:
+      return netdev + ": " + e.message;
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> BuildModuleEepromGetRequest(std::uint16_t family_id, const std::string& ifname,
+                                                      const ModuleEepromRead& read, std::uint32_t seq) {
+  return BuildGenlRequest(family_id, ETHTOOL_MSG_MODULE_EEPROM_GET, ETHTOOL_GENL_VERSION, NLM_F_REQUEST, seq,
+                          [&](nlmsghdr* nlh) {
+                            PutEthtoolRequestHeader(nlh, ETHTOOL_A_MODULE_EEPROM_HEADER, ifname, 0);
+                            mnl_attr_put_u32(nlh, ETHTOOL_A_MODULE_EEPROM_OFFSET, read.offset);
+                            mnl_attr_put_u32(nlh, ETHTOOL_A_MODULE_EEPROM_LENGTH, read.length);
+                            mnl_attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_PAGE, read.page);
+                            mnl_attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_BANK, read.bank);
+                            mnl_attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, read.i2c_address);
+                          });
+}
+
+Result<std::vector<std::uint8_t>> ParseModuleEepromReply(std::span<const std::uint8_t> datagram,
+                                                         std::uint16_t family_id, std::uint32_t expected_length,
+                                                         std::uint32_t expected_seq) {
+  auto reply = GenlReply(datagram, family_id, ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, expected_seq, kProtocol);
+  if (!reply) return reply.error();
+  auto attrs = SplitNlAttrs(reply->attrs, kProtocol, "ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY");
+  if (!attrs) return attrs.error();
+  for (const NlAttr& a : *attrs) {
+    if (a.type != ETHTOOL_A_MODULE_EEPROM_DATA) continue;
+    if (a.payload.size() > expected_length) {
+      return NlMalformed(kProtocol, "ETHTOOL_A_MODULE_EEPROM_DATA has " + std::to_string(a.payload.size()) +
+                                        " bytes, " + std::to_string(expected_length) + " were asked for");
+    }
+    return std::vector<std::uint8_t>(a.payload.begin(), a.payload.end());
+  }
+  return NlMalformed(kProtocol, "no ETHTOOL_A_MODULE_EEPROM_DATA");
+}
+
+ModuleCollector::ModuleCollector() : ModuleCollector(std::make_unique<MnlGenlTransport>(ETHTOOL_GENL_NAME)) {}
+ModuleCollector::ModuleCollector(std::unique_ptr<GenlTransport> transport) : transport_(std::move(transport)) {}
+
+Result<std::vector<std::uint8_t>> ModuleCollector::ReadHalfPage(std::uint16_t family, const std::string& ifname,
+                                                                const ModuleEepromRead& read) {
+  if (++seq_ == 0) ++seq_;
+  auto answer = transport_->Exchange(BuildModuleEepromGetRequest(family, ifname, read, seq_), /*dump=*/false);
+  if (!answer) return answer.error();
+  if (answer->empty()) return Error{"no answer", EPROTO};
+  return ParseModuleEepromReply(answer->front(), family, read.length, seq_);
+}
+
+Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
+  ModuleFacts facts;
+  for (const std::string& name : ctx.topology.Netdevs()) {
+    ModuleNetdevFacts f;
+    f.netdev = name;
+    if (!ctx.fs.asks_kernel()) {
+      f.note = "not captured: the module EEPROM comes from the node's kernel over ethtool netlink and --path.sysfs "
+               "is not /sys (run `ethtool -m " + name + "` on the node)";
+      facts.netdevs.push_back(std::move(f));
+      continue;
+    }
+    auto family = transport_->FamilyId();
+    if (!family) {
+      f.note = family.error().message;
+      facts.netdevs.push_back(std::move(f));
+      continue;
+    }
+    auto lower = ReadHalfPage(*family, name, {});
+    if (!lower || lower->empty()) {
+      const Error e = lower ? Error{"the module answered with no bytes", EIO} : lower.error();
+      f.note = Note(name, e);
+      if (e.errno_value != EOPNOTSUPP && e.errno_value != EIO && e.errno_value != ENODEV) outcome.errors.push_back(f.note);
+      facts.netdevs.push_back(std::move(f));
+      continue;
+    }
+    // Optional pages: one the module lacks or refuses is left empty.
+    auto optional = [&](const ModuleEepromRead& read) {
+      auto bytes = ReadHalfPage(*family, name, read);
+      return bytes ? std::move(*bytes) : std::vector<std::uint8_t>{};
+    };
+    const std::uint8_t id = (*lower)[0];
+    const bool flat_8636 = lower->size() > 2 && ((*lower)[2] & 0x04) != 0;
+    const bool flat_cmis = lower->size() > 2 && ((*lower)[2] & 0x80) != 0;
+    std::vector<std::uint8_t> upper00 = optional({.offset = 128});
+    std::vector<std::uint8_t> a2, upper01, upper02, upper03, upper11;
+    if (id == 0x03) {
+      a2 = optional({.i2c_address = 0x51});
+    } else if (IsSff8636(id) && !flat_8636) {
+      upper03 = optional({.offset = 128, .page = 0x03});
+    } else if (IsCmis(id) && !flat_cmis) {
+      upper01 = optional({.offset = 128, .page = 0x01});
+      upper02 = optional({.offset = 128, .page = 0x02});
+      upper11 = optional({.offset = 128, .page = 0x11});
+    }
+    const ModuleEepromPages pages{*lower, upper00, a2, upper01, upper02, upper03, upper11};
+    auto dom = DecodeModuleEeprom(pages);
+    if (!dom) {
+      f.note = name + ": " + dom.error().message;
+    } else {
+      f.read = true;
+      f.dom = std::move(*dom);
+    }
+    facts.netdevs.push_back(std::move(f));
+  }
+  snapshot.Put(std::move(facts));
+  return Status::Ok();
+}
+
+namespace {
+
+// The four thresholds of one quantity, converted to base units by `scale`.
+void AddThresholds(const MetricSink::FamilyRef& family, const std::string& netdev,
+                   const std::optional<ModuleThresholds>& t, double scale) {
+  if (!t) return;
+  family.Add({{"netdev", netdev}, {"threshold", "high_alarm"}}, t->high_alarm * scale);
+  family.Add({{"netdev", netdev}, {"threshold", "low_alarm"}}, t->low_alarm * scale);
+  family.Add({{"netdev", netdev}, {"threshold", "high_warning"}}, t->high_warning * scale);
+  family.Add({{"netdev", netdev}, {"threshold", "low_warning"}}, t->low_warning * scale);
+}
+
+}  // namespace
+
+void ModuleCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
+  const auto* facts = snapshot.Get<ModuleFacts>();
+  if (facts == nullptr) return;
+  auto info = sink.Gauge("rdma_module_info",
+                         "1 for the module in an RDMA netdev's cage: its identifier (SFF-8024), vendor, part number "
+                         "and serial number, as `ethtool -m` prints them.");
+  auto dom = sink.Gauge("rdma_module_diagnostics_present",
+                        "1 when the module reports digital diagnostics (temperature, power), 0 when it has none (a "
+                        "passive copper cable, a module without monitoring).");
+  auto temp = sink.Gauge("rdma_module_temperature_celsius", "The module's internal temperature.");
+  auto volts = sink.Gauge("rdma_module_supply_voltage_volts", "The module's supply voltage.");
+  auto bias = sink.Gauge("rdma_module_lane_tx_bias_amperes", "The laser bias current of one transmit lane.");
+  auto txp = sink.Gauge("rdma_module_lane_tx_power_watts", "The optical power one transmit lane sends.");
+  auto rxp = sink.Gauge("rdma_module_lane_rx_power_watts", "The optical power one receive lane gets (average or OMA).");
+  auto laser_off = sink.Gauge("rdma_module_lane_laser_off",
+                              "1 when a lane's transmitter is disabled or its bias and TX power both read 0.");
+  auto temp_t = sink.Gauge("rdma_module_temperature_threshold_celsius",
+                           "The module's own temperature alarm and warning thresholds.");
+  auto volts_t = sink.Gauge("rdma_module_supply_voltage_threshold_volts",
+                            "The module's own supply voltage alarm and warning thresholds.");
+  auto bias_t = sink.Gauge("rdma_module_tx_bias_threshold_amperes",
+                           "The module's own laser bias alarm and warning thresholds (every lane).");
+  auto txp_t = sink.Gauge("rdma_module_tx_power_threshold_watts",
+                          "The module's own TX power alarm and warning thresholds (every lane).");
+  auto rxp_t = sink.Gauge("rdma_module_rx_power_threshold_watts",
+                          "The module's own RX power alarm and warning thresholds (every lane).");
+  for (const ModuleNetdevFacts& f : facts->netdevs) {
+    if (!f.read) continue;
+    const ModuleDom& m = f.dom;
+    info.Add({{"netdev", f.netdev}, {"identifier", m.identifier_name}, {"vendor", m.vendor_name},
+              {"part_number", m.vendor_part_number}, {"serial_number", m.vendor_serial}},
+             1);
+    dom.Add({{"netdev", f.netdev}}, m.has_dom ? 1 : 0);
+    if (!m.has_dom) continue;
+    if (m.temperature_c) temp.Add({{"netdev", f.netdev}}, *m.temperature_c);
+    if (m.supply_voltage_v) volts.Add({{"netdev", f.netdev}}, *m.supply_voltage_v);
+    for (const ModuleLane& lane : m.lanes) {
+      const std::string n = std::to_string(lane.number);
+      if (lane.tx_bias_ma) bias.Add({{"netdev", f.netdev}, {"lane", n}}, *lane.tx_bias_ma / 1e3);
+      if (lane.tx_power_mw) txp.Add({{"netdev", f.netdev}, {"lane", n}}, *lane.tx_power_mw / 1e3);
+      if (lane.rx_power_mw) rxp.Add({{"netdev", f.netdev}, {"lane", n}}, *lane.rx_power_mw / 1e3);
+      laser_off.Add({{"netdev", f.netdev}, {"lane", n}}, lane.laser_off ? 1 : 0);
+    }
+    AddThresholds(temp_t, f.netdev, m.temperature_thresholds_c, 1);
+    AddThresholds(volts_t, f.netdev, m.voltage_thresholds_v, 1);
+    AddThresholds(bias_t, f.netdev, m.tx_bias_thresholds_ma, 1e-3);
+    AddThresholds(txp_t, f.netdev, m.tx_power_thresholds_mw, 1e-3);
+    AddThresholds(rxp_t, f.netdev, m.rx_power_thresholds_mw, 1e-3);
+  }
+}
+
+RDMAHD_REGISTER_COLLECTOR("module_eeprom", ModuleCollector,
+                          "the optic or cable in each RDMA netdev's cage: identity, temperature, voltage, per-lane "
+                          "bias and TX/RX power, its thresholds (module EEPROM over ethtool netlink)");
+
+}  // namespace rdmahd

@@ -1,0 +1,58 @@
+// The "module_eeprom" collector: the module in each RDMA netdev's cage (facts/module_facts.h), its EEPROM
+// read page by page with ETHTOOL_MSG_MODULE_EEPROM_GET over the ethtool generic netlink family
+// (what `ethtool -m DEV` reads) and decoded by parsers/module_eeprom. The lower page tells the
+// memory map; then upper page 00h and, by map: A2h (SFF-8472), page 03h (SFF-8636, when paged),
+// pages 01h, 02h and 11h bank 0 (CMIS, when paged). A page the module or driver refuses is left
+// out (the decoder says what it lacks). Only on the live node (NodeFs::asks_kernel): a capture is
+// "not captured". Without module EEPROM access (EOPNOTSUPP), with an empty cage or a module that
+// does not answer, the netdev is unknown with the reason, and that is no collector error.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectors/genl_transport.h"
+#include "common/result.h"
+#include "core/collector.h"
+
+namespace rdmahd {
+
+// Where one read goes: a 128-byte half page of the module's memory, as ETHTOOL_A_MODULE_EEPROM_*
+// name it (the kernel refuses a read that crosses offset 128).
+struct ModuleEepromRead {
+  std::uint32_t offset = 0;  // 0: the lower page; 128: the upper page `page`
+  std::uint32_t length = 128;
+  std::uint8_t page = 0;
+  std::uint8_t bank = 0;
+  std::uint8_t i2c_address = 0x50;  // 0x51: SFF-8472 A2h
+};
+
+std::vector<std::uint8_t> BuildModuleEepromGetRequest(std::uint16_t family_id, const std::string& ifname,
+                                                      const ModuleEepromRead& read, std::uint32_t seq);
+
+// The bytes of the answer to one such request. A kernel error (EOPNOTSUPP, EIO for an empty cage,
+// EINVAL for a page the module lacks) keeps its errno; a reply without ETHTOOL_A_MODULE_EEPROM_DATA,
+// or with more bytes than `expected_length`, is malformed (EBADMSG). Fewer bytes are returned as
+// they came (the decoder leaves out what they do not reach).
+Result<std::vector<std::uint8_t>> ParseModuleEepromReply(std::span<const std::uint8_t> datagram,
+                                                         std::uint16_t family_id, std::uint32_t expected_length,
+                                                         std::uint32_t expected_seq = 0);
+
+class ModuleCollector : public Collector {
+ public:
+  ModuleCollector();  // the "ethtool" family through MnlGenlTransport
+  explicit ModuleCollector(std::unique_ptr<GenlTransport> transport);
+  Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
+  void Render(const Snapshot& snapshot, MetricSink& sink) const override;
+
+ private:
+  Result<std::vector<std::uint8_t>> ReadHalfPage(std::uint16_t family, const std::string& ifname,
+                                                 const ModuleEepromRead& read);
+  std::unique_ptr<GenlTransport> transport_;
+  std::uint32_t seq_ = 0;
+};
+
+}  // namespace rdmahd
