@@ -1,0 +1,309 @@
+// The module_eeprom collector over a fake ethtool generic netlink transport answering
+// MODULE_EEPROM_GET from pages (no NIC in the VM's kernel has a module EEPROM), through
+// parsers/module_eeprom into the optics check; and the real kernel's answer for loopback.
+//
+// The SFP of the main test is built from the SFF-8472 tables: its temperature reading and
+// thresholds are corpus 64's (57.09 C; 80/-10/70/0 C), its bias and TX power thresholds corpus
+// 67's (13/4/12.5/5 mA; 1.0/0.2512/0.7943/0.3162 mW), both read in place from their `ethtool -m`
+// text; the supply voltage, bias, TX power and RX power readings and the voltage and RX power
+// thresholds are values this test chose (no capture has them), RX power 0: the fiber unplugged.
+#include "collectors/module_eeprom.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <libmnl/libmnl.h>
+#include <linux/ethtool_netlink.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/check.h"
+#include "facts/module_facts.h"
+#include "parsers/genl_test_message.h"
+#include "tests/support/fake_genl_transport.h"
+#include "tests/support/test_files.h"
+
+namespace rdmahd {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeGenlTransport;
+
+constexpr std::uint16_t kEthtool = 27;
+
+using Page = std::vector<std::uint8_t>;
+using Where = std::tuple<std::uint8_t /*i2c*/, std::uint8_t /*page*/, std::uint8_t /*bank*/, std::uint32_t /*offset*/>;
+
+// The number after `label` up to its colon in an `ethtool -m` text ("...threshold   : 80.00 degrees C").
+double EthtoolValue(const std::string& text, const std::string& label) {
+  const std::size_t at = text.find(label);
+  EXPECT_NE(at, std::string::npos) << label;
+  if (at == std::string::npos) return NAN;
+  const std::size_t colon = text.find(':', at);
+  return std::stod(text.substr(colon + 1));
+}
+
+void PutU16(Page& p, std::size_t at, long v) {
+  const auto u = static_cast<std::uint16_t>(v);
+  p[at] = static_cast<std::uint8_t>(u >> 8);
+  p[at + 1] = static_cast<std::uint8_t>(u & 0xFF);
+}
+
+void PutAscii(Page& p, std::size_t at, std::size_t len, const std::string& s) {
+  for (std::size_t i = 0; i < len; ++i) p[at + i] = i < s.size() ? static_cast<std::uint8_t>(s[i]) : ' ';
+}
+
+// Four thresholds (high alarm, low alarm, high warning, low warning) at `at`, each value / unit.
+void PutThresholds(Page& p, std::size_t at, std::array<double, 4> values, double unit) {
+  for (std::size_t i = 0; i < 4; ++i) PutU16(p, at + 2 * i, std::lround(values[i] / unit));
+}
+
+struct Sfp {
+  Page a0 = Page(128, 0), a2 = Page(128, 0);
+};
+
+Sfp RealThresholdSfp() {
+  const std::string c64 = testing::ReadRealFixture("corpus/64_ethtool_m_grep_temperature_sfp_enp3s0f0np0_beszel554.txt");
+  const std::string c67 = testing::ReadRealFixture("corpus/67_ethtool_m_dom_thresholds_excerpt_telegraf16604.txt");
+  Sfp s;
+  s.a0[0] = 0x03;                            // SFF-8024: SFP
+  PutAscii(s.a0, 20, 16, "FS");              // vendor name
+  PutAscii(s.a0, 40, 16, "SFP-10GLR-31");    // part number
+  PutAscii(s.a0, 68, 16, "F2030512345");     // serial
+  s.a0[92] = 0x68;  // digital diagnostics, internally calibrated, average RX power
+  s.a0[93] = 0x80;  // alarm/warning flags implemented
+  const auto t = [&](const char* what) { return EthtoolValue(c64, std::string("Module temperature ") + what); };
+  PutThresholds(s.a2, 0, {t("high alarm threshold"), t("low alarm threshold"), t("high warning threshold"),
+                          t("low warning threshold")}, 1.0 / 256);
+  PutThresholds(s.a2, 8, {3.6, 3.0, 3.5, 3.1}, 1e-4);  // chosen
+  const auto bias = [&](const char* what) { return EthtoolValue(c67, std::string("Laser bias current ") + what); };
+  PutThresholds(s.a2, 16, {bias("high alarm threshold"), bias("low alarm threshold"), bias("high warning threshold"),
+                           bias("low warning threshold")}, 0.002);
+  const auto txp = [&](const char* what) { return EthtoolValue(c67, std::string("Laser output power ") + what); };
+  PutThresholds(s.a2, 24, {txp("high alarm threshold"), txp("low alarm threshold"), txp("high warning threshold"),
+                           txp("low warning threshold")}, 1e-4);
+  PutThresholds(s.a2, 32, {1.0, 0.02, 0.7943, 0.0316}, 1e-4);  // chosen: RX power, mW
+  PutU16(s.a2, 96, std::lround(EthtoolValue(c64, "Module temperature  ") * 256));
+  PutU16(s.a2, 98, 33000);  // 3.3 V
+  PutU16(s.a2, 100, 3000);  // 6 mA
+  PutU16(s.a2, 102, 5000);  // 0.5 mW
+  PutU16(s.a2, 104, 0);     // no light
+  return s;
+}
+
+struct Kernel {
+  std::map<Where, Page> pages;
+  int lower_errno = 0;  // the driver's answer for every read (EOPNOTSUPP, EIO)
+  std::vector<Where> asked;
+
+  std::unique_ptr<FakeGenlTransport> Transport() {
+    return std::make_unique<FakeGenlTransport>(kEthtool, [this](const GenlMessage& m, bool dump)
+                                                              -> Result<FakeGenlTransport::Datagrams> {
+      EXPECT_FALSE(dump);
+      EXPECT_EQ(m.cmd, ETHTOOL_MSG_MODULE_EEPROM_GET);
+      Where w{};
+      std::uint32_t length = 0;
+      auto attrs = SplitNlAttrs(m.attrs, "test", "request");
+      for (const NlAttr& a : *attrs) {
+        switch (a.type) {
+          case ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS: std::get<0>(w) = a.payload[0]; break;
+          case ETHTOOL_A_MODULE_EEPROM_PAGE: std::get<1>(w) = a.payload[0]; break;
+          case ETHTOOL_A_MODULE_EEPROM_BANK: std::get<2>(w) = a.payload[0]; break;
+          case ETHTOOL_A_MODULE_EEPROM_OFFSET: std::get<3>(w) = *NlAttrAs<std::uint32_t>(a, "t", "offset", "u32"); break;
+          case ETHTOOL_A_MODULE_EEPROM_LENGTH: length = *NlAttrAs<std::uint32_t>(a, "t", "length", "u32"); break;
+          default: break;
+        }
+      }
+      EXPECT_EQ(length, 128u);
+      asked.push_back(w);
+      testing::GenlDatagram d;
+      auto it = pages.find(w);
+      if (lower_errno != 0 || it == pages.end()) {
+        d.Error(lower_errno != 0 ? lower_errno : EINVAL, m.header.nlmsg_seq);
+        return FakeGenlTransport::Datagrams{d.bytes()};
+      }
+      nlmsghdr* nlh = d.Begin(kEthtool, ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, m.header.nlmsg_seq);
+      nlattr* h = mnl_attr_nest_start(nlh, ETHTOOL_A_MODULE_EEPROM_HEADER);
+      mnl_attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, "ens1f0np0");
+      mnl_attr_nest_end(nlh, h);
+      mnl_attr_put(nlh, ETHTOOL_A_MODULE_EEPROM_DATA, it->second.size(), it->second.data());
+      d.End();
+      return FakeGenlTransport::Datagrams{d.bytes()};
+    });
+  }
+};
+
+Topology OneNetdev() {
+  Topology t;
+  t.class_dir_present = true;
+  t.links.push_back({"mlx5_0", 1, "ens1f0np0"});
+  return t;
+}
+
+struct Collected {
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  std::string text;
+  const ModuleNetdevFacts& netdev() const { return snapshot.Get<ModuleFacts>()->netdevs.at(0); }
+};
+
+Collected CollectOnce(Collector& c, const NodeFs& fs) {
+  Collected r;
+  Config config;
+  const Topology topology = OneNetdev();
+  EXPECT_TRUE(c.Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome).ok());
+  MetricSink sink;
+  c.Render(r.snapshot, sink);
+  r.text = sink.Serialize();
+  return r;
+}
+
+const NodeFs& LiveFs() {
+  static const NodeFs fs = NodeFs("/nonexistent-sys", "/nonexistent-proc").AskingKernelForTest();
+  return fs;
+}
+
+TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
+  const Sfp sfp = RealThresholdSfp();
+  Kernel k;
+  k.pages[{0x50, 0, 0, 0}] = sfp.a0;
+  k.pages[{0x51, 0, 0, 0}] = sfp.a2;
+  ModuleCollector c(k.Transport());
+  Collected r = CollectOnce(c, LiveFs());
+  // Lower A0h, upper A0h (refused here: EINVAL, left out), A2h.
+  EXPECT_EQ(k.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}, {0x51, 0, 0, 0}}));
+  EXPECT_TRUE(r.outcome.errors.empty());
+  const ModuleNetdevFacts& f = r.netdev();
+  ASSERT_TRUE(f.read) << f.note;
+  EXPECT_TRUE(f.dom.has_dom);
+  EXPECT_EQ(f.dom.vendor_name, "FS");
+  ASSERT_TRUE(f.dom.temperature_c.has_value());
+  EXPECT_NEAR(*f.dom.temperature_c, 57.09, 0.005);
+
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_info{netdev=\"ens1f0np0\",identifier=\"SFP\",vendor=\"FS\","
+                                "part_number=\"SFP-10GLR-31\",serial_number=\"F2030512345\"} 1\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_diagnostics_present{netdev=\"ens1f0np0\"} 1\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_supply_voltage_volts{netdev=\"ens1f0np0\"} 3.3\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_lane_tx_bias_amperes{netdev=\"ens1f0np0\",lane=\"1\"} 0.006\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_lane_tx_power_watts{netdev=\"ens1f0np0\",lane=\"1\"} 5e-04\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_lane_rx_power_watts{netdev=\"ens1f0np0\",lane=\"1\"} 0\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_lane_laser_off{netdev=\"ens1f0np0\",lane=\"1\"} 0\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_temperature_threshold_celsius{netdev=\"ens1f0np0\",threshold=\"high_alarm\"} 80\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_tx_bias_threshold_amperes{netdev=\"ens1f0np0\",threshold=\"low_alarm\"} 0.004\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_tx_power_threshold_watts{netdev=\"ens1f0np0\",threshold=\"low_warning\"} 0.0003162\n"));
+  EXPECT_EQ(testing::RenderedFamilies(r.text), testing::DocumentedFamilies("(collector `module_eeprom`)"));
+
+  // The optics check on what was collected: no light is below the RX low alarm.
+  Config config;
+  auto out = RunRegisteredCheck("optics", r.snapshot, config);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kFailed);
+  EXPECT_EQ(out[0].reason, "SFP FS SFP-10GLR-31: lane 1 RX power 0.0000 mW at or below its low alarm -16.99 dBm (0.0200 mW)");
+  EXPECT_THAT(out[0].fix, HasSubstr("clean the fiber connectors at both ends"));
+}
+
+TEST(ModuleCollectorTest, PagesFollowTheMemoryMap) {
+  // SFF-8636 QSFP28, paged: page 03h for the thresholds; flat: none.
+  Kernel qsfp;
+  Page lower(128, 0);
+  lower[0] = 0x11;
+  qsfp.pages[{0x50, 0, 0, 0}] = lower;
+  ModuleCollector c1(qsfp.Transport());
+  CollectOnce(c1, LiveFs());
+  EXPECT_EQ(qsfp.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}, {0x50, 3, 0, 128}}));
+  Kernel flat;
+  lower[2] = 0x04;
+  flat.pages[{0x50, 0, 0, 0}] = lower;
+  ModuleCollector c2(flat.Transport());
+  CollectOnce(c2, LiveFs());
+  EXPECT_EQ(flat.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}}));
+  // CMIS QSFP-DD, paged: pages 01h, 02h and 11h (bank 0).
+  Kernel cmis;
+  Page cl(128, 0);
+  cl[0] = 0x18;
+  cmis.pages[{0x50, 0, 0, 0}] = cl;
+  ModuleCollector c3(cmis.Transport());
+  CollectOnce(c3, LiveFs());
+  EXPECT_EQ(cmis.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}, {0x50, 1, 0, 128}, {0x50, 2, 0, 128},
+                                            {0x50, 0x11, 0, 128}}));
+}
+
+TEST(ModuleCollectorTest, NoAccessEmptyCageAndCaptureAreUnknownWithoutAnError) {
+  Kernel none;
+  none.lower_errno = EOPNOTSUPP;
+  ModuleCollector c1(none.Transport());
+  Collected r = CollectOnce(c1, LiveFs());
+  EXPECT_FALSE(r.netdev().read);
+  EXPECT_THAT(r.netdev().note, HasSubstr("gives no module EEPROM access (EOPNOTSUPP"));
+  EXPECT_TRUE(r.outcome.errors.empty());
+  EXPECT_EQ(r.text, "");
+
+  Kernel empty;
+  empty.lower_errno = EIO;
+  ModuleCollector c2(empty.Transport());
+  r = CollectOnce(c2, LiveFs());
+  EXPECT_THAT(r.netdev().note, HasSubstr("no module answers in the cage of ens1f0np0"));
+  EXPECT_TRUE(r.outcome.errors.empty());
+
+  Kernel capture;
+  ModuleCollector c3(capture.Transport());
+  r = CollectOnce(c3, NodeFs("/nonexistent-sys", "/nonexistent-proc"));
+  EXPECT_TRUE(capture.asked.empty());
+  EXPECT_THAT(r.netdev().note, HasSubstr("not captured"));
+  EXPECT_THAT(r.netdev().note, HasSubstr("`ethtool -m ens1f0np0`"));
+
+  Config config;
+  auto out = RunRegisteredCheck("optics", r.snapshot, config);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(out[0].reason, r.netdev().note);
+}
+
+TEST(ModuleCollectorTest, ReplyBytes) {
+  testing::GenlDatagram d;
+  nlmsghdr* nlh = d.Begin(kEthtool, ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, 3);
+  const Page data(129, 0x5A);
+  mnl_attr_put(nlh, ETHTOOL_A_MODULE_EEPROM_DATA, data.size(), data.data());
+  d.End();
+  auto too_long = ParseModuleEepromReply(d.bytes(), kEthtool, 128, 3);
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error().errno_value, EBADMSG);
+  auto fits = ParseModuleEepromReply(d.bytes(), kEthtool, 256, 3);
+  ASSERT_TRUE(fits.ok());
+  EXPECT_EQ(*fits, data);
+
+  testing::GenlDatagram no_data;
+  no_data.Begin(kEthtool, ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, 3);
+  no_data.End();
+  auto missing = ParseModuleEepromReply(no_data.bytes(), kEthtool, 128, 3);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errno_value, EBADMSG);
+
+  const auto req = BuildModuleEepromGetRequest(kEthtool, "ens1f0np0", {.offset = 128, .page = 3}, 4);
+  auto msgs = SplitNlMessages(req, "test");
+  ASSERT_TRUE(msgs.ok());
+  auto g = SplitGenlMessage(msgs->front(), "test");
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->cmd, ETHTOOL_MSG_MODULE_EEPROM_GET);
+}
+
+// The real kernel: loopback has no module; unknown with the kernel's reason, no collector error.
+TEST(ModuleCollectorTest, RealKernelLoopbackHasNoModule) {
+  MnlGenlTransport probe(ETHTOOL_GENL_NAME);
+  if (auto family = probe.FamilyId(); !family) GTEST_SKIP() << family.error().message;
+  ModuleCollector c;
+  Collected r;
+  Config config;
+  Topology t;
+  t.links.push_back({"mlx5_0", 1, "lo"});
+  ASSERT_TRUE(c.Collect(CollectContext{LiveFs(), config, t}, r.snapshot, r.outcome).ok());
+  const ModuleNetdevFacts& f = r.netdev();
+  EXPECT_FALSE(f.read);
+  EXPECT_THAT(f.note, HasSubstr("EOPNOTSUPP"));
+  EXPECT_TRUE(r.outcome.errors.empty());
+}
+
+}  // namespace
+}  // namespace rdmahd
