@@ -19,17 +19,15 @@ DevlinkHealthCollector::DevlinkHealthCollector(std::unique_ptr<GenlTransport> tr
 namespace {
 
 // Every reporter of the node, or why not.
-Result<std::vector<DevlinkHealthReporter>> DumpReporters(GenlTransport& transport, std::uint32_t seq) {
-  auto family = transport.FamilyId();
-  if (!family) return family.error();
-  auto answer = transport.Exchange(BuildGenlRequest(*family, DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION,
-                                                    NLM_F_REQUEST | NLM_F_DUMP, seq),
-                                   /*dump=*/true);
+Result<std::vector<DevlinkHealthReporter>> DumpReporters(GenlTransport& transport, std::uint32_t& seq) {
+  auto answer = ExchangeGenl(transport, seq, /*dump=*/true, [](std::uint16_t family, std::uint32_t s) {
+    return BuildGenlRequest(family, DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION, NLM_F_REQUEST | NLM_F_DUMP, s);
+  });
   if (!answer) return answer.error();
   std::vector<DevlinkHealthReporter> reporters;
   bool done = false;
-  for (const auto& datagram : *answer) {
-    auto r = ParseDevlinkHealthReporterDump(datagram, *family, reporters);
+  for (const auto& datagram : answer->datagrams) {
+    auto r = ParseDevlinkHealthReporterDump(datagram, answer->family_id, reporters);
     if (!r) return r.error();
     done = *r;
   }
@@ -42,13 +40,9 @@ Result<std::vector<DevlinkHealthReporter>> DumpReporters(GenlTransport& transpor
 Status DevlinkHealthCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   DevlinkHealthFacts facts;
   Result<std::vector<DevlinkHealthReporter>> reporters = Error{"not asked"};
-  bool not_captured = !ctx.fs.asks_kernel();
-  if (not_captured) {
-    reporters = Error{"not captured: devlink health reporters come from the node's kernel over netlink and "
-                      "--path.sysfs is not /sys (run `devlink -j health show` on the node)",
-                      ENODATA};
+  if (!ctx.fs.asks_kernel()) {
+    reporters = Error{GenlNotCaptured("devlink health reporters come", "devlink -j health show"), ENODATA};
   } else {
-    if (++seq_ == 0) ++seq_;
     reporters = DumpReporters(*transport_, seq_);
     if (!reporters && reporters.error().errno_value != ENOENT) outcome.errors.push_back(reporters.error().message);
   }

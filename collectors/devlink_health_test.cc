@@ -82,28 +82,7 @@ Topology TwoMlx5AndRxe() {
   return t;
 }
 
-struct Collected {
-  Status status = Status::Ok();
-  Snapshot snapshot;
-  CollectorOutcome outcome;
-  std::string text;
-  const DevlinkHealthFacts* facts() const { return snapshot.Get<DevlinkHealthFacts>(); }
-};
-
-Collected CollectOnce(Collector& c, const NodeFs& fs, const Topology& topology) {
-  Collected r;
-  Config config;
-  r.status = c.Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome);
-  MetricSink sink;
-  c.Render(r.snapshot, sink);
-  r.text = sink.Serialize();
-  return r;
-}
-
-const NodeFs& LiveFs() {
-  static const NodeFs fs = NodeFs("/nonexistent-sys", "/nonexistent-proc").AskingKernelForTest();
-  return fs;
-}
+const DevlinkHealthFacts* Facts(const testing::CollectedRun& r) { return r.snapshot.Get<DevlinkHealthFacts>(); }
 
 TEST(DevlinkHealthCollectorTest, OneDumpIsSplitByPciFunctionAndRendered) {
   Kernel k;
@@ -118,22 +97,22 @@ TEST(DevlinkHealthCollectorTest, OneDumpIsSplitByPciFunctionAndRendered) {
   auto transport = k.Transport();
   FakeGenlTransport* fake = transport.get();
   DevlinkHealthCollector c(std::move(transport));
-  Collected r = CollectOnce(c, LiveFs(), TwoMlx5AndRxe());
+  testing::CollectedRun r = testing::CollectAndRender(c, testing::FakeKernelFs(), TwoMlx5AndRxe());
   ASSERT_TRUE(r.status.ok());
   EXPECT_TRUE(r.outcome.errors.empty());
   ASSERT_EQ(k.last_cmd, std::vector<std::uint8_t>{DEVLINK_CMD_HEALTH_REPORTER_GET});
   EXPECT_EQ(k.last_dump, std::vector<bool>{true});
-  ASSERT_NE(r.facts(), nullptr);
-  ASSERT_EQ(r.facts()->devices.size(), 3u);
-  const auto& d0 = r.facts()->devices[0];
+  ASSERT_NE(Facts(r), nullptr);
+  ASSERT_EQ(Facts(r)->devices.size(), 3u);
+  const auto& d0 = Facts(r)->devices[0];
   EXPECT_TRUE(d0.read);
   ASSERT_EQ(d0.reporters.size(), 4u);
   EXPECT_EQ(d0.reporters[1].name, "fw_fatal");
   EXPECT_EQ(d0.reporters[1].state, DevlinkHealthState::kError);
   EXPECT_EQ(d0.reporters[3].port_index, 65535u);
-  EXPECT_EQ(r.facts()->devices[1].reporters.size(), 1u);
-  EXPECT_FALSE(r.facts()->devices[2].read);
-  EXPECT_THAT(r.facts()->devices[2].note, HasSubstr("no PCI function"));
+  EXPECT_EQ(Facts(r)->devices[1].reporters.size(), 1u);
+  EXPECT_FALSE(Facts(r)->devices[2].read);
+  EXPECT_THAT(Facts(r)->devices[2].note, HasSubstr("no PCI function"));
 
   EXPECT_THAT(r.text, HasSubstr("rdma_devlink_health_reporter_healthy{device=\"mlx5_0\",reporter=\"fw_fatal\",port=\"\"} 0\n"));
   EXPECT_THAT(r.text, HasSubstr("rdma_devlink_health_reporter_healthy{device=\"mlx5_0\",reporter=\"fw\",port=\"\"} 1\n"));
@@ -144,7 +123,7 @@ TEST(DevlinkHealthCollectorTest, OneDumpIsSplitByPciFunctionAndRendered) {
   EXPECT_EQ(testing::RenderedFamilies(r.text), testing::DocumentedFamilies("(collector `devlink_health`)"));
 
   // One dump per collection, whatever the number of devices.
-  CollectOnce(c, LiveFs(), TwoMlx5AndRxe());
+  testing::CollectAndRender(c, testing::FakeKernelFs(), TwoMlx5AndRxe());
   EXPECT_EQ(fake->exchanges, 2);
 }
 
@@ -153,12 +132,12 @@ TEST(DevlinkHealthCollectorTest, ACaptureIsNotAskedAndSaysNotCaptured) {
   auto transport = k.Transport();
   FakeGenlTransport* fake = transport.get();
   DevlinkHealthCollector c(std::move(transport));
-  Collected r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc"), TwoMlx5AndRxe());
+  testing::CollectedRun r = testing::CollectAndRender(c, NodeFs("/nonexistent-sys", "/nonexistent-proc"), TwoMlx5AndRxe());
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(fake->exchanges, 0);
   EXPECT_EQ(fake->family_lookups, 0);
-  ASSERT_EQ(r.facts()->devices.size(), 3u);
-  for (const auto& d : r.facts()->devices) {
+  ASSERT_EQ(Facts(r)->devices.size(), 3u);
+  for (const auto& d : Facts(r)->devices) {
     EXPECT_FALSE(d.read);
     EXPECT_THAT(d.note, HasSubstr("not captured"));
   }
@@ -171,20 +150,20 @@ TEST(DevlinkHealthCollectorTest, NoFamilyIsUnknownWithoutAnErrorAndAFailedDumpIs
   auto transport = k.Transport();
   transport->family_error = ENOENT;
   DevlinkHealthCollector no_devlink(std::move(transport));
-  Collected r = CollectOnce(no_devlink, LiveFs(), TwoMlx5AndRxe());
+  testing::CollectedRun r = testing::CollectAndRender(no_devlink, testing::FakeKernelFs(), TwoMlx5AndRxe());
   ASSERT_TRUE(r.status.ok());
   EXPECT_TRUE(r.outcome.errors.empty());
-  EXPECT_FALSE(r.facts()->devices[0].read);
-  EXPECT_THAT(r.facts()->devices[0].note, HasSubstr("not registered"));
+  EXPECT_FALSE(Facts(r)->devices[0].read);
+  EXPECT_THAT(Facts(r)->devices[0].note, HasSubstr("not registered"));
 
   Kernel failing;
   failing.dump_errno = EPERM;
   DevlinkHealthCollector c(failing.Transport());
-  Collected f = CollectOnce(c, LiveFs(), TwoMlx5AndRxe());
+  testing::CollectedRun f = testing::CollectAndRender(c, testing::FakeKernelFs(), TwoMlx5AndRxe());
   ASSERT_TRUE(f.status.ok());
   ASSERT_EQ(f.outcome.errors.size(), 1u);
-  EXPECT_FALSE(f.facts()->devices[0].read);
-  EXPECT_EQ(f.facts()->devices[0].note, f.outcome.errors[0]);
+  EXPECT_FALSE(Facts(f)->devices[0].read);
+  EXPECT_EQ(Facts(f)->devices[0].note, f.outcome.errors[0]);
 }
 
 // The real kernel's answer where it has devlink but no device registers reporters (the VM, a
@@ -192,10 +171,10 @@ TEST(DevlinkHealthCollectorTest, NoFamilyIsUnknownWithoutAnErrorAndAFailedDumpIs
 TEST(DevlinkHealthCollectorTest, AnEmptyDumpIsReadWithNoReporters) {
   Kernel k;
   DevlinkHealthCollector c(k.Transport());
-  Collected r = CollectOnce(c, LiveFs(), TwoMlx5AndRxe());
+  testing::CollectedRun r = testing::CollectAndRender(c, testing::FakeKernelFs(), TwoMlx5AndRxe());
   ASSERT_TRUE(r.status.ok());
-  EXPECT_TRUE(r.facts()->devices[0].read);
-  EXPECT_TRUE(r.facts()->devices[0].reporters.empty());
+  EXPECT_TRUE(Facts(r)->devices[0].read);
+  EXPECT_TRUE(Facts(r)->devices[0].reporters.empty());
   EXPECT_EQ(r.text, "");
 }
 
@@ -249,7 +228,7 @@ TEST(DevlinkHealthCollectorTest, RealKernelAnswersParse) {
     GTEST_SKIP() << family.error().message;
   }
   DevlinkHealthCollector c(std::make_unique<MnlGenlTransport>(DEVLINK_GENL_NAME));
-  Collected r = CollectOnce(c, LiveFs(), TwoMlx5AndRxe());
+  testing::CollectedRun r = testing::CollectAndRender(c, testing::FakeKernelFs(), TwoMlx5AndRxe());
   ASSERT_TRUE(r.status.ok());
   EXPECT_TRUE(r.outcome.errors.empty()) << r.outcome.errors.front();
 }

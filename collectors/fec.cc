@@ -24,25 +24,15 @@ Status FecCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Coll
     FecNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = "not captured: FEC comes from the node's kernel over ethtool netlink and --path.sysfs is not /sys "
-               "(run `ethtool -I --show-fec " + name + "` on the node)";
+      f.note = GenlNotCaptured("FEC comes", "ethtool -I --show-fec " + name);
       facts.netdevs.push_back(std::move(f));
       continue;
     }
-    auto family = transport_->FamilyId();
-    if (!family) {
-      f.note = family.error().message;
-      facts.netdevs.push_back(std::move(f));
-      continue;
-    }
-    if (++seq_ == 0) ++seq_;
-    auto answer = transport_->Exchange(BuildFecGetRequest(*family, name, seq_), /*dump=*/false);
-    Result<EthtoolFec> fec = Error{"no answer", EPROTO};
-    if (!answer) {
-      fec = answer.error();
-    } else if (!answer->empty()) {
-      fec = ParseEthtoolFecReply(answer->front(), *family, seq_);
-    }
+    auto answer = ExchangeGenl(*transport_, seq_, /*dump=*/false, [&](std::uint16_t family, std::uint32_t seq) {
+      return BuildFecGetRequest(family, name, seq);
+    });
+    Result<EthtoolFec> fec = answer ? ParseEthtoolFecReply(answer->datagrams.front(), answer->family_id, answer->seq)
+                                    : Result<EthtoolFec>(answer.error());
     if (fec) {
       f.read = true;
       f.fec = std::move(*fec);
@@ -51,7 +41,8 @@ Status FecCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Coll
                "FEC operations)";
     } else {
       f.note = name + ": " + fec.error().message;
-      if (fec.error().errno_value != ENODEV) outcome.errors.push_back(f.note);
+      // Not a failure: the netdev went away, or the kernel has no ethtool netlink (before 5.6).
+      if (fec.error().errno_value != ENODEV && fec.error().errno_value != ENOENT) outcome.errors.push_back(f.note);
     }
     facts.netdevs.push_back(std::move(f));
   }

@@ -114,27 +114,7 @@ Topology Netdevs(std::vector<std::string> names) {
   return t;
 }
 
-struct Collected {
-  Snapshot snapshot;
-  CollectorOutcome outcome;
-  std::string text;
-  const FecFacts* facts() const { return snapshot.Get<FecFacts>(); }
-};
-
-Collected CollectOnce(Collector& c, const NodeFs& fs, const Topology& topology) {
-  Collected r;
-  Config config;
-  EXPECT_TRUE(c.Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome).ok());
-  MetricSink sink;
-  c.Render(r.snapshot, sink);
-  r.text = sink.Serialize();
-  return r;
-}
-
-const NodeFs& LiveFs() {
-  static const NodeFs fs = NodeFs("/nonexistent-sys", "/nonexistent-proc").AskingKernelForTest();
-  return fs;
-}
+const FecFacts* Facts(const testing::CollectedRun& r) { return r.snapshot.Get<FecFacts>(); }
 
 TEST(FecCollectorTest, AsksWithStatisticsAndRendersTotalsAndLanes) {
   if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
@@ -144,15 +124,15 @@ TEST(FecCollectorTest, AsksWithStatisticsAndRendersTotalsAndLanes) {
   k.netdevs["ens1f0np0"] = {ETHTOOL_LINK_MODE_FEC_BASER_BIT, {10, 1, 2, 3, 4}, {3, 0, 0, 3, 0}, bits};
   k.netdevs["ens1f1np1"] = {ETHTOOL_LINK_MODE_FEC_RS_BIT, {1523}, {0}, {}};
   FecCollector c(k.Transport());
-  Collected r = CollectOnce(c, LiveFs(), Netdevs({"ens1f0np0", "ens1f1np1", "veth0"}));
+  testing::CollectedRun r = testing::CollectAndRender(c, testing::FakeKernelFs(), Netdevs({"ens1f0np0", "ens1f1np1", "veth0"}));
   EXPECT_EQ(k.asked, (std::vector<std::string>{"ens1f0np0", "ens1f1np1", "veth0"}));
   EXPECT_EQ(k.flags, (std::vector<std::uint32_t>{ETHTOOL_FLAG_STATS, ETHTOOL_FLAG_STATS, ETHTOOL_FLAG_STATS}));
   EXPECT_TRUE(r.outcome.errors.empty());
-  ASSERT_EQ(r.facts()->netdevs.size(), 3u);
-  EXPECT_TRUE(r.facts()->netdevs[0].read);
-  EXPECT_EQ(r.facts()->netdevs[0].fec.corrected_bits.lanes.size(), 4u);
-  EXPECT_FALSE(r.facts()->netdevs[2].read);
-  EXPECT_THAT(r.facts()->netdevs[2].note, HasSubstr("reports no FEC (EOPNOTSUPP"));
+  ASSERT_EQ(Facts(r)->netdevs.size(), 3u);
+  EXPECT_TRUE(Facts(r)->netdevs[0].read);
+  EXPECT_EQ(Facts(r)->netdevs[0].fec.corrected_bits.lanes.size(), 4u);
+  EXPECT_FALSE(Facts(r)->netdevs[2].read);
+  EXPECT_THAT(Facts(r)->netdevs[2].note, HasSubstr("reports no FEC (EOPNOTSUPP"));
 
   EXPECT_THAT(r.text, HasSubstr("rdma_fec_active_mode_info{netdev=\"ens1f0np0\",mode=\"baser\"} 1\n"));
   EXPECT_THAT(r.text, HasSubstr("rdma_fec_active_mode_info{netdev=\"ens1f1np1\",mode=\"rs\"} 1\n"));
@@ -171,11 +151,11 @@ TEST(FecCollectorTest, ACaptureIsNotAsked) {
   auto transport = k.Transport();
   FakeGenlTransport* fake = transport.get();
   FecCollector c(std::move(transport));
-  Collected r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc"), Netdevs({"ens1f0np0"}));
+  testing::CollectedRun r = testing::CollectAndRender(c, NodeFs("/nonexistent-sys", "/nonexistent-proc"), Netdevs({"ens1f0np0"}));
   EXPECT_EQ(fake->exchanges, 0);
-  ASSERT_EQ(r.facts()->netdevs.size(), 1u);
-  EXPECT_THAT(r.facts()->netdevs[0].note, HasSubstr("not captured"));
-  EXPECT_THAT(r.facts()->netdevs[0].note, HasSubstr("ethtool -I --show-fec ens1f0np0"));
+  ASSERT_EQ(Facts(r)->netdevs.size(), 1u);
+  EXPECT_THAT(Facts(r)->netdevs[0].note, HasSubstr("not captured"));
+  EXPECT_THAT(Facts(r)->netdevs[0].note, HasSubstr("ethtool -I --show-fec ens1f0np0"));
   EXPECT_EQ(r.text, "");
 }
 
@@ -198,10 +178,10 @@ TEST(FecCollectorTest, RealKernelLoopbackHasNoFec) {
   MnlGenlTransport probe(ETHTOOL_GENL_NAME);
   if (auto family = probe.FamilyId(); !family) GTEST_SKIP() << family.error().message;
   FecCollector c;
-  Collected r = CollectOnce(c, LiveFs(), Netdevs({"lo"}));
-  ASSERT_EQ(r.facts()->netdevs.size(), 1u);
-  EXPECT_FALSE(r.facts()->netdevs[0].read);
-  EXPECT_THAT(r.facts()->netdevs[0].note, HasSubstr("EOPNOTSUPP"));
+  testing::CollectedRun r = testing::CollectAndRender(c, testing::FakeKernelFs(), Netdevs({"lo"}));
+  ASSERT_EQ(Facts(r)->netdevs.size(), 1u);
+  EXPECT_FALSE(Facts(r)->netdevs[0].read);
+  EXPECT_THAT(Facts(r)->netdevs[0].note, HasSubstr("EOPNOTSUPP"));
   EXPECT_TRUE(r.outcome.errors.empty());
 }
 

@@ -56,6 +56,22 @@ Result<std::uint16_t> ParseGenlFamilyReply(std::span<const std::uint8_t> datagra
   return NlMalformed(kProtocol, "no CTRL_ATTR_FAMILY_ID");
 }
 
+Result<GenlAnswer> ExchangeGenl(GenlTransport& transport, std::uint32_t& seq, bool dump,
+                                const std::function<std::vector<std::uint8_t>(std::uint16_t, std::uint32_t)>& build) {
+  auto family = transport.FamilyId();
+  if (!family) return family.error();
+  if (++seq == 0) ++seq;  // 0 means "any" to the reply parsers
+  auto answer = transport.Exchange(build(*family, seq), dump);
+  if (!answer) return answer.error();
+  if (answer->empty()) return Error{"no answer", EPROTO};
+  return GenlAnswer{std::move(*answer), *family, seq};
+}
+
+std::string GenlNotCaptured(const std::string& what, const std::string& command) {
+  return "not captured: " + what + " from the node's kernel over netlink and --path.sysfs is not /sys (run `" +
+         command + "` on the node)";
+}
+
 MnlGenlTransport::MnlGenlTransport(std::string family)
     : family_(std::move(family)), socket_(NETLINK_GENERIC, "generic netlink " + family_ + " request") {}
 

@@ -51,6 +51,23 @@ class GenlTransport {
                                                                   bool dump) = 0;
 };
 
+// One exchange: the request `build` makes with the family's id and the next number of `seq` (never
+// 0), and the answer's datagrams (at least one) with the id and number they go with, for the
+// reply parsers. Errors: the family's (ENOENT: not registered), the socket's, EPROTO for no answer.
+struct GenlAnswer {
+  std::vector<std::vector<std::uint8_t>> datagrams;
+  std::uint16_t family_id = 0;
+  std::uint32_t seq = 0;
+};
+Result<GenlAnswer> ExchangeGenl(GenlTransport& transport, std::uint32_t& seq, bool dump,
+                                const std::function<std::vector<std::uint8_t>(std::uint16_t family_id,
+                                                                              std::uint32_t seq)>& build);
+
+// Why a fact only the running kernel gives over generic netlink is unknown on a tree that is not
+// the live /sys: "not captured: <what> from the node's kernel over netlink and --path.sysfs is not
+// /sys (run `<command>` on the node)".
+std::string GenlNotCaptured(const std::string& what, const std::string& command);
+
 // One family over a NetlinkSocket. Not thread-safe (one per collector).
 class MnlGenlTransport : public GenlTransport {
  public:

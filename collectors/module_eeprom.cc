@@ -16,6 +16,8 @@ bool IsCmis(std::uint8_t id) { return id == 0x18 || id == 0x19 || id == 0x1E; }
 
 std::string Note(const std::string& netdev, const Error& e) {
   switch (e.errno_value) {
+    case ENOENT:
+      return e.message;  // the family is not registered
     case EOPNOTSUPP:
       return "the driver of " + netdev + " gives no module EEPROM access (EOPNOTSUPP: a virtual NIC, or no cage)";
     case EIO:
@@ -32,13 +34,12 @@ std::string Note(const std::string& netdev, const Error& e) {
 ModuleCollector::ModuleCollector() : ModuleCollector(std::make_unique<MnlGenlTransport>(ETHTOOL_GENL_NAME)) {}
 ModuleCollector::ModuleCollector(std::unique_ptr<GenlTransport> transport) : transport_(std::move(transport)) {}
 
-Result<std::vector<std::uint8_t>> ModuleCollector::ReadHalfPage(std::uint16_t family, const std::string& ifname,
-                                                                const ModuleEepromRead& read) {
-  if (++seq_ == 0) ++seq_;
-  auto answer = transport_->Exchange(BuildModuleEepromGetRequest(family, ifname, read, seq_), /*dump=*/false);
+Result<std::vector<std::uint8_t>> ModuleCollector::ReadHalfPage(const std::string& ifname, const ModuleEepromRead& read) {
+  auto answer = ExchangeGenl(*transport_, seq_, /*dump=*/false, [&](std::uint16_t family, std::uint32_t seq) {
+    return BuildModuleEepromGetRequest(family, ifname, read, seq);
+  });
   if (!answer) return answer.error();
-  if (answer->empty()) return Error{"no answer", EPROTO};
-  return ParseModuleEepromReply(answer->front(), family, read.length, seq_);
+  return ParseModuleEepromReply(answer->datagrams.front(), answer->family_id, read.length, answer->seq);
 }
 
 Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
@@ -47,28 +48,23 @@ Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
     ModuleNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = "not captured: the module EEPROM comes from the node's kernel over ethtool netlink and --path.sysfs "
-               "is not /sys (run `ethtool -m " + name + "` on the node)";
+      f.note = GenlNotCaptured("the module EEPROM comes", "ethtool -m " + name);
       facts.netdevs.push_back(std::move(f));
       continue;
     }
-    auto family = transport_->FamilyId();
-    if (!family) {
-      f.note = family.error().message;
-      facts.netdevs.push_back(std::move(f));
-      continue;
-    }
-    auto lower = ReadHalfPage(*family, name, {});
+    auto lower = ReadHalfPage(name, {});
     if (!lower || lower->empty()) {
       const Error e = lower ? Error{"the module answered with no bytes", EIO} : lower.error();
       f.note = Note(name, e);
-      if (e.errno_value != EOPNOTSUPP && e.errno_value != EIO && e.errno_value != ENODEV) outcome.errors.push_back(f.note);
+      // Not failures: no access, an empty cage, the netdev gone, no ethtool netlink (before 5.6).
+      if (e.errno_value != EOPNOTSUPP && e.errno_value != EIO && e.errno_value != ENODEV && e.errno_value != ENOENT)
+        outcome.errors.push_back(f.note);
       facts.netdevs.push_back(std::move(f));
       continue;
     }
     // Optional pages: one the module lacks or refuses is left empty.
     auto optional = [&](const ModuleEepromRead& read) {
-      auto bytes = ReadHalfPage(*family, name, read);
+      auto bytes = ReadHalfPage(name, read);
       return bytes ? std::move(*bytes) : std::vector<std::uint8_t>{};
     };
     const std::uint8_t id = (*lower)[0];

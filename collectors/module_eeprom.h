@@ -29,8 +29,7 @@ class ModuleCollector : public Collector {
   void Render(const Snapshot& snapshot, MetricSink& sink) const override;
 
  private:
-  Result<std::vector<std::uint8_t>> ReadHalfPage(std::uint16_t family, const std::string& ifname,
-                                                 const ModuleEepromRead& read);
+  Result<std::vector<std::uint8_t>> ReadHalfPage(const std::string& ifname, const ModuleEepromRead& read);
   std::unique_ptr<GenlTransport> transport_;
   std::uint32_t seq_ = 0;
 };

@@ -141,28 +141,9 @@ Topology OneNetdev() {
   return t;
 }
 
-struct Collected {
-  Snapshot snapshot;
-  CollectorOutcome outcome;
-  std::string text;
-  const ModuleNetdevFacts& netdev() const { return snapshot.Get<ModuleFacts>()->netdevs.at(0); }
-};
+const ModuleNetdevFacts& Netdev(const testing::CollectedRun& r) { return r.snapshot.Get<ModuleFacts>()->netdevs.at(0); }
 
-Collected CollectOnce(Collector& c, const NodeFs& fs) {
-  Collected r;
-  Config config;
-  const Topology topology = OneNetdev();
-  EXPECT_TRUE(c.Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome).ok());
-  MetricSink sink;
-  c.Render(r.snapshot, sink);
-  r.text = sink.Serialize();
-  return r;
-}
-
-const NodeFs& LiveFs() {
-  static const NodeFs fs = NodeFs("/nonexistent-sys", "/nonexistent-proc").AskingKernelForTest();
-  return fs;
-}
+testing::CollectedRun CollectOnce(Collector& c, const NodeFs& fs) { return testing::CollectAndRender(c, fs, OneNetdev()); }
 
 TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
   if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
@@ -171,11 +152,11 @@ TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
   k.pages[{0x50, 0, 0, 0}] = sfp.a0;
   k.pages[{0x51, 0, 0, 0}] = sfp.a2;
   ModuleCollector c(k.Transport());
-  Collected r = CollectOnce(c, LiveFs());
+  testing::CollectedRun r = CollectOnce(c, testing::FakeKernelFs());
   // Lower A0h, upper A0h (refused here: EINVAL, left out), A2h.
   EXPECT_EQ(k.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}, {0x51, 0, 0, 0}}));
   EXPECT_TRUE(r.outcome.errors.empty());
-  const ModuleNetdevFacts& f = r.netdev();
+  const ModuleNetdevFacts& f = Netdev(r);
   ASSERT_TRUE(f.read) << f.note;
   EXPECT_TRUE(f.dom.has_dom);
   EXPECT_EQ(f.dom.vendor_name, "FS");
@@ -211,13 +192,13 @@ TEST(ModuleCollectorTest, PagesFollowTheMemoryMap) {
   lower[0] = 0x11;
   qsfp.pages[{0x50, 0, 0, 0}] = lower;
   ModuleCollector c1(qsfp.Transport());
-  CollectOnce(c1, LiveFs());
+  CollectOnce(c1, testing::FakeKernelFs());
   EXPECT_EQ(qsfp.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}, {0x50, 3, 0, 128}}));
   Kernel flat;
   lower[2] = 0x04;
   flat.pages[{0x50, 0, 0, 0}] = lower;
   ModuleCollector c2(flat.Transport());
-  CollectOnce(c2, LiveFs());
+  CollectOnce(c2, testing::FakeKernelFs());
   EXPECT_EQ(flat.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}}));
   // CMIS QSFP-DD, paged: pages 01h, 02h and 11h (bank 0).
   Kernel cmis;
@@ -225,7 +206,7 @@ TEST(ModuleCollectorTest, PagesFollowTheMemoryMap) {
   cl[0] = 0x18;
   cmis.pages[{0x50, 0, 0, 0}] = cl;
   ModuleCollector c3(cmis.Transport());
-  CollectOnce(c3, LiveFs());
+  CollectOnce(c3, testing::FakeKernelFs());
   EXPECT_EQ(cmis.asked, (std::vector<Where>{{0x50, 0, 0, 0}, {0x50, 0, 0, 128}, {0x50, 1, 0, 128}, {0x50, 2, 0, 128},
                                             {0x50, 0x11, 0, 128}}));
 }
@@ -234,31 +215,31 @@ TEST(ModuleCollectorTest, NoAccessEmptyCageAndCaptureAreUnknownWithoutAnError) {
   Kernel none;
   none.lower_errno = EOPNOTSUPP;
   ModuleCollector c1(none.Transport());
-  Collected r = CollectOnce(c1, LiveFs());
-  EXPECT_FALSE(r.netdev().read);
-  EXPECT_THAT(r.netdev().note, HasSubstr("gives no module EEPROM access (EOPNOTSUPP"));
+  testing::CollectedRun r = CollectOnce(c1, testing::FakeKernelFs());
+  EXPECT_FALSE(Netdev(r).read);
+  EXPECT_THAT(Netdev(r).note, HasSubstr("gives no module EEPROM access (EOPNOTSUPP"));
   EXPECT_TRUE(r.outcome.errors.empty());
   EXPECT_EQ(r.text, "");
 
   Kernel empty;
   empty.lower_errno = EIO;
   ModuleCollector c2(empty.Transport());
-  r = CollectOnce(c2, LiveFs());
-  EXPECT_THAT(r.netdev().note, HasSubstr("no module answers in the cage of ens1f0np0"));
+  r = CollectOnce(c2, testing::FakeKernelFs());
+  EXPECT_THAT(Netdev(r).note, HasSubstr("no module answers in the cage of ens1f0np0"));
   EXPECT_TRUE(r.outcome.errors.empty());
 
   Kernel capture;
   ModuleCollector c3(capture.Transport());
   r = CollectOnce(c3, NodeFs("/nonexistent-sys", "/nonexistent-proc"));
   EXPECT_TRUE(capture.asked.empty());
-  EXPECT_THAT(r.netdev().note, HasSubstr("not captured"));
-  EXPECT_THAT(r.netdev().note, HasSubstr("`ethtool -m ens1f0np0`"));
+  EXPECT_THAT(Netdev(r).note, HasSubstr("not captured"));
+  EXPECT_THAT(Netdev(r).note, HasSubstr("`ethtool -m ens1f0np0`"));
 
   Config config;
   auto out = RunRegisteredCheck("optics", r.snapshot, config);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
-  EXPECT_EQ(out[0].reason, r.netdev().note);
+  EXPECT_EQ(out[0].reason, Netdev(r).note);
 }
 
 TEST(ModuleCollectorTest, ReplyBytes) {
@@ -294,12 +275,11 @@ TEST(ModuleCollectorTest, RealKernelLoopbackHasNoModule) {
   MnlGenlTransport probe(ETHTOOL_GENL_NAME);
   if (auto family = probe.FamilyId(); !family) GTEST_SKIP() << family.error().message;
   ModuleCollector c;
-  Collected r;
-  Config config;
   Topology t;
   t.links.push_back({"mlx5_0", 1, "lo"});
-  ASSERT_TRUE(c.Collect(CollectContext{LiveFs(), config, t}, r.snapshot, r.outcome).ok());
-  const ModuleNetdevFacts& f = r.netdev();
+  testing::CollectedRun r = testing::CollectAndRender(c, testing::FakeKernelFs(), t);
+  ASSERT_TRUE(r.status.ok());
+  const ModuleNetdevFacts& f = Netdev(r);
   EXPECT_FALSE(f.read);
   EXPECT_THAT(f.note, HasSubstr("EOPNOTSUPP"));
   EXPECT_TRUE(r.outcome.errors.empty());

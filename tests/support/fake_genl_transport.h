@@ -1,6 +1,7 @@
 // A GenlTransport (collectors/genl_transport.h) for collector tests: a family id (or the kernel's
 // error for a family it lacks) and a handler that answers each request, which tests see decoded
-// (command, header flags, attributes) so they can check what the collector asked for.
+// (command, header flags, attributes) so they can check what the collector asked for; and one
+// collection and rendering of a collector against it.
 #pragma once
 
 #include <linux/genetlink.h>
@@ -12,7 +13,10 @@
 #include <vector>
 
 #include "collectors/genl_transport.h"
+#include "common/metric_sink.h"
 #include "common/netlink_parse.h"
+#include "common/node_fs.h"
+#include "core/collector.h"
 
 namespace rdmahd::testing {
 
@@ -49,5 +53,29 @@ class FakeGenlTransport : public GenlTransport {
   std::uint16_t family_;
   Handler handler_;
 };
+
+// A tree that stands for the kernel the fake transport plays (collectors ask it as the live one).
+inline const NodeFs& FakeKernelFs() {
+  static const NodeFs fs = NodeFs("/nonexistent-sys", "/nonexistent-proc").AskingKernelForTest();
+  return fs;
+}
+
+struct CollectedRun {
+  Status status = Status::Ok();
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  std::string text;  // the collector's exposition of its facts
+};
+
+// One collection over `topology` and the rendering of its facts.
+inline CollectedRun CollectAndRender(Collector& c, const NodeFs& fs, const Topology& topology) {
+  CollectedRun r;
+  Config config;
+  r.status = c.Collect(CollectContext{fs, config, topology}, r.snapshot, r.outcome);
+  MetricSink sink;
+  c.Render(r.snapshot, sink);
+  r.text = sink.Serialize();
+  return r;
+}
 
 }  // namespace rdmahd::testing
