@@ -10,7 +10,8 @@
 // Thresholds a module leaves at 0 (high alarm not above low alarm) are not used. The reason names
 // the lane, the value and the threshold; the fix names what the quantity points at: low RX power
 // a dirty or damaged fiber or connector (or the far end's transmitter), TX bias or power a failing
-// laser, temperature the airflow.
+// laser, temperature the airflow; for low RX power the reason adds the netdev's link state (the
+// netdev collector's operstate) when known.
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -122,6 +123,7 @@ class OpticsCheck : public Check {
   void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
     const auto* facts = snapshot.Get<ModuleFacts>();
     if (facts == nullptr) return;
+    const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
     for (const ModuleNetdevFacts& f : facts->netdevs) {
       CheckResult r{"", f.netdev, Verdict::kUnknown, "", ""};
       if (!f.read) {
@@ -184,6 +186,13 @@ class OpticsCheck : public Check {
         }
         if (more > 2) r.reason += "; and " + std::to_string(more - 2) + " more";
         r.reason += off_text;
+        // Low light on a link that is up is margin running out; on one that is down, often the
+        // reason it is down.
+        const NetdevFacts* n = netdevs != nullptr ? netdevs->Find(f.netdev) : nullptr;
+        if (worst->quantity == Quantity::kRxPower && worst->low && n != nullptr && n->operstate) {
+          r.reason += *n->operstate == "up" ? " (the link is up, on a shrinking margin)"
+                                            : " (the link is " + *n->operstate + ")";
+        }
         r.fix = Fix(*worst, f.netdev);
       }
       out.push_back(std::move(r));

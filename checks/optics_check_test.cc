@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "facts/module_facts.h"
+#include "facts/netdev_facts.h"
 
 namespace rdmahd {
 namespace {
@@ -45,7 +46,7 @@ ModuleDom Qsfp() {
   return m;
 }
 
-CheckResult Judge(const ModuleDom& m) {
+CheckResult Judge(const ModuleDom& m, std::optional<std::string> operstate = std::nullopt) {
   ModuleFacts facts;
   ModuleNetdevFacts& f = facts.netdevs.emplace_back();
   f.netdev = "ens1f0np0";
@@ -53,6 +54,14 @@ CheckResult Judge(const ModuleDom& m) {
   f.dom = m;
   Snapshot s;
   s.Put(std::move(facts));
+  if (operstate) {
+    RdmaNetdevFacts netdevs;
+    NetdevFacts& n = netdevs.netdevs.emplace_back();
+    n.netdev = "ens1f0np0";
+    n.present = true;
+    n.operstate = operstate;
+    s.Put(std::move(netdevs));
+  }
   Config config;
   auto out = RunRegisteredCheck("optics", s, config);
   EXPECT_EQ(out.size(), 1u);
@@ -78,6 +87,11 @@ TEST(OpticsCheckTest, LowRxPowerOnALaneNamesTheFiber) {
   r = Judge(m);
   EXPECT_EQ(r.verdict, Verdict::kFailed);
   EXPECT_THAT(r.reason, HasSubstr("lane 3 RX power -15.23 dBm (0.0300 mW) at or below its low alarm -13.50 dBm"));
+  EXPECT_THAT(Judge(m, "up").reason, ::testing::EndsWith(" (the link is up, on a shrinking margin)"));
+  EXPECT_THAT(Judge(m, "down").reason, ::testing::EndsWith(" (the link is down)"));
+  m = Qsfp();
+  m.temperature_c = 71;  // not about light: no link state
+  EXPECT_THAT(Judge(m, "up").reason, ::testing::Not(HasSubstr("the link is")));
 }
 
 TEST(OpticsCheckTest, TemperatureNearItsAlarmNamesTheAirflow) {

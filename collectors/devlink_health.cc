@@ -78,7 +78,7 @@ void DevlinkHealthCollector::Render(const Snapshot& snapshot, MetricSink& sink) 
                                  "Successful recoveries of a devlink health reporter since the driver registered it.");
   auto last_dump = sink.Gauge("rdma_devlink_health_reporter_last_dump_timestamp_seconds",
                               "Unix time of a devlink health reporter's last dump (taken at its last error when auto "
-                              "dump is on); absent without a dump or on kernels before 5.17.");
+                              "dump is on); absent without a dump, or from a kernel that sends only DUMP_TS (ms since boot).");
   for (const DevlinkHealthDeviceFacts& f : facts->devices) {
     for (const DevlinkHealthReporter& r : f.reporters) {
       const std::string port = r.port_index ? std::to_string(*r.port_index) : "";
