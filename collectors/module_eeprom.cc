@@ -31,6 +31,38 @@ std::string Note(const std::string& netdev, const Error& e) {
 
 }  // namespace
 
+void ModuleCollector::ReadCapture(const NodeFs& fs, const std::string& name, ModuleNetdevFacts& f,
+                                  CollectorOutcome& outcome) const {
+  const std::string command = "ethtool -m " + name + " raw on";
+  if (fs.dcb_dir().empty()) {
+    f.note = "not captured: the module EEPROM comes from the node's kernel over netlink and --path.sysfs is not /sys "
+             "(capture `" + command + " > DIR/" + name + "/" + kModuleEepromCaptureFile +
+             "` on the node, then pass --path.dcb=DIR)";
+    return;
+  }
+  const std::string path = fs.dcb_dir() + "/" + name + "/" + kModuleEepromCaptureFile;
+  auto dump = fs.ReadFile(path, kMaxModuleEepromDumpBytes);
+  if (!dump) {
+    if (dump.error().errno_value == ENOENT) {
+      f.note = "not captured (" + path + ": `" + command + "` writes it)";
+    } else {
+      f.note = dump.error().message;
+      outcome.errors.push_back(f.note);
+    }
+    return;
+  }
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(dump->data()), dump->size());
+  auto pages = SplitModuleEepromDump(bytes);
+  auto dom = pages ? DecodeModuleEeprom(*pages) : Result<ModuleDom>(pages.error());
+  if (!dom) {
+    f.note = path + ": " + dom.error().message;
+    outcome.errors.push_back(f.note);
+    return;
+  }
+  f.read = true;
+  f.dom = std::move(*dom);
+}
+
 ModuleCollector::ModuleCollector() : ModuleCollector(std::make_unique<MnlGenlTransport>(ETHTOOL_GENL_NAME)) {}
 ModuleCollector::ModuleCollector(std::unique_ptr<GenlTransport> transport) : transport_(std::move(transport)) {}
 
@@ -48,7 +80,7 @@ Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
     ModuleNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = GenlNotCaptured("the module EEPROM comes", "ethtool -m " + name);
+      ReadCapture(ctx.fs, name, f, outcome);
       facts.netdevs.push_back(std::move(f));
       continue;
     }

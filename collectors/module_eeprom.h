@@ -3,8 +3,10 @@
 // (what `ethtool -m DEV` reads) and decoded by parsers/module_eeprom. The lower page tells the
 // memory map; then upper page 00h and, by map: A2h (SFF-8472), page 03h (SFF-8636, when paged),
 // pages 01h, 02h and 11h bank 0 (CMIS, when paged). A page the module or driver refuses is left
-// out (the decoder says what it lacks). Only on the live node (NodeFs::asks_kernel): a capture is
-// "not captured". Without module EEPROM access (EOPNOTSUPP), with an empty cage or a module that
+// out (the decoder says what it lacks). On a tree that is not the live /sys the kernel is never
+// asked: with --path.dcb=DIR the module is read from DIR/<netdev>/module-eeprom.bin (the flat dump
+// `ethtool -m <netdev> raw on` writes: 256 bytes for SFF-8636 and CMIS, 512 for SFF-8472, 640 for
+// paged SFF-8636), else it is "not captured". Without module EEPROM access (EOPNOTSUPP), with an empty cage or a module that
 // does not answer, the netdev is unknown with the reason, and that is no collector error.
 #pragma once
 
@@ -21,6 +23,11 @@
 
 namespace rdmahd {
 
+inline constexpr const char* kModuleEepromCaptureFile = "module-eeprom.bin";
+inline constexpr std::size_t kMaxModuleEepromDumpBytes = 4096;  // the largest real dump is 640
+
+struct ModuleNetdevFacts;
+
 class ModuleCollector : public Collector {
  public:
   ModuleCollector();  // the "ethtool" family through MnlGenlTransport
@@ -30,6 +37,7 @@ class ModuleCollector : public Collector {
 
  private:
   Result<std::vector<std::uint8_t>> ReadHalfPage(const std::string& ifname, const ModuleEepromRead& read);
+  void ReadCapture(const NodeFs& fs, const std::string& name, ModuleNetdevFacts& f, CollectorOutcome& outcome) const;
   std::unique_ptr<GenlTransport> transport_;
   std::uint32_t seq_ = 0;
 };

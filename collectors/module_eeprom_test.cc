@@ -23,6 +23,7 @@
 #include "parsers/genl_test_message.h"
 #include "tests/support/fake_genl_transport.h"
 #include "tests/support/test_files.h"
+#include "tests/support/test_paths.h"
 
 namespace rdmahd {
 namespace {
@@ -233,13 +234,50 @@ TEST(ModuleCollectorTest, NoAccessEmptyCageAndCaptureAreUnknownWithoutAnError) {
   r = CollectOnce(c3, NodeFs("/nonexistent-sys", "/nonexistent-proc"));
   EXPECT_TRUE(capture.asked.empty());
   EXPECT_THAT(Netdev(r).note, HasSubstr("not captured"));
-  EXPECT_THAT(Netdev(r).note, HasSubstr("`ethtool -m ens1f0np0`"));
+  EXPECT_THAT(Netdev(r).note, HasSubstr("`ethtool -m ens1f0np0 raw on > DIR/ens1f0np0/module-eeprom.bin`"));
 
   Config config;
   auto out = RunRegisteredCheck("optics", r.snapshot, config);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
   EXPECT_EQ(out[0].reason, Netdev(r).note);
+}
+
+// A capture: the flat dump `ethtool -m DEV raw on` writes (A0h then A2h, 256 bytes each), read
+// from --path.dcb instead of asking the kernel, decoded and judged as the netlink pages are.
+TEST(ModuleCollectorTest, ACapturedRawDumpIsDecodedWithoutAskingTheKernel) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
+  const Sfp sfp = RealThresholdSfp();
+  std::string dump(512, '\0');
+  std::copy(sfp.a0.begin(), sfp.a0.end(), dump.begin());
+  std::copy(sfp.a2.begin(), sfp.a2.end(), dump.begin() + 256);
+  testing::TempDir dir;
+  dir.Write("capture/ens1f0np0/module-eeprom.bin", dump);
+  Kernel k;
+  ModuleCollector c(k.Transport());
+  testing::CollectedRun r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc", dir.path() + "/capture"));
+  EXPECT_TRUE(k.asked.empty());
+  EXPECT_TRUE(r.outcome.errors.empty());
+  ASSERT_TRUE(Netdev(r).read) << Netdev(r).note;
+  EXPECT_EQ(Netdev(r).dom.vendor_name, "FS");
+  Config config;
+  auto out = RunRegisteredCheck("optics", r.snapshot, config);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kFailed);
+  EXPECT_THAT(out[0].reason, HasSubstr("lane 1 RX power 0.0000 mW at or below its low alarm -16.99 dBm"));
+
+  // A netdev of the capture without the file is not captured; a dump of a length no map has is
+  // an error naming the file.
+  testing::TempDir other;
+  other.MkDir("capture/ens1f0np0");
+  r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc", other.path() + "/capture"));
+  EXPECT_THAT(Netdev(r).note, HasSubstr("not captured ("));
+  EXPECT_TRUE(r.outcome.errors.empty());
+  other.Write("capture/ens1f0np0/module-eeprom.bin", std::string(300, '\x03'));
+  r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc", other.path() + "/capture"));
+  EXPECT_FALSE(Netdev(r).read);
+  ASSERT_EQ(r.outcome.errors.size(), 1u);
+  EXPECT_THAT(r.outcome.errors[0], HasSubstr("module-eeprom.bin: "));
 }
 
 TEST(ModuleCollectorTest, ReplyBytes) {
