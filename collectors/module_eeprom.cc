@@ -44,7 +44,9 @@ void ModuleCollector::ReadCapture(const NodeFs& fs, const std::string& name, Mod
   auto dump = fs.ReadFile(path, kMaxModuleEepromDumpBytes);
   if (!dump) {
     if (dump.error().errno_value == ENOENT) {
-      f.note = "not captured (" + path + ": `" + command + "` writes it)";
+      // Relative to --path.dcb: the same capture gives the same verdict wherever it is analysed.
+      f.note = "not captured: no " + name + "/" + kModuleEepromCaptureFile + " in --path.dcb (`" + command +
+               " > DIR/" + name + "/" + kModuleEepromCaptureFile + "` on the node writes it)";
     } else {
       f.note = dump.error().message;
       outcome.errors.push_back(f.note);
