@@ -9,6 +9,7 @@
 #include <linux/devlink.h>
 
 #include "facts/devlink_health_facts.h"
+#include "parsers/devlink_test_message.h"
 #include "parsers/genl_test_message.h"
 #include "tests/support/fake_genl_transport.h"
 #include "tests/support/test_files.h"
@@ -19,36 +20,13 @@ namespace {
 using ::testing::HasSubstr;
 using testing::FakeGenlTransport;
 
-constexpr std::uint16_t kDevlink = 21;
-
-struct Reporter {
-  const char* dev;
-  std::optional<std::uint32_t> port;
-  const char* name;
-  std::uint8_t state;
-  std::uint64_t errors, recovers;
-  std::optional<std::uint64_t> dump_ts_ns = std::nullopt;
-};
-
-void Put(testing::GenlDatagram& d, const Reporter& r, std::uint32_t seq) {
-  nlmsghdr* nlh = d.Begin(kDevlink, DEVLINK_CMD_HEALTH_REPORTER_GET, seq);
-  mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, "pci");
-  mnl_attr_put_strz(nlh, DEVLINK_ATTR_DEV_NAME, r.dev);
-  if (r.port) mnl_attr_put_u32(nlh, DEVLINK_ATTR_PORT_INDEX, *r.port);
-  nlattr* nest = mnl_attr_nest_start(nlh, DEVLINK_ATTR_HEALTH_REPORTER);
-  mnl_attr_put_strz(nlh, DEVLINK_ATTR_HEALTH_REPORTER_NAME, r.name);
-  mnl_attr_put_u8(nlh, DEVLINK_ATTR_HEALTH_REPORTER_STATE, r.state);
-  mnl_attr_put_u64(nlh, DEVLINK_ATTR_HEALTH_REPORTER_ERR_COUNT, r.errors);
-  mnl_attr_put_u64(nlh, DEVLINK_ATTR_HEALTH_REPORTER_RECOVER_COUNT, r.recovers);
-  if (r.dump_ts_ns) mnl_attr_put_u64(nlh, DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS, *r.dump_ts_ns);
-  mnl_attr_nest_end(nlh, nest);
-  d.End();
-}
+constexpr std::uint16_t kDevlink = testing::kDevlinkTestFamily;
+using testing::ReporterSpec;
 
 // A kernel holding `reporters`: the dump in two datagrams (the second ending with NLMSG_DONE), as
 // a dump larger than one buffer comes. Records what was asked.
 struct Kernel {
-  std::vector<Reporter> reporters;
+  std::vector<ReporterSpec> reporters;
   std::vector<std::uint8_t> last_cmd;
   std::vector<bool> last_dump;
   int dump_errno = 0;
@@ -63,7 +41,9 @@ struct Kernel {
         second.Done(dump_errno, m.header.nlmsg_seq);
         return FakeGenlTransport::Datagrams{second.bytes()};
       }
-      for (std::size_t i = 0; i < reporters.size(); ++i) Put(i < 2 ? first : second, reporters[i], m.header.nlmsg_seq);
+      for (std::size_t i = 0; i < reporters.size(); ++i) {
+        testing::PutReporter(i < 2 ? first : second, reporters[i], m.header.nlmsg_seq);
+      }
       second.Done(0, m.header.nlmsg_seq);
       FakeGenlTransport::Datagrams out;
       if (!first.bytes().empty()) out.push_back(first.bytes());
@@ -87,12 +67,13 @@ const DevlinkHealthFacts* Facts(const testing::CollectedRun& r) { return r.snaps
 TEST(DevlinkHealthCollectorTest, OneDumpIsSplitByPciFunctionAndRendered) {
   Kernel k;
   k.reporters = {
-      {"0000:08:00.0", std::nullopt, "fw", 0, 0, 0},
-      {"0000:08:00.0", std::nullopt, "fw_fatal", 1, 2, 1, 1764669364500000000},
-      {"0000:08:00.0", 65535, "tx", 0, 0, 0},
-      {"0000:08:00.0", 65535, "rx", 0, 3, 3},
-      {"0000:08:00.1", std::nullopt, "fw", 0, 0, 0},
-      {"0000:af:00.0", std::nullopt, "fw", 1, 9, 0},  // a function that is no RDMA device here
+      {.dev = "0000:08:00.0", .name = "fw"},
+      {.dev = "0000:08:00.0", .name = "fw_fatal", .state = 1, .errors = 2, .recovers = 1,
+       .dump_ts_ns = 1764669364500000000},
+      {.dev = "0000:08:00.0", .port = 65535, .name = "tx"},
+      {.dev = "0000:08:00.0", .port = 65535, .name = "rx", .errors = 3, .recovers = 3},
+      {.dev = "0000:08:00.1", .name = "fw"},
+      {.dev = "0000:af:00.0", .name = "fw", .state = 1, .errors = 9},  // a function that is no RDMA device here
   };
   auto transport = k.Transport();
   FakeGenlTransport* fake = transport.get();
