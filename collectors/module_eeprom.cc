@@ -1,8 +1,10 @@
 #include "collectors/module_eeprom.h"
 
+#include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
 
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -19,7 +21,9 @@ std::string Note(const std::string& netdev, const Error& e) {
     case ENOENT:
       return e.message;  // the family is not registered
     case EOPNOTSUPP:
-      return "the driver of " + netdev + " gives no module EEPROM access (EOPNOTSUPP: a virtual NIC, or no cage)";
+      return "the driver of " + netdev + " gives no module EEPROM access (EOPNOTSUPP: a virtual NIC, or no cage)" +
+             (e.message.find("CAP_NET_ADMIN") != std::string::npos ? "; the SIOCETHTOOL fallback needs CAP_NET_ADMIN"
+                                                                   : "");
     case EIO:
     case ENODEV:
       return "no module answers in the cage of " + netdev + " (" + e.message + "): empty cage, or a module that "
@@ -53,11 +57,16 @@ void ModuleCollector::ReadCapture(const NodeFs& fs, const std::string& name, Mod
     }
     return;
   }
-  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(dump->data()), dump->size());
-  auto pages = SplitModuleEepromDump(bytes);
+  DecodeDump(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(dump->data()), dump->size()), path, f,
+             outcome);
+}
+
+void ModuleCollector::DecodeDump(std::span<const std::uint8_t> dump, const std::string& source, ModuleNetdevFacts& f,
+                                 CollectorOutcome& outcome) {
+  auto pages = SplitModuleEepromDump(dump);
   auto dom = pages ? DecodeModuleEeprom(*pages) : Result<ModuleDom>(pages.error());
   if (!dom) {
-    f.note = path + ": " + dom.error().message;
+    f.note = source + ": " + dom.error().message;
     outcome.errors.push_back(f.note);
     return;
   }
@@ -65,8 +74,30 @@ void ModuleCollector::ReadCapture(const NodeFs& fs, const std::string& name, Mod
   f.dom = std::move(*dom);
 }
 
-ModuleCollector::ModuleCollector() : ModuleCollector(std::make_unique<MnlGenlTransport>(ETHTOOL_GENL_NAME)) {}
-ModuleCollector::ModuleCollector(std::unique_ptr<GenlTransport> transport) : transport_(std::move(transport)) {}
+Result<std::vector<std::uint8_t>> ReadModuleEepromIoctl(EthtoolIoctl& ioctl, const std::string& ifname) {
+  ethtool_modinfo info{};
+  info.cmd = ETHTOOL_GMODULEINFO;
+  std::vector<std::uint8_t> buf(sizeof(info));
+  std::memcpy(buf.data(), &info, sizeof(info));
+  if (Status st = ioctl.Call(ifname, buf); !st) return st.error();
+  std::memcpy(&info, buf.data(), sizeof(info));
+  if (info.eeprom_len == 0 || info.eeprom_len > kMaxModuleEepromDumpBytes) {
+    return Error{"ETHTOOL_GMODULEINFO: a module EEPROM of " + std::to_string(info.eeprom_len) + " bytes", EIO};
+  }
+  ethtool_eeprom request{};
+  request.cmd = ETHTOOL_GMODULEEEPROM;
+  request.offset = 0;
+  request.len = info.eeprom_len;
+  buf.assign(sizeof(request) + info.eeprom_len, 0);
+  std::memcpy(buf.data(), &request, sizeof(request));
+  if (Status st = ioctl.Call(ifname, buf); !st) return st.error();
+  return std::vector<std::uint8_t>(buf.begin() + sizeof(request), buf.end());
+}
+
+ModuleCollector::ModuleCollector()
+    : ModuleCollector(std::make_unique<MnlGenlTransport>(ETHTOOL_GENL_NAME), std::make_unique<SocketEthtoolIoctl>()) {}
+ModuleCollector::ModuleCollector(std::unique_ptr<GenlTransport> transport, std::unique_ptr<EthtoolIoctl> ioctl)
+    : transport_(std::move(transport)), ioctl_(std::move(ioctl)) {}
 
 Result<std::vector<std::uint8_t>> ModuleCollector::ReadHalfPage(const std::string& ifname, const ModuleEepromRead& read) {
   auto answer = ExchangeGenl(*transport_, seq_, /*dump=*/false, [&](std::uint16_t family, std::uint32_t seq) {
@@ -87,6 +118,21 @@ Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
       continue;
     }
     auto lower = ReadHalfPage(name, {});
+    const bool netlink_cannot = !lower && (lower.error().errno_value == EOPNOTSUPP || lower.error().errno_value == ENOENT);
+    if (netlink_cannot && ioctl_ != nullptr) {
+      auto dump = ReadModuleEepromIoctl(*ioctl_, name);
+      if (dump) {
+        DecodeDump(*dump, name + " (SIOCETHTOOL)", f, outcome);
+        facts.netdevs.push_back(std::move(f));
+        continue;
+      }
+      if (dump.error().errno_value == EPERM) {
+        lower = Error{lower.error().message + "; the SIOCETHTOOL fallback needs CAP_NET_ADMIN",
+                      lower.error().errno_value};
+      } else if (dump.error().errno_value != EOPNOTSUPP) {
+        lower = dump.error();  // the ioctl's answer is the closer one (EIO: an empty cage)
+      }
+    }
     if (!lower || lower->empty()) {
       const Error e = lower ? Error{"the module answered with no bytes", EIO} : lower.error();
       f.note = Note(name, e);

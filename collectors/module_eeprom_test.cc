@@ -12,9 +12,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <libmnl/libmnl.h>
+#include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -279,6 +281,79 @@ TEST(ModuleCollectorTest, ACapturedRawDumpIsDecodedWithoutAskingTheKernel) {
   EXPECT_FALSE(Netdev(r).read);
   ASSERT_EQ(r.outcome.errors.size(), 1u);
   EXPECT_THAT(r.outcome.errors[0], HasSubstr("module-eeprom.bin: "));
+}
+
+// SIOCETHTOOL as the driver answers it: GMODULEINFO with the dump's length and map, GMODULEEEPROM
+// with the bytes from the requested offset.
+class FakeModuleIoctl : public EthtoolIoctl {
+ public:
+  explicit FakeModuleIoctl(std::vector<std::uint8_t> dump, int err = 0) : dump_(std::move(dump)), err_(err) {}
+  Status Call(const std::string& ifname, std::span<std::uint8_t> buffer) override {
+    std::uint32_t cmd = 0;
+    std::memcpy(&cmd, buffer.data(), sizeof(cmd));
+    calls.push_back(ifname + ":" + std::to_string(cmd));
+    if (err_ != 0) return Error{"SIOCETHTOOL " + ifname, err_};
+    if (cmd == ETHTOOL_GMODULEINFO) {
+      ethtool_modinfo info{};
+      info.cmd = cmd;
+      info.type = ETH_MODULE_SFF_8472;
+      info.eeprom_len = static_cast<std::uint32_t>(dump_.size());
+      std::memcpy(buffer.data(), &info, sizeof(info));
+      return Status::Ok();
+    }
+    ethtool_eeprom req{};
+    std::memcpy(&req, buffer.data(), sizeof(req));
+    EXPECT_EQ(cmd, static_cast<std::uint32_t>(ETHTOOL_GMODULEEEPROM));
+    EXPECT_EQ(buffer.size(), sizeof(req) + req.len);
+    std::memcpy(buffer.data() + sizeof(req), dump_.data() + req.offset, req.len);
+    return Status::Ok();
+  }
+  std::vector<std::string> calls;
+
+ private:
+  std::vector<std::uint8_t> dump_;
+  int err_;
+};
+
+// A kernel whose ethtool netlink has no MODULE_EEPROM_GET (before 5.13): the ioctl reads the flat
+// dump; without CAP_NET_ADMIN the reason says the fallback needs it; with netlink working the
+// ioctl is never used.
+TEST(ModuleCollectorTest, TheIoctlIsTheFallbackWhenNetlinkCannotReadModules) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
+  const Sfp sfp = RealThresholdSfp();
+  std::vector<std::uint8_t> dump(512, 0);
+  std::copy(sfp.a0.begin(), sfp.a0.end(), dump.begin());
+  std::copy(sfp.a2.begin(), sfp.a2.end(), dump.begin() + 256);
+
+  Kernel old_kernel;
+  old_kernel.lower_errno = EOPNOTSUPP;
+  auto ioctl = std::make_unique<FakeModuleIoctl>(dump);
+  FakeModuleIoctl* fake = ioctl.get();
+  ModuleCollector c(old_kernel.Transport(), std::move(ioctl));
+  testing::CollectedRun r = CollectOnce(c, testing::FakeKernelFs());
+  EXPECT_EQ(fake->calls, (std::vector<std::string>{"ens1f0np0:" + std::to_string(ETHTOOL_GMODULEINFO),
+                                                   "ens1f0np0:" + std::to_string(ETHTOOL_GMODULEEEPROM)}));
+  ASSERT_TRUE(Netdev(r).read) << Netdev(r).note;
+  EXPECT_NEAR(*Netdev(r).dom.temperature_c, 57.09, 0.005);
+  EXPECT_TRUE(r.outcome.errors.empty());
+
+  Kernel no_cap;
+  no_cap.lower_errno = EOPNOTSUPP;
+  ModuleCollector c2(no_cap.Transport(), std::make_unique<FakeModuleIoctl>(dump, EPERM));
+  r = CollectOnce(c2, testing::FakeKernelFs());
+  EXPECT_FALSE(Netdev(r).read);
+  EXPECT_THAT(Netdev(r).note, HasSubstr("the SIOCETHTOOL fallback needs CAP_NET_ADMIN"));
+  EXPECT_TRUE(r.outcome.errors.empty());
+
+  Kernel modern;
+  modern.pages[{0x50, 0, 0, 0}] = sfp.a0;
+  modern.pages[{0x51, 0, 0, 0}] = sfp.a2;
+  auto unused = std::make_unique<FakeModuleIoctl>(dump);
+  FakeModuleIoctl* unused_fake = unused.get();
+  ModuleCollector c3(modern.Transport(), std::move(unused));
+  r = CollectOnce(c3, testing::FakeKernelFs());
+  EXPECT_TRUE(Netdev(r).read);
+  EXPECT_TRUE(unused_fake->calls.empty());
 }
 
 TEST(ModuleCollectorTest, ReplyBytes) {
