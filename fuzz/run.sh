@@ -12,6 +12,8 @@ BUILD=${RDMAHD_FUZZ_BUILD:-$SRC/build-fuzz}
 TARGETS="dcb_netlink rdma_nl_stats ethtool_stats dcb_json config host_proc handshake targets_file dns_answer"
 # The decoders of parsers/.
 TARGETS="$TARGETS pcie_aer ethtool_std_stats ethtool_fec devlink_health module_eeprom kernel_log"
+# The generic netlink answers the collectors parse before those decoders.
+TARGETS="$TARGETS genl_reply"
 
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DRDMAHD_FUZZ=ON >/dev/null
 for t in $TARGETS; do ninja -C "$BUILD" -j2 "rdmahd_fuzz_$t"; done

@@ -1,0 +1,27 @@
+// Facts of the "module_eeprom" collector: the pluggable module (optic or cable) in the cage of each
+// Ethernet netdev behind an RDMA port, decoded from its EEPROM pages (parsers/module_eeprom.h):
+// identity, temperature, supply voltage, per-lane TX bias, TX and RX power, the module's own
+// alarm and warning thresholds and its flags. Data only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parsers/module_eeprom.h"
+
+namespace rdmahd {
+
+struct ModuleNetdevFacts {
+  std::string netdev;
+  // False when the module is unknown (not asked: a capture; a driver without module EEPROM
+  // access, EOPNOTSUPP; an empty cage; pages that identify no module): `note` says why.
+  bool read = false;
+  std::string note;
+  ModuleDom dom;  // dom.has_dom false: no diagnostics (dom.no_dom_reason says why)
+};
+
+struct ModuleFacts {
+  std::vector<ModuleNetdevFacts> netdevs;  // by netdev name
+};
+
+}  // namespace rdmahd
