@@ -141,7 +141,7 @@ class FecCheck : public Check {
 
 }  // namespace
 
-RDMAHD_REGISTER_CHECK("fec", FecCheck,
+RDMAHD_REGISTER_CHECK("link_margin", FecCheck,
                       "no uncorrectable FEC blocks in the last hour, the pre-FEC error ratio under the threshold, "
                       "FEC on at 100 Gb/s and more");
 

@@ -28,7 +28,7 @@ struct Counters {
 struct Timeline {
   Config config;
   History history;
-  std::unique_ptr<Check> check = CheckRegistry().Find("fec")->factory();
+  std::unique_ptr<Check> check = CheckRegistry().Find("link_margin")->factory();
   std::optional<std::int64_t> speed_mbps = 100000;
   FecMode mode = FecMode::kRs;
 
@@ -52,7 +52,7 @@ struct Timeline {
     s.Put(std::move(facts));
     s.Put(std::move(netdevs));
     std::vector<CheckResult> out;
-    RunCheck("fec", *check, s, config, history, kT0 + t, out);
+    RunCheck("link_margin", *check, s, config, history, kT0 + t, out);
     EXPECT_EQ(out.size(), 1u);
     return out.empty() ? CheckResult{} : out[0];
   }
@@ -137,7 +137,7 @@ TEST(FecCheckTest, UnreadIsUnknownWithTheReason) {
   f.note = "the driver of veth0 reports no FEC (EOPNOTSUPP: a virtual NIC, or a driver without the ethtool FEC operations)";
   Snapshot s;
   s.Put(std::move(facts));
-  auto out = RunRegisteredCheck("fec", s, config);
+  auto out = RunRegisteredCheck("link_margin", s, config);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
   EXPECT_EQ(out[0].reason, f.note);

@@ -202,7 +202,7 @@ class OpticsCheck : public Check {
 
 }  // namespace
 
-RDMAHD_REGISTER_CHECK("optics", OpticsCheck,
+RDMAHD_REGISTER_CHECK("module_health", OpticsCheck,
                       "the module in each RDMA netdev's cage reads inside its own alarm and warning thresholds");
 
 }  // namespace rdmahd

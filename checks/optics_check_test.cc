@@ -63,7 +63,7 @@ CheckResult Judge(const ModuleDom& m, std::optional<std::string> operstate = std
     s.Put(std::move(netdevs));
   }
   Config config;
-  auto out = RunRegisteredCheck("optics", s, config);
+  auto out = RunRegisteredCheck("module_health", s, config);
   EXPECT_EQ(out.size(), 1u);
   return out.empty() ? CheckResult{} : out[0];
 }

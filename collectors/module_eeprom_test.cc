@@ -181,7 +181,7 @@ TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
 
   // The optics check on what was collected: no light is below the RX low alarm.
   Config config;
-  auto out = RunRegisteredCheck("optics", r.snapshot, config);
+  auto out = RunRegisteredCheck("module_health", r.snapshot, config);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kFailed);
   EXPECT_EQ(out[0].reason, "SFP FS SFP-10GLR-31: lane 1 RX power 0.0000 mW at or below its low alarm -16.99 dBm (0.0200 mW)");
@@ -239,7 +239,7 @@ TEST(ModuleCollectorTest, NoAccessEmptyCageAndCaptureAreUnknownWithoutAnError) {
   EXPECT_THAT(Netdev(r).note, HasSubstr("`ethtool -m ens1f0np0 raw on > DIR/ens1f0np0/module-eeprom.bin`"));
 
   Config config;
-  auto out = RunRegisteredCheck("optics", r.snapshot, config);
+  auto out = RunRegisteredCheck("module_health", r.snapshot, config);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
   EXPECT_EQ(out[0].reason, Netdev(r).note);
@@ -263,7 +263,7 @@ TEST(ModuleCollectorTest, ACapturedRawDumpIsDecodedWithoutAskingTheKernel) {
   ASSERT_TRUE(Netdev(r).read) << Netdev(r).note;
   EXPECT_EQ(Netdev(r).dom.vendor_name, "FS");
   Config config;
-  auto out = RunRegisteredCheck("optics", r.snapshot, config);
+  auto out = RunRegisteredCheck("module_health", r.snapshot, config);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].verdict, Verdict::kFailed);
   EXPECT_THAT(out[0].reason, HasSubstr("lane 1 RX power 0.0000 mW at or below its low alarm -16.99 dBm"));
