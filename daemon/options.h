@@ -3,6 +3,7 @@
 // Flags follow Prometheus exporter conventions (--web.listen-address, --path.sysfs, ...).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,6 +39,8 @@ struct Options {
 
   std::string output = "table";  // check: table | json | summary
   bool fail_on_warning = false;  // check: exit 1 on warnings too
+  // check: collect twice this far apart, so that rate checks can judge; 0 = one collection.
+  std::chrono::milliseconds sample_interval{0};
 
   // probe: one interactive measurement against PEER's responder.
   std::string probe_peer;                 // IP or DNS name
