@@ -431,10 +431,11 @@ ValueOf Lookup(const CounterValues& first, const CounterValues* second = nullptr
   };
 }
 
+using SubjectFn = std::function<void(const Subject&)>;
+
 // The ports of the devices collector's facts as subjects of `check`, with the device's generation
-// as the counters' instance.
-template <typename Fn>
-void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, Fn&& fn) {
+// as the counters' instance; `hw`: their hw_counters (then counters/, for the packet counts).
+void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, const SubjectFn& fn) {
   const auto* devices = snapshot.Get<RdmaDevicesFacts>();
   if (devices == nullptr) return;
   const auto* topology = snapshot.Get<Topology>();
@@ -456,40 +457,16 @@ void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, Fn&&
   }
 }
 
-class PortErrorsCheck : public Check {
- public:
-  void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
-    const auto& policy = config.Section<ErrorRatePolicy>();
-    ForEachPort(snapshot, "port_errors", false,
-                [&](const Subject& s) { RecordFailing(kPortRules, s, history, now, policy); });
-  }
-  void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
-    const auto& policy = ctx.config.Section<ErrorRatePolicy>();
-    ForEachPort(ctx.snapshot, "port_errors", false, [&](const Subject& s) {
-      if (auto r = Verdicts(kPortRules, s, ctx, policy)) out.push_back(std::move(*r));
-    });
-  }
-};
-
-class RoceTransportErrorsCheck : public Check {
- public:
-  void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
-    const auto& policy = config.Section<ErrorRatePolicy>();
-    ForEachPort(snapshot, "roce_transport_errors", true,
-                [&](const Subject& s) { RecordFailing(kTransportRules, s, history, now, policy); });
-  }
-  void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
-    const auto& policy = ctx.config.Section<ErrorRatePolicy>();
-    ForEachPort(ctx.snapshot, "roce_transport_errors", true, [&](const Subject& s) {
-      if (auto r = Verdicts(kTransportRules, s, ctx, policy)) out.push_back(std::move(*r));
-    });
-  }
-};
+void PortCounterSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
+  ForEachPort(snapshot, "port_errors", false, fn);
+}
+void PortHwCounterSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
+  ForEachPort(snapshot, "roce_transport_errors", true, fn);
+}
 
 // The netdevs whose driver statistics were read, as subjects; a netdev's instance follows the
 // generation of the RDMA device behind it (a driver reload re-creates both).
-template <typename Fn>
-void ForEachNetdev(const Snapshot& snapshot, Fn&& fn) {
+void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
   const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
   if (netdevs == nullptr) return;
   const auto* topology = snapshot.Get<Topology>();
@@ -519,19 +496,25 @@ void ForEachNetdev(const Snapshot& snapshot, Fn&& fn) {
   }
 }
 
-class NetdevErrorsCheck : public Check {
+// One check: `kRules` over the subjects `kSubjects` lists.
+template <const auto& kRules, void (*kSubjects)(const Snapshot&, const SubjectFn&)>
+class RuleCheck : public Check {
  public:
   void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
     const auto& policy = config.Section<ErrorRatePolicy>();
-    ForEachNetdev(snapshot, [&](const Subject& s) { RecordFailing(kNetdevRules, s, history, now, policy); });
+    kSubjects(snapshot, [&](const Subject& s) { RecordFailing(kRules, s, history, now, policy); });
   }
   void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
     const auto& policy = ctx.config.Section<ErrorRatePolicy>();
-    ForEachNetdev(ctx.snapshot, [&](const Subject& s) {
-      if (auto r = Verdicts(kNetdevRules, s, ctx, policy)) out.push_back(std::move(*r));
+    kSubjects(ctx.snapshot, [&](const Subject& s) {
+      if (auto r = Verdicts(kRules, s, ctx, policy)) out.push_back(std::move(*r));
     });
   }
 };
+
+using PortErrorsCheck = RuleCheck<kPortRules, PortCounterSubjects>;
+using RoceTransportErrorsCheck = RuleCheck<kTransportRules, PortHwCounterSubjects>;
+using NetdevErrorsCheck = RuleCheck<kNetdevRules, NetdevSubjects>;
 
 Status ParseErrorRates(const ConfigWalker& w, const ConfigNode& v, ErrorRatePolicy& out) {
   auto count = [&](std::uint32_t& field) {
