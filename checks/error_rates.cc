@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -192,6 +194,7 @@ struct Subject {
   std::uint64_t instance = 0;
   ValueOf value;
   std::string netdev;  // for the fix's NETDEV; empty when unknown
+  mutable std::string series;  // Series()'s buffer: one allocation per subject, not per lookup
 };
 
 struct Finding {
@@ -208,16 +211,20 @@ struct Judgement {
   std::string rose;               // "port_rcv_errors +3, ..." for counters that grew but tripped nothing
 };
 
-std::string Series(const Subject& s, std::string_view counter) {
-  std::string out = s.prefix;
-  out += counter;
-  return out;
+// The series of `counter`, in the subject's reused buffer: valid until the next call for it.
+std::string_view Series(const Subject& s, std::string_view counter) {
+  s.series.assign(s.prefix);
+  s.series += counter;
+  return s.series;
 }
-std::string HoldSeries(const Subject& s, std::string_view key) { return Series(s, "failing/") + std::string(key); }
+std::string HoldSeries(const Subject& s, std::string_view key) { return s.prefix + "failing/" + std::string(key); }
 
 template <std::size_t N>
 void RecordSubject(const std::array<Rule, N>& rules, const Subject& s, History& history, History::TimePoint now) {
+  std::vector<std::string_view> done;  // a counter of several rules is recorded once
   auto record = [&](std::string_view name) {
+    if (std::find(done.begin(), done.end(), name) != done.end()) return;
+    done.push_back(name);
     if (auto v = s.value(name)) history.RecordCounter(Series(s, name), s.instance, *v, now);
   };
   for (const Rule& r : rules) {
@@ -245,6 +252,20 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
                 const ErrorRatePolicy& policy) {
   Judgement j;
   std::vector<std::string_view> seen;  // counters already counted in j.counters / j.rose
+  // Each counter's increase over each window, asked of the history once (rules share counters).
+  struct Known {
+    std::string_view counter;
+    History::Clock::duration window;
+    std::optional<History::Growth> growth;
+  };
+  std::vector<Known> known_increases;
+  auto increase_of = [&](std::string_view c, History::Clock::duration window) {
+    for (const Known& k : known_increases) {
+      if (k.counter == c && k.window == window) return k.growth;
+    }
+    known_increases.push_back({c, window, history.Increase(Series(s, c), window, now)});
+    return known_increases.back().growth;
+  };
   for (const Rule& r : rules) {
     const auto window = RuleWindow(r, policy);
     std::uint64_t increase = 0;
@@ -252,9 +273,12 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
     bool present = false, known = true;
     std::string parts;  // "local_ack_timeout_err +3, packet_seq_err +1"
     for (std::string_view c : r.counters) {
-      if (c.empty() || !s.value(c)) continue;
+      const std::optional<std::uint64_t> value = c.empty() ? std::nullopt : s.value(c);
+      if (!value) continue;
       present = true;
-      const auto g = history.Increase(Series(s, c), window, now);
+      // A counter at 0 counted nothing since it was cleared, so nothing in any window: no need
+      // to ask the history (most error counters of a healthy port are 0).
+      const auto g = *value == 0 ? std::optional<History::Growth>(History::Growth{}) : increase_of(c, window);
       if (!g) {
         known = false;
         continue;
@@ -303,7 +327,7 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
           }
           std::uint64_t sum = 0;
           for (std::string_view c : alternative) {
-            const auto g = history.Increase(Series(s, c), window, now);
+            const auto g = increase_of(c, window);
             if (!g) packets_known = false;
             if (g) sum += g->increase;
           }
@@ -336,15 +360,6 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
   return j;
 }
 
-template <std::size_t N>
-void RecordFailing(const std::array<Rule, N>& rules, const Subject& s, History& history, History::TimePoint now,
-                   const ErrorRatePolicy& policy) {
-  RecordSubject(rules, s, history, now);
-  for (const Finding& f : Judge(rules, s, history, now, policy).findings) {
-    if (f.verdict == Verdict::kFailed) history.RecordGauge(HoldSeries(s, f.key), 1, now);
-  }
-}
-
 std::string ReplaceNetdev(std::string_view fix, const std::string& netdev) {
   std::string out(fix);
   if (netdev.empty()) return out;
@@ -357,23 +372,30 @@ std::string ReplaceNetdev(std::string_view fix, const std::string& netdev) {
 // The verdict of one subject: the rules that tripped now, those held failed, else unknown or ok.
 // Nothing for a subject without any of the rules' counters (another driver, no PMA).
 template <std::size_t N>
-std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subject& s, const CheckContext& ctx,
-                                    const ErrorRatePolicy& policy) {
+std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subject& s, const History& history,
+                                    History::TimePoint now, const ErrorRatePolicy& policy, Judgement j) {
   CheckResult r{"", s.name, Verdict::kOk, "", ""};
-  Judgement j = Judge(rules, s, ctx.history, ctx.now, policy);
   const auto hold = std::chrono::duration_cast<History::Clock::duration>(policy.hold);
   std::vector<std::string_view> held_keys;
+  // The rules that failed within the hold (one lookup: usually none did).
+  const std::string hold_prefix = HoldSeries(s, "");
+  const std::vector<std::string> failed_before = history.Names(hold_prefix);
   for (const Rule& rule : rules) {
+    if (failed_before.empty()) break;
     if (rule.verdict != Verdict::kFailed) continue;
     if (std::find(held_keys.begin(), held_keys.end(), rule.key) != held_keys.end()) continue;
     const bool now_failing = std::any_of(j.findings.begin(), j.findings.end(), [&](const Finding& f) {
       return f.key == rule.key && f.verdict == Verdict::kFailed;
     });
     if (now_failing) continue;
-    const auto samples = ctx.history.Samples(HoldSeries(s, rule.key));
-    if (samples.empty() || ctx.now - samples.back().last >= hold) continue;
+    if (std::find(failed_before.begin(), failed_before.end(), hold_prefix + std::string(rule.key)) ==
+        failed_before.end()) {
+      continue;
+    }
+    const auto samples = history.Samples(HoldSeries(s, rule.key));
+    if (samples.empty() || now - samples.back().last >= hold) continue;
     held_keys.push_back(rule.key);
-    const double ago = std::chrono::duration<double>(ctx.now - samples.back().last).count();
+    const double ago = std::chrono::duration<double>(now - samples.back().last).count();
     // The rule's warning level, if it tripped now, is part of the held failure.
     std::erase_if(j.findings, [&](const Finding& f) { return f.key == rule.key; });
     j.findings.push_back({Verdict::kFailed, rule.key,
@@ -418,7 +440,7 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     if (!totals.empty()) r.reason += "; counted since the last clear: " + totals;
     return r;
   }
-  r.reason = "no error counter over its limit (" + std::to_string(j.counters) + " counters";
+  r.reason = "no error counter over its limit (" + std::to_string(j.counters) + (j.counters == 1 ? " counter" : " counters");
   r.reason += j.rose.empty() ? ", none rose)" : "; rose: " + j.rose + ")";
   return r;
 }
@@ -496,20 +518,51 @@ void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
   }
 }
 
-// One check: `kRules` over the subjects `kSubjects` lists.
+// One check: `kRules` over the subjects `kSubjects` lists. Record judges each subject (it must:
+// a failed rule is recorded for the hold) and keeps the verdicts for EvaluateOverTime of the same
+// collection, so that a scrape judges once; evaluated without its Record (no history), it judges
+// afresh.
 template <const auto& kRules, void (*kSubjects)(const Snapshot&, const SubjectFn&)>
 class RuleCheck : public Check {
  public:
   void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
     const auto& policy = config.Section<ErrorRatePolicy>();
-    kSubjects(snapshot, [&](const Subject& s) { RecordFailing(kRules, s, history, now, policy); });
+    std::vector<CheckResult> results;
+    kSubjects(snapshot, [&](const Subject& s) {
+      RecordSubject(kRules, s, history, now);
+      Judgement j = Judge(kRules, s, history, now, policy);
+      for (const Finding& f : j.findings) {
+        if (f.verdict == Verdict::kFailed) history.RecordGauge(HoldSeries(s, f.key), 1, now);
+      }
+      if (auto r = Verdicts(kRules, s, history, now, policy, std::move(j))) results.push_back(std::move(*r));
+    });
+    std::lock_guard lock(mu_);
+    recorded_at_ = now;
+    recorded_ = std::move(results);
   }
   void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
+    {
+      std::lock_guard lock(mu_);
+      if (recorded_at_ && *recorded_at_ == ctx.now) {
+        // Once: the next collection records anew.
+        std::move(recorded_.begin(), recorded_.end(), std::back_inserter(out));
+        recorded_.clear();
+        recorded_at_.reset();
+        return;
+      }
+    }
     const auto& policy = ctx.config.Section<ErrorRatePolicy>();
     kSubjects(ctx.snapshot, [&](const Subject& s) {
-      if (auto r = Verdicts(kRules, s, ctx, policy)) out.push_back(std::move(*r));
+      if (auto r = Verdicts(kRules, s, ctx.history, ctx.now, policy, Judge(kRules, s, ctx.history, ctx.now, policy))) {
+        out.push_back(std::move(*r));
+      }
     });
   }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::optional<History::TimePoint> recorded_at_;  // guarded by mu_
+  mutable std::vector<CheckResult> recorded_;              // guarded by mu_
 };
 
 using PortErrorsCheck = RuleCheck<kPortRules, PortCounterSubjects>;

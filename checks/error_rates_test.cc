@@ -94,7 +94,8 @@ TEST(PortErrorsTest, UnknownUntilTheWindowHasTwoSamplesThenOk) {
   Timeline tl("port_errors");
   CheckResult r = tl.Port(seconds(0), {{"symbol_error", 12}, {"port_rcv_errors", 0}, {"port_rcv_packets", 5000}});
   EXPECT_EQ(r.verdict, Verdict::kUnknown);
-  EXPECT_THAT(r.reason, HasSubstr("no increase known yet: a rate needs two samples "
+  // port_rcv_errors at 0 is judged at once (nothing counted since it was cleared).
+  EXPECT_THAT(r.reason, HasSubstr("no increase known yet for symbol_error: a rate needs two samples "
                                   "within its window (`rdma-healthd check --sample-interval=10s` takes two)"));
   EXPECT_THAT(r.reason, HasSubstr("counted since the last clear: symbol_error 12"));
   r = tl.Port(seconds(15), {{"symbol_error", 12}, {"port_rcv_errors", 0}, {"port_rcv_packets", 9000}});
@@ -156,9 +157,11 @@ TEST(PortErrorsTest, LinkErrorRecoveriesPerMinute) {
 TEST(PortErrorsTest, AClearedCounterOrARecreatedDeviceStartsANewBaseline) {
   Timeline tl("port_errors");
   tl.Port(seconds(0), {{"local_link_integrity_errors", 9}});
-  // Cleared (perfquery -R): down to 0 is a new baseline, not an increase, and nothing negative.
+  // Cleared (perfquery -R): down to 0 is a new baseline, not an increase, and nothing negative
+  // (a counter at 0 counted nothing since it was cleared: judged at once).
   CheckResult r = tl.Port(seconds(15), {{"local_link_integrity_errors", 0}});
-  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no error counter over its limit (1 counter, none rose)");
   EXPECT_EQ(tl.Port(seconds(30), {{"local_link_integrity_errors", 0}}).verdict, Verdict::kOk);
   // The device re-created (driver reload) with a higher count: a new baseline again.
   r = tl.Port(seconds(45), {{"local_link_integrity_errors", 4}}, {}, 2);

@@ -91,9 +91,14 @@ class ErrorRatesTreeTest(unittest.TestCase):
             self.assertRegex(held[0], r"^excessive_buffer_overrun_errors was over its limit until \d+ s ago")
 
     def test_check_with_a_sample_interval_judges_the_increase(self):
-        once = subprocess.run([binary(), "check", *self.args], capture_output=True, text=True, timeout=60)
-        self.assertRegex(once.stdout, r"port_errors +mlx5_0/1 +unknown +no increase known yet: a rate needs two")
+        # Counters at 0 counted nothing since they were cleared: judged from one collection. A
+        # non-zero one needs a second.
         symbol = counter_path(self.sysfs, "mlx5_1", "symbol_error")
+        bump(symbol, 7)
+        once = subprocess.run([binary(), "check", *self.args], capture_output=True, text=True, timeout=60)
+        self.assertRegex(once.stdout, r"port_errors +mlx5_0/1 +ok +no error counter over its limit")
+        self.assertRegex(once.stdout, r"port_errors +mlx5_1/1 +unknown +no increase known yet for symbol_error: a "
+                                      r"rate needs two samples .*; counted since the last clear: symbol_error \d+")
         proc = subprocess.Popen([binary(), "check", "--sample-interval=4s", *self.args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
