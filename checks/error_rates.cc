@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/config_section.h"
@@ -219,22 +220,57 @@ std::string_view Series(const Subject& s, std::string_view counter) {
 }
 std::string HoldSeries(const Subject& s, std::string_view key) { return s.prefix + "failing/" + std::string(key); }
 
+// The collections from the newest sample of `zeros` back that had `bit` set: [first, last].
+std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<History::Sample>& zeros, unsigned bit) {
+  std::size_t i = zeros.size() - 1;
+  while (i > 0 && ((zeros[i - 1].value >> bit) & 1) != 0) --i;
+  return {zeros[i].first, zeros.back().last};
+}
+
+// Records the subject's counters. A counter at 0 that has no series yet gets none (most error
+// counters of a healthy port stay 0, and a series costs a history lookup at every collection):
+// one gauge per subject and device instance, "zeros/<instance>", holds a bit per such counter
+// (its place among the rules' counters). When the counter leaves 0 its series starts with the
+// collections the gauge saw it at 0, so the increase is judged as if it had been recorded.
 template <std::size_t N>
 void RecordSubject(const std::array<Rule, N>& rules, const Subject& s, History& history, History::TimePoint now) {
   std::vector<std::string_view> done;  // a counter of several rules is recorded once
-  auto record = [&](std::string_view name) {
-    if (std::find(done.begin(), done.end(), name) != done.end()) return;
-    done.push_back(name);
-    if (auto v = s.value(name)) history.RecordCounter(Series(s, name), s.instance, *v, now);
-  };
+  const std::string zeros_name = s.prefix + "zeros/" + std::to_string(s.instance);
+  const std::vector<History::Sample> zeros = history.Samples(zeros_name);
+  const bool seen_before = !zeros.empty() && zeros.back().last < now;
+  const std::uint64_t zero_before = seen_before ? zeros.back().value : 0;
+  std::uint64_t zero_now = 0;
   for (const Rule& r : rules) {
     for (std::string_view c : r.counters) {
-      if (!c.empty()) record(c);
-    }
-    for (const auto& alternative : PacketCounters(r.packets)) {
-      for (std::string_view c : alternative) record(c);
+      if (c.empty() || std::find(done.begin(), done.end(), c) != done.end()) continue;
+      const auto bit = static_cast<unsigned>(done.size());
+      done.push_back(c);
+      const auto v = s.value(c);
+      if (!v) continue;
+      const bool tracked = bit < 64;
+      const bool unrecorded = tracked && (!seen_before || ((zero_before >> bit) & 1) != 0);
+      if (*v == 0 && unrecorded) {
+        zero_now |= std::uint64_t{1} << bit;
+        continue;
+      }
+      if (unrecorded && seen_before) {
+        const auto [from, to] = ZeroRun(zeros, bit);
+        history.RecordCounter(Series(s, c), s.instance, 0, from);
+        history.RecordCounter(Series(s, c), s.instance, 0, to);
+      }
+      history.RecordCounter(Series(s, c), s.instance, *v, now);
     }
   }
+  for (const Rule& r : rules) {
+    for (const auto& alternative : PacketCounters(r.packets)) {
+      for (std::string_view c : alternative) {
+        if (std::find(done.begin(), done.end(), c) != done.end()) continue;
+        done.push_back(c);
+        if (auto v = s.value(c)) history.RecordCounter(Series(s, c), s.instance, *v, now);
+      }
+    }
+  }
+  history.RecordGauge(zeros_name, zero_now, now);
 }
 
 History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy) {

@@ -145,6 +145,27 @@ TEST(PortErrorsTest, AnyBufferOverrunFailsThenHoldsThenOk) {
   EXPECT_EQ(r.verdict, Verdict::kOk);
 }
 
+TEST(PortErrorsTest, ACounterThatLeavesZeroIsJudgedFromItsZeros) {
+  Timeline tl("port_errors");
+  for (int t : {0, 15, 30}) EXPECT_EQ(tl.Port(seconds(t), {{"excessive_buffer_overrun_errors", 0}}).verdict, Verdict::kOk);
+  CheckResult r = tl.Port(seconds(45), {{"excessive_buffer_overrun_errors", 1}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +1 in 45 s"));
+  // Zero, then the device re-created with a count already: a new baseline, not an increase.
+  Timeline recreated("port_errors");
+  recreated.Port(seconds(0), {{"excessive_buffer_overrun_errors", 0}});
+  recreated.Port(seconds(15), {{"excessive_buffer_overrun_errors", 0}});
+  r = recreated.Port(seconds(30), {{"excessive_buffer_overrun_errors", 3}}, {}, 2);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(recreated.Port(seconds(45), {{"excessive_buffer_overrun_errors", 3}}, {}, 2).verdict, Verdict::kOk);
+  // Zero for longer than the window: the window starts at 0.
+  Timeline idle("port_errors");
+  for (int t = 0; t <= 1200; t += 300) idle.Port(seconds(t), {{"excessive_buffer_overrun_errors", 0}});
+  r = idle.Port(seconds(1215), {{"excessive_buffer_overrun_errors", 2}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +2 in 600 s"));
+}
+
 TEST(PortErrorsTest, LinkErrorRecoveriesPerMinute) {
   Timeline tl("port_errors");
   tl.Port(seconds(0), {{"link_error_recovery", 7}});
