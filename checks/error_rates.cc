@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -179,10 +180,11 @@ std::string_view Direction(Packets p) {
 
 std::string Secs(double s) { return std::to_string(static_cast<long long>(s + 0.5)) + " s"; }
 
-// "0.05%", "1.2%": a share as a percentage with two significant digits past the leading zeros.
+// "0.05%", "1.2%", "250%": a share as a percentage, two significant digits below 100.
 std::string Percent(double fraction) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g%%", fraction * 100);
+  const double percent = fraction * 100;
+  std::snprintf(buf, sizeof buf, percent >= 100 ? "%.0f%%" : "%.2g%%", percent);
   return buf;
 }
 

@@ -202,6 +202,11 @@ TEST(PortErrorsTest, ReceiveErrorsAndDiscardsAsASharesOfPackets) {
   EXPECT_EQ(r.verdict, Verdict::kWarning);
   EXPECT_THAT(r.reason, HasSubstr("port_xmit_discards +50 in 60 s, 0.05% of the 100000 packets sent (limit 0.01%)"));
   EXPECT_THAT(r.reason, Not(HasSubstr("port_rcv_errors +5 in")));  // 0.005%: under the limit
+  // More errors than packets (a share above 100 %) prints whole.
+  Timeline burst("port_errors");
+  burst.Port(seconds(0), {{"port_rcv_errors", 0}, {"port_rcv_packets", 0}});
+  EXPECT_THAT(burst.Port(seconds(60), {{"port_rcv_errors", 2500}, {"port_rcv_packets", 1000}}).reason,
+              HasSubstr("port_rcv_errors +2500 in 60 s, 250% of the 1000 packets received (limit 0.01%)"));
   // Too little traffic to take a share of: not judged.
   Timeline quiet("port_errors");
   quiet.Port(seconds(0), {{"port_rcv_errors", 0}, {"port_rcv_packets", 0}});
