@@ -38,6 +38,10 @@ constexpr std::array kRules = {
     Rule{"tx_pause_storm_error_events", StatKind::kPauseStormEvents, 1.0},
     Rule{"rx_discards_phy", StatKind::kRxDiscards, 1.0},
     Rule{"rx_out_of_buffer", StatKind::kRxOutOfBuffer, 1.0},
+    Rule{"rx_symbol_err_phy", StatKind::kLinkErrors, 1.0},
+    Rule{"rx_crc_errors_phy", StatKind::kLinkErrors, 1.0},
+    Rule{"{d}_pci_signal_integrity", StatKind::kLinkErrors, 1.0},
+    Rule{"{d}_packets_phy", StatKind::kPhyPackets, 1.0},
     // bnxt_en
     Rule{"{d}_pfc_ena_frames_pri#", StatKind::kPauseFrames, 1.0},
     Rule{"pfc_pri#_{d}_duration_us", StatKind::kPauseDuration, 1e6},

@@ -8,7 +8,7 @@
 // `ethtool -a IF`, for captured nodes (support bundles, fixtures).
 //
 // Driver stat names differ per vendor; ClassifyDriverStat maps the ones that carry pause/PFC/storm/
-// discard meaning (mlx5, bnxt_en, ice) onto a common vocabulary.
+// discard or error meaning (mlx5, bnxt_en, ice) onto a common vocabulary.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,8 @@ enum class StatKind {
   kPauseStormEvents,      // the NIC's pause-storm detector fired
   kRxDiscards,            // packets dropped by the port for lack of NIC buffer
   kRxOutOfBuffer,         // packets dropped because the host posted no receive buffer
+  kLinkErrors,            // errors of the link's PHY or of the NIC's PCIe link (symbol, CRC, signal integrity)
+  kPhyPackets,            // packets through the port's PHY (what error shares are taken of)
 };
 
 struct StatMeaning {

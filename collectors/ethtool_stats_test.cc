@@ -65,6 +65,10 @@ TEST(ClassifyDriverStatTest, VendorNamesMapToOneVocabulary) {
       {"tx_pause_storm_warning_events", StatKind::kPauseStormEvents, -1, "", 1},
       {"rx_discards_phy", StatKind::kRxDiscards, -1, "", 1},
       {"rx_out_of_buffer", StatKind::kRxOutOfBuffer, -1, "", 1},
+      {"rx_symbol_err_phy", StatKind::kLinkErrors, -1, "", 1},
+      {"rx_crc_errors_phy", StatKind::kLinkErrors, -1, "", 1},
+      {"tx_pci_signal_integrity", StatKind::kLinkErrors, -1, "tx", 1},
+      {"rx_packets_phy", StatKind::kPhyPackets, -1, "rx", 1},
       {"tx_pfc_ena_frames_pri5", StatKind::kPauseFrames, 5, "tx", 1},
       {"pfc_pri2_rx_duration_us", StatKind::kPauseDuration, 2, "rx", 1e6},
       {"pfc_pri2_tx_transitions", StatKind::kPauseTransitions, 2, "tx", 1},
@@ -77,6 +81,8 @@ TEST(ClassifyDriverStatTest, VendorNamesMapToOneVocabulary) {
       {"rx_prio3_pause_extra", StatKind::kOther, -1, "", 1},
       {"rx_priority_4_xon.nic", StatKind::kOther, -1, "", 1},
       {"rx_global_pause_transition", StatKind::kOther, -1, "", 1},
+      {"rx_packets", StatKind::kOther, -1, "", 1},
+      {"rx_crc_errors", StatKind::kOther, -1, "", 1},
       {"", StatKind::kOther, -1, "", 1},
   };
   for (const Case& c : cases) {

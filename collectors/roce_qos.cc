@@ -453,6 +453,9 @@ void NetdevCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
                                "Packets the port dropped for lack of NIC buffer, by driver counter name.");
   auto oob = sink.Counter("rdma_netdev_rx_out_of_buffer_total",
                           "Packets dropped because no receive buffer was posted (mlx5 rx_out_of_buffer).");
+  auto link_errors = sink.Counter("rdma_netdev_link_errors_total",
+                                  "PHY and PCIe link error statistics of the driver (mlx5 rx_symbol_err_phy, "
+                                  "rx_crc_errors_phy, rx/tx_pci_signal_integrity).");
   auto driver = sink.Counter("rdma_netdev_driver_stat_total",
                              "Raw driver statistic selected by roce.extra_ethtool_stats.");
 
@@ -484,6 +487,8 @@ void NetdevCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
         case StatKind::kPauseStormEvents: storm.Add({{"netdev", n}, {"stat", s.name}}, v); break;
         case StatKind::kRxDiscards: discards.Add({{"netdev", n}, {"stat", s.name}}, v); break;
         case StatKind::kRxOutOfBuffer: oob.Add({{"netdev", n}}, v); break;
+        case StatKind::kLinkErrors: link_errors.Add({{"netdev", n}, {"stat", s.name}}, v); break;
+        case StatKind::kPhyPackets:  // only the error checks' denominator
         case StatKind::kOther: break;
       }
     }

@@ -1,9 +1,11 @@
 #include "daemon/check_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <ostream>
+#include <thread>
 
 #include "common/excerpt.h"
 #include "common/node_fs.h"
@@ -141,6 +143,14 @@ int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostre
     return kExitCouldNotRun;
   }
   std::shared_ptr<const Report> report = engine.Collect(*config);
+  if (options.sample_interval.count() > 0) {
+    // A second collection for the checks that judge rates: the first one's samples are in the
+    // engine's history. Never within the scrape cache window, which would hand back the first.
+    const std::shared_ptr<const Config>& c = *config;
+    std::this_thread::sleep_for(std::max<std::chrono::milliseconds>(
+        options.sample_interval, c->scrape_cache_window + std::chrono::milliseconds(10)));
+    report = engine.Collect(c);
+  }
   if (HeldFdBudget::Process().TakeExhaustedNotice()) {
     log::Info("held-file budget used up: the rest was read open/read/close",
               {{"budget", std::to_string(HeldFdBudget::Process().limit())}});

@@ -2,10 +2,30 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <sstream>
+
+#include "common/parse.h"
 
 namespace rdmahd {
 namespace {
+
+// "10s", "1500ms", "1m" or "0": whole milliseconds, 0 or from 1 s to 10 min; nullopt otherwise.
+std::optional<std::chrono::milliseconds> ParseSampleInterval(std::string_view text) {
+  if (text == "0") return std::chrono::milliseconds(0);
+  std::optional<double> value;
+  if (text.ends_with("ms")) {
+    value = ParseDouble(text.substr(0, text.size() - 2));
+  } else if (text.ends_with("s")) {
+    value = ParseDouble(text.substr(0, text.size() - 1));
+    if (value) *value *= 1000;
+  } else if (text.ends_with("m")) {
+    value = ParseDouble(text.substr(0, text.size() - 1));
+    if (value) *value *= 60'000;
+  }
+  if (!value || !std::isfinite(*value) || *value < 1000 || *value > 600'000) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*value)));
+}
 
 // The command line: the CLI11 app bound to an Options, and what each value flag takes (for the
 // message that refuses an empty value).
@@ -95,6 +115,20 @@ CommandLine::CommandLine(Options& o, const std::vector<std::string>& collectors)
            "judge a bundle written by `rdma-healthd capture` (extracted to a private temporary folder; sets "
            "the --path.* flags, and --config.file to the bundle's config unless given)",
            "a .tar.gz file written by rdma-healthd capture");
+  value_hints_["--sample-interval"] = "a duration such as 10s, 1500ms or 1m";
+  check
+      ->add_option_function<std::string>(
+          "--sample-interval",
+          [&o](const std::string& text) {
+            const std::optional<std::chrono::milliseconds> d = ParseSampleInterval(text);
+            if (!d) {
+              throw CLI::ValidationError("--sample-interval",
+                                         "must be 0 or a duration from 1s to 10m (10s, 1500ms, 1m)");
+            }
+            o.sample_interval = *d;
+          },
+          "collect twice this far apart, so that the error-rate checks can judge rates (0: once)")
+      ->default_str("0");
   check->fallthrough();
 
   check_config = app.add_subcommand("check-config", "validate a configuration file and exit");

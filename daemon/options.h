@@ -3,6 +3,7 @@
 // Flags follow Prometheus exporter conventions (--web.listen-address, --path.sysfs, ...).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -43,6 +44,8 @@ struct Options {
   // capture: the support bundle (daemon/capture.h).
   std::string capture_output;        // empty: DefaultCaptureName() in the current folder
   double capture_timeout_s = 120.0;  // reading the node stops here (the bundle is still written)
+  // check: collect twice this far apart, so that rate checks can judge; 0 = one collection.
+  std::chrono::milliseconds sample_interval{0};
 
   // probe: one interactive measurement against PEER's responder.
   std::string probe_peer;                 // IP or DNS name

@@ -56,6 +56,21 @@ TEST(OptionsTest, CheckSubcommandTakesOutputAndCommonFlags) {
   EXPECT_TRUE(o.fail_on_warning);
 }
 
+TEST(OptionsTest, CheckSampleIntervalIsZeroOrOneSecondToTenMinutes) {
+  EXPECT_EQ(Parse({"check"}).sample_interval, std::chrono::milliseconds(0));
+  EXPECT_EQ(Parse({"check", "--sample-interval=10s"}).sample_interval, std::chrono::milliseconds(10'000));
+  EXPECT_EQ(Parse({"check", "--sample-interval", "1500ms"}).sample_interval, std::chrono::milliseconds(1500));
+  EXPECT_EQ(Parse({"check", "--sample-interval=2m"}).sample_interval, std::chrono::milliseconds(120'000));
+  EXPECT_EQ(Parse({"check", "--sample-interval=0"}).sample_interval, std::chrono::milliseconds(0));
+  for (const char* bad : {"--sample-interval=10", "--sample-interval=500ms", "--sample-interval=11m",
+                          "--sample-interval=-1s", "--sample-interval=nans"}) {
+    Options o = Parse({"check", bad});
+    EXPECT_EQ(o.mode, Mode::kExit) << bad;
+    EXPECT_EQ(o.exit_code, 2) << bad;
+    EXPECT_NE(o.exit_message.find("--sample-interval"), std::string::npos) << o.exit_message;
+  }
+}
+
 TEST(OptionsTest, CheckConfigBothSpellings) {
   Options a = Parse({"check-config", "/etc/a.yaml"});
   EXPECT_EQ(a.mode, Mode::kCheckConfig);

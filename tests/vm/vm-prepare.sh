@@ -39,7 +39,8 @@ unavailable() {
 
 # Modules the initramfs loads, in this order (see initramfs-init.sh). crc32_generic first: without
 # it `rdma link add` fails with "rdma_rxe: failed to add ...: No such file or directory".
-readonly MODULES=(crc32_generic virtio_pci 9pnet_virtio 9p overlay rdma_rxe rdma_ucm veth virtio_net)
+# sch_netem is only shipped, not loaded at boot: the netem-loss scenario loads it.
+readonly MODULES=(crc32_generic virtio_pci 9pnet_virtio 9p overlay rdma_rxe rdma_ucm veth virtio_net sch_netem)
 
 # Debian package -> a file that proves it is installed and usable.
 readonly -A HOST_PACKAGES=(

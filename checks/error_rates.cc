@@ -1,0 +1,668 @@
+#include "checks/error_rates.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/config_section.h"
+#include "core/check.h"
+#include "core/topology.h"
+#include "facts/netdev_facts.h"
+#include "facts/rdma_device_facts.h"
+
+namespace rdmahd {
+namespace {
+
+using std::chrono::milliseconds;
+
+enum class Test {
+  kAnyIncrease,  // any increase trips the rule
+  kPerHour,      // more than the limit within the last hour
+  kPerMinute,    // more than the limit within the last minute
+  kShare,        // more than a share of the packets within policy.window
+};
+enum class Packets { kNone, kRx, kTx, kAll };
+using Share = double ErrorRatePolicy::*;
+using Limit = std::uint32_t ErrorRatePolicy::*;
+
+struct Rule {
+  std::string_view key;  // the reason's name for the rule, and its hold series
+  // Summed; the names of each driver that has the counter (absent ones are skipped).
+  std::array<std::string_view, 8> counters;
+  Test test;
+  Verdict verdict;
+  Share share = nullptr;  // kShare
+  Limit limit = nullptr;  // kPerHour, kPerMinute
+  Packets packets = Packets::kNone;
+  std::string_view meaning;
+  std::string_view fix;
+};
+
+constexpr std::string_view kCableFix =
+    "reseat, clean or replace the cable or optic of the port (`ethtool -m NETDEV` for the optic's power, "
+    "the switch port's own counters for the other end); if the errors follow the cable, replace it";
+
+// ports/P/counters/: the IB PMA PortCounters (saturating, so a value going down is a clear).
+constexpr std::array kPortRules = {
+    Rule{"excessive_buffer_overrun_errors", {"excessive_buffer_overrun_errors"}, Test::kAnyIncrease,
+         Verdict::kFailed, nullptr, nullptr, Packets::kNone,
+         "the port's receive buffer overran in consecutive flow-control periods: the link partner ignores the "
+         "credits, or the link corrupts flow-control packets",
+         "look at the link partner (switch port) and the cable; a count that keeps growing points at a faulty "
+         "HCA or switch port"},
+    Rule{"local_link_integrity_errors", {"local_link_integrity_errors"}, Test::kAnyIncrease, Verdict::kFailed,
+         nullptr, nullptr, Packets::kNone,
+         "the physical link's error rate went past the port's LocalPhyErrors threshold", kCableFix},
+    Rule{"symbol_error", {"symbol_error"}, Test::kPerHour, Verdict::kFailed, nullptr,
+         &ErrorRatePolicy::symbol_errors_per_hour, Packets::kNone, "bit errors on the physical link", kCableFix},
+    Rule{"link_error_recovery", {"link_error_recovery"}, Test::kPerMinute, Verdict::kFailed, nullptr,
+         &ErrorRatePolicy::link_error_recoveries_per_minute, Packets::kNone,
+         "the link retrained to recover from errors (traffic stalls each time)", kCableFix},
+    Rule{"port_rcv_errors", {"port_rcv_errors"}, Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share,
+         nullptr, Packets::kRx, "packets received with errors (bad CRC, malformed, buffer overrun)",
+         "look at the cable and the sending side (the switch port's transmit counters); reseat or replace the "
+         "cable or optic if the share stays"},
+    Rule{"port_rcv_remote_physical_errors", {"port_rcv_remote_physical_errors"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx,
+         "packets another link of the fabric marked bad on the way (EBP): the fault is upstream",
+         "find the upstream link with the errors (`ibqueryerrors` over the fabric) and fix its cable"},
+    Rule{"port_xmit_discards", {"port_xmit_discards"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::port_error_share, nullptr, Packets::kTx,
+         "packets the port dropped instead of sending (link down, congestion, head-of-line timeout)",
+         "look for congestion in the fabric (`perfquery -x` PortXmitWait, the switches' discards) and at the "
+         "link's state"},
+};
+
+constexpr std::string_view kLossFix =
+    "look for packet loss between this host and its peers: the RoCE priority's PFC (`rdma-healthd check` "
+    "roce_pfc_priority), the switch ports' drops and error counters, the cables (`ethtool -S NETDEV | grep "
+    "err`)";
+
+// mlx5: acknowledgement timeouts, NAK sequence errors received, out-of-sequence requests received,
+// implied NAKs, duplicate requests received; rxe: its completer's retransmission timeouts, NAK
+// sequence errors received, requests out of sequence, duplicate requests.
+constexpr std::string_view kLossMeaning =
+    "packets were lost and retransmitted (acknowledgement timeouts, sequence errors, duplicates)";
+
+// ports/P/hw_counters/: mlx5's names and Soft-RoCE rxe's (drivers/infiniband/sw/rxe/rxe_hw_counters.c).
+constexpr std::array kTransportRules = {
+    Rule{"rnr_retries_exceeded", {"rnr_nak_retry_err", "req_rnr_retries_exceeded", "retry_rnr_exceeded_err"},
+         Test::kAnyIncrease, Verdict::kFailed, nullptr, nullptr, Packets::kNone,
+         "a queue pair ran out of RNR retries (the receiver had no receive buffer posted) and went to the error "
+         "state",
+         "the receiving application posts receives too slowly or too few: raise its receive queue depth, use an "
+         "SRQ, or set rnr_retry to 7 (retry forever)"},
+    Rule{"transport_retries_exceeded", {"req_transport_retries_exceeded", "retry_exceeded_err"}, Test::kAnyIncrease,
+         Verdict::kFailed, nullptr, nullptr, Packets::kNone,
+         "a queue pair got no acknowledgement within its retries and went to the error state (sustained loss or "
+         "an unreachable peer)",
+         kLossFix},
+    Rule{"loss", {"local_ack_timeout_err", "packet_seq_err", "out_of_sequence", "implied_nak_seq_err",
+                  "duplicate_request", "completer_retry_err", "rcvd_seq_err", "out_of_seq_request"},
+         Test::kShare, Verdict::kFailed, &ErrorRatePolicy::loss_share_failed, nullptr, Packets::kAll, kLossMeaning,
+         kLossFix},
+    Rule{"loss", {"local_ack_timeout_err", "packet_seq_err", "out_of_sequence", "implied_nak_seq_err",
+                  "duplicate_request", "completer_retry_err", "rcvd_seq_err", "out_of_seq_request"},
+         Test::kShare, Verdict::kWarning, &ErrorRatePolicy::loss_share_warning, nullptr, Packets::kAll, kLossMeaning,
+         kLossFix},
+    Rule{"out_of_buffer", {"out_of_buffer"}, Test::kShare, Verdict::kWarning, &ErrorRatePolicy::out_of_buffer_share,
+         nullptr, Packets::kRx, "packets dropped because a queue pair had no receive buffer posted",
+         "the receiving application posts receives too slowly: raise its receive queue depth or use an SRQ"},
+    Rule{"application_errors", {"req_cqe_error", "resp_cqe_error", "req_remote_access_errors",
+                                "resp_remote_access_errors", "req_remote_invalid_request", "resp_local_length_error"},
+         Test::kAnyIncrease, Verdict::kWarning, nullptr, nullptr, Packets::kNone,
+         "work requests completed in error: an application's own mistakes (keys, lengths, access rights) or its "
+         "peer's",
+         "look at the applications' completion errors (ibv_wc status) and `rdma resource show qp` for queue pairs "
+         "in the error state; the NIC is not at fault"},
+};
+
+// `ethtool -S` driver statistics (mlx5's names).
+constexpr std::array kNetdevRules = {
+    Rule{"rx_symbol_err_phy", {"rx_symbol_err_phy"}, Test::kPerHour, Verdict::kFailed, nullptr,
+         &ErrorRatePolicy::symbol_errors_per_hour, Packets::kNone,
+         "the PHY received symbols it could not decode (bit errors on the link)", kCableFix},
+    Rule{"rx_crc_errors_phy", {"rx_crc_errors_phy"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx, "frames received with a bad CRC", kCableFix},
+    Rule{"rx_discards_phy", {"rx_discards_phy"}, Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share,
+         nullptr, Packets::kRx,
+         "frames the port dropped for lack of NIC buffer (congestion, or PFC not protecting the traffic)",
+         "look at PFC on the RoCE priority (`rdma-healthd check` roce_pfc_priority) and at congestion; a host "
+         "too slow to drain the NIC drops here too"},
+    Rule{"rx_out_of_buffer", {"rx_out_of_buffer"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::out_of_buffer_share, nullptr, Packets::kRx,
+         "packets dropped because the host posted no receive buffer in time",
+         "the host drains the receive rings too slowly: look at the interrupt and CPU load of the netdev's queues "
+         "and the ring sizes (`ethtool -g`)"},
+    Rule{"pci_signal_integrity", {"rx_pci_signal_integrity", "tx_pci_signal_integrity"}, Test::kAnyIncrease,
+         Verdict::kWarning, nullptr, nullptr, Packets::kNone,
+         "the NIC counted PCIe physical-layer errors on its link to the host",
+         "reseat the NIC, check its riser and slot (`lspci -vvv` LnkSta, the pcie_aer check)"},
+};
+
+// The packet counters a share is taken of, per direction: each alternative summed, the first whose
+// counters are all present used (rxe's hw_counters, the PMA counters, mlx5's PHY statistics).
+const std::vector<std::vector<std::string_view>>& PacketCounters(Packets p) {
+  static const std::vector<std::vector<std::string_view>> kRx = {
+      {"rcvd_pkts"}, {"port_rcv_packets"}, {"rx_packets_phy"}};
+  static const std::vector<std::vector<std::string_view>> kTx = {
+      {"sent_pkts"}, {"port_xmit_packets"}, {"tx_packets_phy"}};
+  static const std::vector<std::vector<std::string_view>> kAll = {
+      {"rcvd_pkts", "sent_pkts"}, {"port_rcv_packets", "port_xmit_packets"}, {"rx_packets_phy", "tx_packets_phy"}};
+  static const std::vector<std::vector<std::string_view>> kNone;
+  switch (p) {
+    case Packets::kRx: return kRx;
+    case Packets::kTx: return kTx;
+    case Packets::kAll: return kAll;
+    case Packets::kNone: break;
+  }
+  return kNone;
+}
+
+std::string_view Direction(Packets p) {
+  switch (p) {
+    case Packets::kRx: return "received";
+    case Packets::kTx: return "sent";
+    case Packets::kAll: return "sent and received";
+    case Packets::kNone: break;
+  }
+  return "";
+}
+
+std::string Secs(double s) { return std::to_string(static_cast<long long>(s + 0.5)) + " s"; }
+
+// "0.05%", "1.2%", "250%": a share as a percentage, two significant digits below 100.
+std::string Percent(double fraction) {
+  char buf[32];
+  const double percent = fraction * 100;
+  std::snprintf(buf, sizeof buf, percent >= 100 ? "%.0f%%" : "%.2g%%", percent);
+  return buf;
+}
+
+using ValueOf = std::function<std::optional<std::uint64_t>(std::string_view)>;
+
+// One subject (a port, a netdev) of one check.
+struct Subject {
+  std::string name;    // "mlx5_0/1", "ens1f0np0"
+  std::string prefix;  // the series' prefix: "<check>/<subject>/"
+  std::uint64_t instance = 0;
+  ValueOf value;
+  std::string netdev;  // for the fix's NETDEV; empty when unknown
+  mutable std::string series;  // Series()'s buffer: one allocation per subject, not per lookup
+};
+
+struct Finding {
+  Verdict verdict = Verdict::kOk;
+  std::string_view key;
+  std::string text;
+  std::string_view fix;
+};
+
+struct Judgement {
+  std::vector<Finding> findings;  // rules that tripped now
+  std::vector<std::string_view> unknown;  // rules whose window has fewer than two samples
+  std::size_t counters = 0;       // counters judged
+  std::string rose;               // "port_rcv_errors +3, ..." for counters that grew but tripped nothing
+};
+
+// The series of `counter`, in the subject's reused buffer: valid until the next call for it.
+std::string_view Series(const Subject& s, std::string_view counter) {
+  s.series.assign(s.prefix);
+  s.series += counter;
+  return s.series;
+}
+std::string HoldSeries(const Subject& s, std::string_view key) { return s.prefix + "failing/" + std::string(key); }
+
+// The collections from the newest sample of `zeros` back that had `bit` set: [first, last].
+std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<History::Sample>& zeros, unsigned bit) {
+  std::size_t i = zeros.size() - 1;
+  while (i > 0 && ((zeros[i - 1].value >> bit) & 1) != 0) --i;
+  return {zeros[i].first, zeros.back().last};
+}
+
+// Records the subject's counters. A counter at 0 that has no series yet gets none (most error
+// counters of a healthy port stay 0, and a series costs a history lookup at every collection):
+// one gauge per subject and device instance, "zeros/<instance>", holds a bit per such counter
+// (its place among the rules' counters). When the counter leaves 0 its series starts with the
+// collections the gauge saw it at 0, so the increase is judged as if it had been recorded.
+template <std::size_t N>
+void RecordSubject(const std::array<Rule, N>& rules, const Subject& s, History& history, History::TimePoint now) {
+  std::vector<std::string_view> done;  // a counter of several rules is recorded once
+  const std::string zeros_name = s.prefix + "zeros/" + std::to_string(s.instance);
+  const std::vector<History::Sample> zeros = history.Samples(zeros_name);
+  const bool seen_before = !zeros.empty() && zeros.back().last < now;
+  const std::uint64_t zero_before = seen_before ? zeros.back().value : 0;
+  std::uint64_t zero_now = 0;
+  for (const Rule& r : rules) {
+    for (std::string_view c : r.counters) {
+      if (c.empty() || std::find(done.begin(), done.end(), c) != done.end()) continue;
+      const auto bit = static_cast<unsigned>(done.size());
+      done.push_back(c);
+      const auto v = s.value(c);
+      if (!v) continue;
+      const bool tracked = bit < 64;
+      const bool unrecorded = tracked && (!seen_before || ((zero_before >> bit) & 1) != 0);
+      if (*v == 0 && unrecorded) {
+        zero_now |= std::uint64_t{1} << bit;
+        continue;
+      }
+      if (unrecorded && seen_before) {
+        const auto [from, to] = ZeroRun(zeros, bit);
+        history.RecordCounter(Series(s, c), s.instance, 0, from);
+        history.RecordCounter(Series(s, c), s.instance, 0, to);
+      }
+      history.RecordCounter(Series(s, c), s.instance, *v, now);
+    }
+  }
+  for (const Rule& r : rules) {
+    for (const auto& alternative : PacketCounters(r.packets)) {
+      for (std::string_view c : alternative) {
+        if (std::find(done.begin(), done.end(), c) != done.end()) continue;
+        done.push_back(c);
+        if (auto v = s.value(c)) history.RecordCounter(Series(s, c), s.instance, *v, now);
+      }
+    }
+  }
+  history.RecordGauge(zeros_name, zero_now, now);
+}
+
+History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy) {
+  switch (r.test) {
+    case Test::kPerHour: return std::chrono::hours(1);
+    case Test::kPerMinute: return std::chrono::minutes(1);
+    case Test::kAnyIncrease:
+    case Test::kShare: break;
+  }
+  return std::chrono::duration_cast<History::Clock::duration>(policy.window);
+}
+
+template <std::size_t N>
+Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const History& history, History::TimePoint now,
+                const ErrorRatePolicy& policy) {
+  Judgement j;
+  std::vector<std::string_view> seen;  // counters already counted in j.counters / j.rose
+  // Each counter's increase over each window, asked of the history once (rules share counters).
+  struct Known {
+    std::string_view counter;
+    History::Clock::duration window;
+    std::optional<History::Growth> growth;
+  };
+  std::vector<Known> known_increases;
+  auto increase_of = [&](std::string_view c, History::Clock::duration window) {
+    for (const Known& k : known_increases) {
+      if (k.counter == c && k.window == window) return k.growth;
+    }
+    known_increases.push_back({c, window, history.Increase(Series(s, c), window, now)});
+    return known_increases.back().growth;
+  };
+  for (const Rule& r : rules) {
+    const auto window = RuleWindow(r, policy);
+    std::uint64_t increase = 0;
+    double seconds = 0;
+    bool present = false, known = true;
+    std::string parts;  // "local_ack_timeout_err +3, packet_seq_err +1"
+    for (std::string_view c : r.counters) {
+      const std::optional<std::uint64_t> value = c.empty() ? std::nullopt : s.value(c);
+      if (!value) continue;
+      present = true;
+      // A counter at 0 counted nothing since it was cleared, so nothing in any window: no need
+      // to ask the history (most error counters of a healthy port are 0).
+      const auto g = *value == 0 ? std::optional<History::Growth>(History::Growth{}) : increase_of(c, window);
+      if (!g) {
+        known = false;
+        continue;
+      }
+      increase += g->increase;
+      seconds = std::max(seconds, g->seconds);
+      if (g->increase > 0) parts += (parts.empty() ? "" : ", ") + std::string(c) + " +" + std::to_string(g->increase);
+      if (std::find(seen.begin(), seen.end(), c) == seen.end()) {
+        seen.push_back(c);
+        ++j.counters;
+        if (g->increase > 0) j.rose += (j.rose.empty() ? "" : ", ") + std::string(c) + " +" + std::to_string(g->increase);
+      }
+    }
+    if (!present) continue;
+    if (!known) {
+      if (std::find(j.unknown.begin(), j.unknown.end(), r.key) == j.unknown.end()) j.unknown.push_back(r.key);
+      continue;
+    }
+    if (increase == 0) continue;
+    const std::string what = (parts.find(',') == std::string::npos && parts.starts_with(r.key))
+                                 ? parts
+                                 : std::string(r.key) + " (" + parts + ")";
+    std::string text = what + " in " + Secs(seconds);
+    bool tripped = false;
+    switch (r.test) {
+      case Test::kAnyIncrease:
+        tripped = true;
+        break;
+      case Test::kPerHour:
+      case Test::kPerMinute: {
+        // The limit scaled to the span the history covers (it keeps a bounded number of samples), but
+        // never to less than a sixth of the window: one error in a short span is no rate.
+        const std::uint32_t limit = policy.*(r.limit);
+        const double window_s = std::chrono::duration<double>(window).count();
+        tripped = static_cast<double>(increase) > limit * std::max(seconds, window_s / 6) / window_s;
+        text += ", more than " + std::to_string(limit) + (r.test == Test::kPerHour ? " an hour" : " a minute");
+        break;
+      }
+      case Test::kShare: {
+        const double threshold = policy.*(r.share);
+        std::optional<std::uint64_t> packets;
+        bool packets_known = true;
+        for (const auto& alternative : PacketCounters(r.packets)) {
+          if (!std::all_of(alternative.begin(), alternative.end(), [&](std::string_view c) { return s.value(c); })) {
+            continue;
+          }
+          std::uint64_t sum = 0;
+          for (std::string_view c : alternative) {
+            const auto g = increase_of(c, window);
+            if (!g) packets_known = false;
+            if (g) sum += g->increase;
+          }
+          packets = sum;
+          break;
+        }
+        if (!packets) {
+          tripped = true;
+          text += " (no packet counter to take a share of)";
+        } else if (!packets_known) {
+          if (std::find(j.unknown.begin(), j.unknown.end(), r.key) == j.unknown.end()) j.unknown.push_back(r.key);
+        } else if (*packets >= policy.min_packets) {
+          const double share = static_cast<double>(increase) / static_cast<double>(*packets);
+          tripped = share > threshold;
+          text += ", " + Percent(share) + " of the " + std::to_string(*packets) + " packets " +
+                  std::string(Direction(r.packets)) + " (limit " + Percent(threshold) + ")";
+        }
+        break;
+      }
+    }
+    if (!tripped) continue;
+    text += ": ";
+    text += r.meaning;
+    // A warning of a rule whose failed level tripped too says nothing more.
+    const bool covered = std::any_of(j.findings.begin(), j.findings.end(), [&](const Finding& f) {
+      return f.key == r.key && f.verdict == Verdict::kFailed;
+    });
+    if (!covered) j.findings.push_back({r.verdict, r.key, std::move(text), r.fix});
+  }
+  return j;
+}
+
+std::string ReplaceNetdev(std::string_view fix, const std::string& netdev) {
+  std::string out(fix);
+  if (netdev.empty()) return out;
+  for (std::size_t at = out.find("NETDEV"); at != std::string::npos; at = out.find("NETDEV", at + netdev.size())) {
+    out.replace(at, 6, netdev);
+  }
+  return out;
+}
+
+// The verdict of one subject: the rules that tripped now, those held failed, else unknown or ok.
+// Nothing for a subject without any of the rules' counters (another driver, no PMA).
+template <std::size_t N>
+std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subject& s, const History& history,
+                                    History::TimePoint now, const ErrorRatePolicy& policy, Judgement j) {
+  CheckResult r{"", s.name, Verdict::kOk, "", ""};
+  const auto hold = std::chrono::duration_cast<History::Clock::duration>(policy.hold);
+  std::vector<std::string_view> held_keys;
+  // The rules that failed within the hold (one lookup: usually none did).
+  const std::string hold_prefix = HoldSeries(s, "");
+  const std::vector<std::string> failed_before = history.Names(hold_prefix);
+  for (const Rule& rule : rules) {
+    if (failed_before.empty()) break;
+    if (rule.verdict != Verdict::kFailed) continue;
+    if (std::find(held_keys.begin(), held_keys.end(), rule.key) != held_keys.end()) continue;
+    const bool now_failing = std::any_of(j.findings.begin(), j.findings.end(), [&](const Finding& f) {
+      return f.key == rule.key && f.verdict == Verdict::kFailed;
+    });
+    if (now_failing) continue;
+    if (std::find(failed_before.begin(), failed_before.end(), hold_prefix + std::string(rule.key)) ==
+        failed_before.end()) {
+      continue;
+    }
+    const auto samples = history.Samples(HoldSeries(s, rule.key));
+    if (samples.empty() || now - samples.back().last >= hold) continue;
+    held_keys.push_back(rule.key);
+    const double ago = std::chrono::duration<double>(now - samples.back().last).count();
+    // The rule's warning level, if it tripped now, is part of the held failure.
+    std::erase_if(j.findings, [&](const Finding& f) { return f.key == rule.key; });
+    j.findings.push_back({Verdict::kFailed, rule.key,
+                          std::string(rule.key) + " was over its limit until " + Secs(ago) + " ago (held failed for " +
+                              Secs(std::chrono::duration<double>(hold).count()) + " after it falls back)",
+                          rule.fix});
+  }
+  if (j.findings.empty() && j.counters == 0 && j.unknown.empty()) return std::nullopt;
+  if (!j.findings.empty()) {
+    std::stable_sort(j.findings.begin(), j.findings.end(), [](const Finding& a, const Finding& b) {
+      return (a.verdict == Verdict::kFailed) > (b.verdict == Verdict::kFailed);
+    });
+    r.verdict = j.findings.front().verdict;
+    std::vector<std::string_view> fixes;
+    for (const Finding& f : j.findings) {
+      r.reason += (r.reason.empty() ? "" : "; ") + f.text;
+      if (std::find(fixes.begin(), fixes.end(), f.fix) == fixes.end()) fixes.push_back(f.fix);
+    }
+    for (std::string_view f : fixes) r.fix += (r.fix.empty() ? "" : "; ") + ReplaceNetdev(f, s.netdev);
+    return r;
+  }
+  if (!j.unknown.empty()) {
+    r.verdict = Verdict::kUnknown;
+    // Named when some rules were judged: the others' windows missed a sample.
+    r.reason = "no increase known yet";
+    for (std::size_t i = 0; j.counters > 0 && i < j.unknown.size(); ++i) {
+      r.reason += (i ? ", " : " for ") + std::string(j.unknown[i]);
+    }
+    r.reason += ": a rate needs two samples within its window (`rdma-healthd check --sample-interval=10s` takes two)";
+    // What the counters hold since they were last cleared, for the operator's first look.
+    std::string totals;
+    std::size_t shown = 0;
+    for (const Rule& rule : rules) {
+      for (std::string_view c : rule.counters) {
+        if (c.empty() || totals.find(std::string(c) + " ") != std::string::npos) continue;
+        const auto v = s.value(c);
+        if (!v || *v == 0 || shown == 8) continue;
+        totals += (totals.empty() ? "" : ", ") + std::string(c) + " " + std::to_string(*v);
+        ++shown;
+      }
+    }
+    if (!totals.empty()) r.reason += "; counted since the last clear: " + totals;
+    return r;
+  }
+  r.reason = "no error counter over its limit (" + std::to_string(j.counters) + (j.counters == 1 ? " counter" : " counters");
+  r.reason += j.rose.empty() ? ", none rose)" : "; rose: " + j.rose + ")";
+  return r;
+}
+
+ValueOf Lookup(const CounterValues& first, const CounterValues* second = nullptr) {
+  return [&first, second](std::string_view name) {
+    auto v = first.Find(name);
+    if (!v && second != nullptr) v = second->Find(name);
+    return v;
+  };
+}
+
+using SubjectFn = std::function<void(const Subject&)>;
+
+// The ports of the devices collector's facts as subjects of `check`, with the device's generation
+// as the counters' instance; `hw`: their hw_counters (then counters/, for the packet counts).
+void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, const SubjectFn& fn) {
+  const auto* devices = snapshot.Get<RdmaDevicesFacts>();
+  if (devices == nullptr) return;
+  const auto* topology = snapshot.Get<Topology>();
+  std::map<std::string_view, std::uint64_t> generation;
+  if (topology != nullptr) {
+    for (const TopologyDevice& d : topology->devices) generation[d.name] = d.generation;
+  }
+  for (const RdmaDeviceFacts& d : devices->devices) {
+    const auto g = generation.find(d.name);
+    for (const RdmaPortFacts& p : d.ports) {
+      Subject s;
+      s.name = p.Subject();
+      s.prefix = std::string(check) + "/" + s.name + "/";
+      s.instance = g == generation.end() ? 0 : g->second;
+      s.value = hw ? Lookup(p.hw_counters, &p.counters) : Lookup(p.counters);
+      s.netdev = p.netdev;
+      fn(s);
+    }
+  }
+}
+
+void PortCounterSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
+  ForEachPort(snapshot, "port_errors", false, fn);
+}
+void PortHwCounterSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
+  ForEachPort(snapshot, "roce_transport_errors", true, fn);
+}
+
+// The netdevs whose driver statistics were read, as subjects; a netdev's instance follows the
+// generation of the RDMA device behind it (a driver reload re-creates both).
+void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
+  const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
+  if (netdevs == nullptr) return;
+  const auto* topology = snapshot.Get<Topology>();
+  for (const NetdevFacts& n : netdevs->netdevs) {
+    if (!n.stats_read) continue;
+    Subject s;
+    s.name = n.netdev;
+    s.netdev = n.netdev;
+    s.prefix = "netdev_errors/" + n.netdev + "/";
+    s.instance = std::hash<std::string>{}(n.netdev);
+    if (topology != nullptr) {
+      for (const RdmaNetdev& l : netdevs->links) {
+        if (l.netdev != n.netdev) continue;
+        for (const TopologyDevice& d : topology->devices) {
+          if (d.name == l.device) s.instance ^= d.generation << 1;
+        }
+        break;
+      }
+    }
+    s.value = [&n](std::string_view name) -> std::optional<std::uint64_t> {
+      for (const DriverStat& st : n.classified_stats) {
+        if (st.name == name) return st.value;
+      }
+      return std::nullopt;
+    };
+    fn(s);
+  }
+}
+
+// One check: `kRules` over the subjects `kSubjects` lists. Record judges each subject (it must:
+// a failed rule is recorded for the hold) and keeps the verdicts for EvaluateOverTime of the same
+// collection, so that a scrape judges once; evaluated without its Record (no history), it judges
+// afresh.
+template <const auto& kRules, void (*kSubjects)(const Snapshot&, const SubjectFn&)>
+class RuleCheck : public Check {
+ public:
+  void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
+    const auto& policy = config.Section<ErrorRatePolicy>();
+    std::vector<CheckResult> results;
+    kSubjects(snapshot, [&](const Subject& s) {
+      RecordSubject(kRules, s, history, now);
+      Judgement j = Judge(kRules, s, history, now, policy);
+      for (const Finding& f : j.findings) {
+        if (f.verdict == Verdict::kFailed) history.RecordGauge(HoldSeries(s, f.key), 1, now);
+      }
+      if (auto r = Verdicts(kRules, s, history, now, policy, std::move(j))) results.push_back(std::move(*r));
+    });
+    std::lock_guard lock(mu_);
+    recorded_at_ = now;
+    recorded_ = std::move(results);
+  }
+  void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
+    {
+      std::lock_guard lock(mu_);
+      if (recorded_at_ && *recorded_at_ == ctx.now) {
+        // Once: the next collection records anew.
+        std::move(recorded_.begin(), recorded_.end(), std::back_inserter(out));
+        recorded_.clear();
+        recorded_at_.reset();
+        return;
+      }
+    }
+    const auto& policy = ctx.config.Section<ErrorRatePolicy>();
+    kSubjects(ctx.snapshot, [&](const Subject& s) {
+      if (auto r = Verdicts(kRules, s, ctx.history, ctx.now, policy, Judge(kRules, s, ctx.history, ctx.now, policy))) {
+        out.push_back(std::move(*r));
+      }
+    });
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::optional<History::TimePoint> recorded_at_;  // guarded by mu_
+  mutable std::vector<CheckResult> recorded_;              // guarded by mu_
+};
+
+using PortErrorsCheck = RuleCheck<kPortRules, PortCounterSubjects>;
+using RoceTransportErrorsCheck = RuleCheck<kTransportRules, PortHwCounterSubjects>;
+using NetdevErrorsCheck = RuleCheck<kNetdevRules, NetdevSubjects>;
+
+Status ParseErrorRates(const ConfigWalker& w, const ConfigNode& v, ErrorRatePolicy& out) {
+  auto count = [&](std::uint32_t& field) {
+    return [&w, &field](const ConfigNode& f) { return w.ReadU32(f, 1, 1'000'000'000, field); };
+  };
+  auto share = [&](double& field) {
+    return [&w, &field](const ConfigNode& f) {
+      std::optional<double> x;
+      Status s = w.ReadPositive(f, 1.0, "a fraction of packets (0.001 = 0.1%)", x);
+      if (s.ok() && x) field = *x;
+      return s;
+    };
+  };
+  Status st = w.VisitMap(v, {
+      {"window", [&](const ConfigNode& f) { return w.ReadDuration(f, milliseconds{10'000}, milliseconds{3'600'000}, out.window); }},
+      {"hold", [&](const ConfigNode& f) { return w.ReadDuration(f, milliseconds{0}, milliseconds{3'600'000}, out.hold); }},
+      {"symbol_errors_per_hour", count(out.symbol_errors_per_hour)},
+      {"link_error_recoveries_per_minute", count(out.link_error_recoveries_per_minute)},
+      {"port_error_share", share(out.port_error_share)},
+      {"loss_share_warning", share(out.loss_share_warning)},
+      {"loss_share_failed", share(out.loss_share_failed)},
+      {"out_of_buffer_share", share(out.out_of_buffer_share)},
+      {"min_packets",
+       [&](const ConfigNode& f) {
+         std::optional<std::uint64_t> n;
+         Status s = w.ReadCount(f, n);
+         if (s.ok() && n) out.min_packets = *n;
+         return s;
+       }},
+  });
+  if (st.ok() && out.loss_share_failed < out.loss_share_warning) {
+    return w.FailAt(v, "loss_share_failed must not be below loss_share_warning");
+  }
+  return st;
+}
+
+}  // namespace
+
+RDMAHD_REGISTER_CHECK("port_errors", PortErrorsCheck,
+                      "no IB PMA error counter of a port rising above its limit (symbol errors, link recoveries, "
+                      "receive errors, discards)");
+RDMAHD_REGISTER_CHECK("roce_transport_errors", RoceTransportErrorsCheck,
+                      "no RDMA transport error counter (hw_counters) rising above its limit: retries exceeded, "
+                      "loss and retransmission, receive queues empty, application errors");
+RDMAHD_REGISTER_CHECK("netdev_errors", NetdevErrorsCheck,
+                      "no PHY, buffer or PCIe error statistic of a port's netdev rising above its limit");
+
+RDMAHD_REGISTER_CONFIG_SECTION(ErrorRatePolicy, "host.error_rates", 90,
+    {{"host.error_rates.window", "`600s`"},
+     {"host.error_rates.hold", "`900s`"},
+     {"host.error_rates.symbol_errors_per_hour", "`120`"},
+     {"host.error_rates.link_error_recoveries_per_minute", "`5`"},
+     {"host.error_rates.port_error_share", "`0.0001`"},
+     {"host.error_rates.loss_share_warning", "`0.001`"},
+     {"host.error_rates.loss_share_failed", "`0.01`"},
+     {"host.error_rates.out_of_buffer_share", "`0.001`"},
+     {"host.error_rates.min_packets", "`1000`"}},
+    ParseErrorRates);
+
+}  // namespace rdmahd

@@ -1,0 +1,385 @@
+// The error-rate checks over the history: collection after collection of counter values, as the
+// engine runs them, with resets, re-created devices, holds and real values from captured nodes.
+#include "checks/error_rates.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "collectors/ethtool_stats.h"
+#include "common/node_fs.h"
+#include "common/parse.h"
+#include "config/config.h"
+#include "core/check.h"
+#include "core/collection_engine.h"
+#include "core/history.h"
+#include "facts/netdev_facts.h"
+#include "facts/rdma_device_facts.h"
+#include "tests/support/test_files.h"
+#include "tests/support/test_paths.h"
+
+namespace rdmahd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using Values = std::map<std::string, std::uint64_t>;
+
+const History::TimePoint kT0 = History::TimePoint{} + std::chrono::hours(100);
+
+CounterValues ToCounters(const Values& v) {
+  return CounterValues::FromPairs(std::vector<std::pair<std::string, std::uint64_t>>(v.begin(), v.end()));
+}
+
+// One check run collection after collection on one port (mlx5_0/1) or one netdev (ens1f0np0).
+struct Timeline {
+  explicit Timeline(std::string check_name) : name(std::move(check_name)) {}
+  std::string name;
+  Config config;
+  History history;
+  std::unique_ptr<Check> check = CheckRegistry().Find(name)->factory();
+  std::size_t expected = 1;  // results per collection
+
+  // A collection at `t` with these ports/1/counters/ and hw_counters/ values, the device in its
+  // `generation`.
+  CheckResult Port(seconds t, const Values& counters, const Values& hw = {}, std::uint64_t generation = 1) {
+    Topology topology;
+    TopologyDevice& td = topology.devices.emplace_back();
+    td.name = "mlx5_0";
+    td.generation = generation;
+    RdmaDevicesFacts devices;
+    RdmaDeviceFacts& d = devices.devices.emplace_back();
+    d.name = "mlx5_0";
+    RdmaPortFacts& p = d.ports.emplace_back();
+    p.device = "mlx5_0";
+    p.port = 1;
+    p.netdev = "ens1f0np0";
+    p.counters = ToCounters(counters);
+    p.hw_counters = ToCounters(hw);
+    Snapshot s;
+    s.Put(std::move(topology));
+    s.Put(std::move(devices));
+    return Run(s, t);
+  }
+
+  // A collection at `t` of ens1f0np0's driver statistics (the ones the netdev collector keeps).
+  CheckResult Netdev(seconds t, const std::vector<DriverStat>& stats) {
+    RdmaNetdevFacts facts;
+    NetdevFacts& n = facts.netdevs.emplace_back();
+    n.netdev = "ens1f0np0";
+    n.present = true;
+    n.stats_read = true;
+    for (const DriverStat& st : stats) {
+      if (ClassifyDriverStat(st.name).kind != StatKind::kOther) n.classified_stats.push_back(st);
+    }
+    Snapshot s;
+    s.Put(std::move(facts));
+    return Run(s, t);
+  }
+
+  CheckResult Run(const Snapshot& s, seconds t) {
+    std::vector<CheckResult> out;
+    RunCheck(name, *check, s, config, history, kT0 + t, out);
+    EXPECT_EQ(out.size(), expected);
+    return out.empty() ? CheckResult{} : out[0];
+  }
+};
+
+TEST(PortErrorsTest, UnknownUntilTheWindowHasTwoSamplesThenOk) {
+  Timeline tl("port_errors");
+  CheckResult r = tl.Port(seconds(0), {{"symbol_error", 12}, {"port_rcv_errors", 0}, {"port_rcv_packets", 5000}});
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  // port_rcv_errors at 0 is judged at once (nothing counted since it was cleared).
+  EXPECT_THAT(r.reason, HasSubstr("no increase known yet for symbol_error: a rate needs two samples "
+                                  "within its window (`rdma-healthd check --sample-interval=10s` takes two)"));
+  EXPECT_THAT(r.reason, HasSubstr("counted since the last clear: symbol_error 12"));
+  r = tl.Port(seconds(15), {{"symbol_error", 12}, {"port_rcv_errors", 0}, {"port_rcv_packets", 9000}});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no error counter over its limit (2 counters, none rose)");
+  EXPECT_EQ(r.subject, "mlx5_0/1");
+}
+
+TEST(PortErrorsTest, SymbolErrorsAboveNvSentinelsHourlyLimitFail) {
+  Timeline tl("port_errors");
+  tl.Port(seconds(0), {{"symbol_error", 0}});
+  // 15 in 10 minutes: 90 an hour, under 120.
+  CheckResult r = tl.Port(seconds(600), {{"symbol_error", 15}});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_THAT(r.reason, HasSubstr("rose: symbol_error +15"));
+  // 40 in 20 minutes: 120 an hour... plus one.
+  r = tl.Port(seconds(1200), {{"symbol_error", 41}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("symbol_error +41 in 1200 s, more than 120 an hour: bit errors on the physical link"));
+  EXPECT_THAT(r.fix, HasSubstr("`ethtool -m ens1f0np0`"));
+}
+
+TEST(PortErrorsTest, OneSymbolErrorInAShortSpanIsNoRate) {
+  Timeline tl("port_errors");
+  tl.Port(seconds(0), {{"symbol_error", 0}});
+  // Two samples 10 s apart (`check --sample-interval=10s`): the span counts as 10 minutes (20 allowed).
+  EXPECT_EQ(tl.Port(seconds(10), {{"symbol_error", 20}}).verdict, Verdict::kOk);
+  EXPECT_EQ(tl.Port(seconds(20), {{"symbol_error", 21}}).verdict, Verdict::kFailed);
+}
+
+TEST(PortErrorsTest, AnyBufferOverrunFailsThenHoldsThenOk) {
+  Timeline tl("port_errors");
+  tl.config.Section<ErrorRatePolicy>().window = std::chrono::milliseconds(60'000);
+  tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(120'000);
+  tl.Port(seconds(0), {{"excessive_buffer_overrun_errors", 2}});
+  CheckResult r = tl.Port(seconds(15), {{"excessive_buffer_overrun_errors", 3}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +1 in 15 s: the port's receive buffer overran"));
+  // Out of the 60 s window at 80 s: held until 15 + 120 s.
+  r = tl.Port(seconds(80), {{"excessive_buffer_overrun_errors", 3}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_EQ(r.reason, "excessive_buffer_overrun_errors was over its limit until 65 s ago (held failed for 120 s "
+                      "after it falls back)");
+  r = tl.Port(seconds(134), {{"excessive_buffer_overrun_errors", 3}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  r = tl.Port(seconds(136), {{"excessive_buffer_overrun_errors", 3}});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+}
+
+TEST(PortErrorsTest, ACounterThatLeavesZeroIsJudgedFromItsZeros) {
+  Timeline tl("port_errors");
+  for (int t : {0, 15, 30}) EXPECT_EQ(tl.Port(seconds(t), {{"excessive_buffer_overrun_errors", 0}}).verdict, Verdict::kOk);
+  CheckResult r = tl.Port(seconds(45), {{"excessive_buffer_overrun_errors", 1}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +1 in 45 s"));
+  // Zero, then the device re-created with a count already: a new baseline, not an increase.
+  Timeline recreated("port_errors");
+  recreated.Port(seconds(0), {{"excessive_buffer_overrun_errors", 0}});
+  recreated.Port(seconds(15), {{"excessive_buffer_overrun_errors", 0}});
+  r = recreated.Port(seconds(30), {{"excessive_buffer_overrun_errors", 3}}, {}, 2);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(recreated.Port(seconds(45), {{"excessive_buffer_overrun_errors", 3}}, {}, 2).verdict, Verdict::kOk);
+  // Zero for longer than the window: the window starts at 0.
+  Timeline idle("port_errors");
+  for (int t = 0; t <= 1200; t += 300) idle.Port(seconds(t), {{"excessive_buffer_overrun_errors", 0}});
+  r = idle.Port(seconds(1215), {{"excessive_buffer_overrun_errors", 2}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +2 in 600 s"));
+}
+
+TEST(PortErrorsTest, LinkErrorRecoveriesPerMinute) {
+  Timeline tl("port_errors");
+  tl.Port(seconds(0), {{"link_error_recovery", 7}});
+  EXPECT_EQ(tl.Port(seconds(30), {{"link_error_recovery", 9}}).verdict, Verdict::kOk);
+  CheckResult r = tl.Port(seconds(60), {{"link_error_recovery", 13}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("link_error_recovery +6 in 60 s, more than 5 a minute"));
+}
+
+TEST(PortErrorsTest, AClearedCounterOrARecreatedDeviceStartsANewBaseline) {
+  Timeline tl("port_errors");
+  tl.Port(seconds(0), {{"local_link_integrity_errors", 9}});
+  // Cleared (perfquery -R): down to 0 is a new baseline, not an increase, and nothing negative
+  // (a counter at 0 counted nothing since it was cleared: judged at once).
+  CheckResult r = tl.Port(seconds(15), {{"local_link_integrity_errors", 0}});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no error counter over its limit (1 counter, none rose)");
+  EXPECT_EQ(tl.Port(seconds(30), {{"local_link_integrity_errors", 0}}).verdict, Verdict::kOk);
+  // The device re-created (driver reload) with a higher count: a new baseline again.
+  r = tl.Port(seconds(45), {{"local_link_integrity_errors", 4}}, {}, 2);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(tl.Port(seconds(60), {{"local_link_integrity_errors", 4}}, {}, 2).verdict, Verdict::kOk);
+  r = tl.Port(seconds(75), {{"local_link_integrity_errors", 5}}, {}, 2);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("local_link_integrity_errors +1 in 30 s"));
+}
+
+TEST(PortErrorsTest, ReceiveErrorsAndDiscardsAsASharesOfPackets) {
+  Timeline tl("port_errors");
+  tl.Port(seconds(0), {{"port_rcv_errors", 0}, {"port_rcv_packets", 0}, {"port_xmit_discards", 0},
+                       {"port_xmit_packets", 0}});
+  CheckResult r = tl.Port(seconds(60), {{"port_rcv_errors", 5}, {"port_rcv_packets", 100'000},
+                                        {"port_xmit_discards", 50}, {"port_xmit_packets", 100'000}});
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("port_xmit_discards +50 in 60 s, 0.05% of the 100000 packets sent (limit 0.01%)"));
+  EXPECT_THAT(r.reason, Not(HasSubstr("port_rcv_errors +5 in")));  // 0.005%: under the limit
+  // More errors than packets (a share above 100 %) prints whole.
+  Timeline burst("port_errors");
+  burst.Port(seconds(0), {{"port_rcv_errors", 0}, {"port_rcv_packets", 0}});
+  EXPECT_THAT(burst.Port(seconds(60), {{"port_rcv_errors", 2500}, {"port_rcv_packets", 1000}}).reason,
+              HasSubstr("port_rcv_errors +2500 in 60 s, 250% of the 1000 packets received (limit 0.01%)"));
+  // Too little traffic to take a share of: not judged.
+  Timeline quiet("port_errors");
+  quiet.Port(seconds(0), {{"port_rcv_errors", 0}, {"port_rcv_packets", 0}});
+  EXPECT_EQ(quiet.Port(seconds(60), {{"port_rcv_errors", 10}, {"port_rcv_packets", 100}}).verdict, Verdict::kOk);
+}
+
+TEST(PortErrorsTest, ANodeExporterCaptureWithDiscardsAndNoPmaCounters) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  // mlx4_0/1 of node_exporter's fixture: port_xmit_discards 5; i40iw0's counters say "N/A (no PMA)".
+  const std::string base = testing::RealFixture("sysfs/node-exporter-fixtures/sys/class/infiniband/");
+  Values mlx4;
+  for (const auto& e : std::filesystem::directory_iterator(base + "mlx4_0/ports/1/counters")) {
+    auto text = ReadRegularFile(e.path().string(), kMaxAttributeBytes);
+    if (auto v = text.ok() ? ParseU64(Trim(*text)) : std::nullopt) mlx4[e.path().filename().string()] = *v;
+  }
+  ASSERT_EQ(mlx4.at("port_xmit_discards"), 5u);
+  Timeline tl("port_errors");
+  CheckResult r = tl.Port(seconds(0), mlx4);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("counted since the last clear: port_xmit_discards 5"));
+  // 45 more discards over as many packets sent as the capture's share allows.
+  Values later = mlx4;
+  later["port_xmit_discards"] += 45;
+  later["port_xmit_packets"] += 10'000;
+  later["port_rcv_packets"] += 10'000;
+  r = tl.Port(seconds(60), later);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("port_xmit_discards +45 in 60 s, 0.45% of the 10000 packets sent"));
+  // i40iw0's counters all say "N/A (no PMA)": absent, and a port with none of them gets no verdict.
+  Timeline none("port_errors");
+  none.expected = 0;
+  none.Port(seconds(0), {{"port_rcv_packets", 100}});
+}
+
+// ports/1/hw_counters of the procfs fixture's mlx5_0: non-zero timeouts, sequence and CQE errors.
+Values RealMlx5HwCounters() {
+  Values v;
+  const std::string dir =
+      testing::RealFixture("sysfs/procfs-fixtures/sys/class/infiniband/mlx5_0/ports/1/hw_counters");
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    auto text = ReadRegularFile(e.path().string(), kMaxAttributeBytes);
+    if (auto n = text.ok() ? ParseU64(Trim(*text)) : std::nullopt) v[e.path().filename().string()] = *n;
+  }
+  return v;
+}
+
+TEST(RoceTransportErrorsTest, RealMlx5CountersThenLossAboveTheFailedShare) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  Values hw = RealMlx5HwCounters();
+  ASSERT_EQ(hw.at("local_ack_timeout_err"), 131u);
+  ASSERT_EQ(hw.at("resp_cqe_error"), 8109u);
+  const Values counters = {{"port_rcv_packets", 541'889'824}, {"port_xmit_packets", 10'907'922'116}};
+  Timeline tl("roce_transport_errors");
+  CheckResult r = tl.Port(seconds(0), counters, hw);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("local_ack_timeout_err 131, packet_seq_err 1, out_of_sequence 1, "
+                                  "duplicate_request 41"));
+  // CNPs and ECN marks are congestion signals: rising, they change nothing.
+  hw["roce_slow_restart_cnps"] += 1000;
+  r = tl.Port(seconds(15), counters, hw);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  // 300 timeouts and 20 sequence errors over 10,000 packets: 3.2% lost.
+  hw["local_ack_timeout_err"] += 300;
+  hw["packet_seq_err"] += 20;
+  Values more = counters;
+  more["port_rcv_packets"] += 5'000;
+  more["port_xmit_packets"] += 5'000;
+  r = tl.Port(seconds(75), more, hw);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("loss (local_ack_timeout_err +300, packet_seq_err +20) in 75 s, 3.2% of the 10000 "
+                                  "packets sent and received (limit 1%): packets were lost and retransmitted"));
+  EXPECT_THAT(r.fix, HasSubstr("roce_pfc_priority"));
+}
+
+TEST(RoceTransportErrorsTest, ApplicationErrorsWarnAndRnrRetriesExceededFail) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  Values hw = RealMlx5HwCounters();
+  Timeline tl("roce_transport_errors");
+  tl.Port(seconds(0), {}, hw);
+  hw["resp_cqe_error"] += 3;
+  CheckResult r = tl.Port(seconds(15), {}, hw);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("application_errors (resp_cqe_error +3) in 15 s: work requests completed in error"));
+  EXPECT_THAT(r.fix, HasSubstr("the NIC is not at fault"));
+  hw["rnr_nak_retry_err"] += 1;
+  r = tl.Port(seconds(30), {}, hw);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("rnr_retries_exceeded (rnr_nak_retry_err +1) in 30 s"));
+  // Failed first, the warning after it.
+  EXPECT_LT(r.reason.find("rnr_retries_exceeded"), r.reason.find("application_errors"));
+}
+
+TEST(RoceTransportErrorsTest, SoftRoceNamesUnderNetemLoss) {
+  // rxe's hw_counters (tests/fixtures/rxe): its packets are its own sent_pkts/rcvd_pkts.
+  const Values before = {{"sent_pkts", 51'608}, {"rcvd_pkts", 51'608}, {"rcvd_seq_err", 0},
+                         {"completer_retry_err", 12}, {"duplicate_request", 371}, {"out_of_seq_request", 0},
+                         {"retry_exceeded_err", 0}, {"retry_rnr_exceeded_err", 0}, {"ack_deferred", 0}};
+  Timeline tl("roce_transport_errors");
+  tl.Port(seconds(0), {}, before);
+  Values after = before;
+  after["sent_pkts"] += 20'000;
+  after["rcvd_pkts"] += 20'000;
+  after["rcvd_seq_err"] += 900;
+  after["completer_retry_err"] += 150;
+  after["duplicate_request"] += 100;
+  after["out_of_seq_request"] += 850;
+  CheckResult r = tl.Port(seconds(30), {}, after);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("loss (duplicate_request +100, completer_retry_err +150, rcvd_seq_err +900, "
+                                  "out_of_seq_request +850) in 30 s, 5% of the 40000 packets sent and received"));
+  // A queue pair that gave up: failed on any increase.
+  after["retry_exceeded_err"] += 1;
+  r = tl.Port(seconds(45), {}, after);
+  EXPECT_THAT(r.reason, HasSubstr("transport_retries_exceeded (retry_exceeded_err +1) in 45 s"));
+}
+
+TEST(NetdevErrorsTest, RealMlx5EthtoolDumpsPciSignalIntegrityAndSymbolErrors) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  // isc-projects/ethq's ConnectX dump: tx_pci_signal_integrity 34.
+  std::vector<DriverStat> stats =
+      ParseEthtoolStatsText(testing::ReadRealFixture("outputs/ethtool-S/isc-projects_ethq__tests_mlx5_core.txt"))
+          .stats;
+  Timeline tl("netdev_errors");
+  CheckResult r = tl.Netdev(seconds(0), stats);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("counted since the last clear: tx_pci_signal_integrity 34"));
+  EXPECT_EQ(tl.Netdev(seconds(15), stats).verdict, Verdict::kOk);
+  // The netdev list's 1471 (Leon Romanovsky's ConnectX) as the next value.
+  for (DriverStat& s : stats) {
+    if (s.name == "tx_pci_signal_integrity") s.value = 1471;
+  }
+  r = tl.Netdev(seconds(30), stats);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("pci_signal_integrity (tx_pci_signal_integrity +1437) in 30 s"));
+  for (DriverStat& s : stats) {
+    if (s.name == "rx_symbol_err_phy") s.value = 500;
+  }
+  r = tl.Netdev(seconds(45), stats);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy +500 in 45 s, more than 120 an hour"));
+  EXPECT_THAT(r.fix, HasSubstr("`ethtool -m ens1f0np0`"));
+}
+
+TEST(NetdevErrorsTest, RealDiscardsAndOutOfBufferAsSharesOfPhyPackets) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  // The XDP regression report's ConnectX: huge rx_discards_phy and rx_out_of_buffer totals.
+  std::vector<DriverStat> stats = ParseEthtoolStatsText(testing::ReadRealFixture(
+      "outputs/ethtool-S/bpf-list_2024-06-19_xdp-regression_mlx5_kernel-6.5.txt")).stats;
+  Timeline tl("netdev_errors");
+  tl.Netdev(seconds(0), stats);
+  for (DriverStat& s : stats) {
+    if (s.name == "rx_packets_phy") s.value += 1'000'000;
+    if (s.name == "rx_discards_phy") s.value += 600'000;
+  }
+  CheckResult r = tl.Netdev(seconds(60), stats);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("rx_discards_phy +600000 in 60 s, 60% of the 1000000 packets received"));
+  EXPECT_THAT(r.reason, Not(HasSubstr("rx_out_of_buffer +")));
+}
+
+TEST(ErrorRatesConfigTest, SectionParsesAndRefusesAFailedShareBelowTheWarning) {
+  auto ok = ParseConfig(
+      "host:\n  error_rates:\n    window: 5m\n    hold: 30s\n    symbol_errors_per_hour: 60\n    loss_share_failed: 0.05\n", "t.yaml", RegisteredPluginNames());
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  const auto& p = ok->Section<ErrorRatePolicy>();
+  EXPECT_EQ(p.window, std::chrono::milliseconds(300'000));
+  EXPECT_EQ(p.hold, std::chrono::milliseconds(30'000));
+  EXPECT_EQ(p.symbol_errors_per_hour, 60u);
+  EXPECT_DOUBLE_EQ(p.loss_share_failed, 0.05);
+  auto bad = ParseConfig("host:\n  error_rates:\n    loss_share_warning: 0.1\n    loss_share_failed: 0.01\n", "t.yaml", RegisteredPluginNames());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("t.yaml:3:5: host.error_rates: loss_share_failed must not be below"));
+}
+
+}  // namespace
+}  // namespace rdmahd
