@@ -3,10 +3,18 @@
 // a new inode); ENOENT/ENODEV on one file while the directory stands (a dangling symlink in
 // counters/, an attribute the driver removed) costs that value only, or one bad file would hide
 // the whole device and its failing verdicts. Used by the topology stage and the devices collector.
+//
+// RdmaDeviceFiles: the files of one device that the devices collector reads on every collection.
+// The topology stage discovers them with the device (collectors/topology_discovery.h), once per
+// device object, and hands them over in TopologyDevice::files; the devices collector reads
+// through them and discovers nothing itself.
 #pragma once
 
 #include <sys/types.h>
 
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +22,7 @@
 
 #include "common/node_fs.h"
 #include "common/result.h"
+#include "facts/rdma_device_facts.h"
 
 namespace rdmahd {
 
@@ -27,6 +36,52 @@ std::optional<ino_t> DirInode(const std::string& path);
 // captured tree is held, so that its reads fail with an error naming it on every collection
 // instead of the value vanishing without a word.
 bool AttributePresent(const NodeFs& fs, const std::string& path);
+
+// A device's attribute files, in the order the info metric lists them.
+inline constexpr std::array<std::string_view, 6> kRdmaDeviceAttributeFiles = {
+    "fw_ver", "board_id", "hca_type", "node_guid", "sys_image_guid", "node_type"};
+
+// One counter directory (ports/P/counters/, counters_ext/ or hw_counters/): its names, shared with
+// every snapshot's CounterValues, and a held file per name.
+struct RdmaCounterFiles {
+  std::shared_ptr<const CounterValues::Names> names;  // null: no such directory
+  std::vector<HeldFile> files;                        // parallel to *names
+};
+
+struct RdmaPortFiles {
+  std::uint32_t port = 0;
+  std::optional<HeldFile> state, phys_state, rate;  // nullopt: file absent
+  RdmaCounterFiles counters, counters_ext, hw_counters;
+  bool hw_counters_from_files = false;  // the devices collector's: RDMA netlink failed for this port
+};
+
+// Made by the topology stage and never changed by it once handed out (it makes a new one instead),
+// so the devices collector, which alone reads through it, may change it without locking: held
+// descriptors open on first read, stable attributes kept once read. A Snapshot's copy of the
+// Topology keeps it alive and never reads it.
+struct RdmaDeviceFiles {
+  std::string dir;  // class/infiniband/<device>, as discovered
+  ino_t inode = 0;  // of `dir`
+  // nullopt: the file is absent, or (stable attributes) already read into stable_values.
+  std::array<std::optional<HeldFile>, kRdmaDeviceAttributeFiles.size()> attrs;
+  std::array<std::optional<std::string>, kRdmaDeviceAttributeFiles.size()> stable_values;
+  std::vector<RdmaPortFiles> ports;  // the Topology's ports of the device, in order
+  // A counter directory could not be listed (not: does not exist). The topology stage discovers
+  // the files again on its next collection; the devices collector reports these as its errors.
+  std::vector<std::string> discovery_errors;
+
+  std::size_t HeldDescriptors() const;
+};
+
+// Lists the files of the device whose directory is `dir` (inode `inode`) for its `ports`.
+RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir, ino_t inode,
+                                        const std::vector<std::uint32_t>& ports);
+
+// Ports of one driver list the same counter files: `fresh` takes the equal name list of `known`
+// (and adds its own new ones to it), so the renderer maps named counters once per distinct list.
+using CounterNameLists = std::vector<std::shared_ptr<const CounterValues::Names>>;
+void AddCounterNameLists(const RdmaDeviceFiles& files, CounterNameLists& known);
+void ShareEqualCounterNames(CounterNameLists& known, RdmaDeviceFiles& fresh);
 
 class DeviceReader {
  public:

@@ -87,6 +87,9 @@ struct RdmaDeviceFacts {
   std::optional<std::string> fw_ver, board_id, hca_type, node_guid, sys_image_guid;
   std::optional<std::string> node_type;  // as printed, e.g. "1: CA"
   std::vector<RdmaPortFacts> ports;      // the Topology's ports of the device, by port number
+  // Why the device's ports could not be listed (TopologyDevice::ports_unreadable); `ports` is then
+  // empty though the device has ports.
+  std::optional<std::string> ports_unreadable;
 };
 
 struct RdmaDevicesFacts {
