@@ -108,10 +108,54 @@ void ShareEqualCounterNames(CounterNameLists& known, RdmaDeviceFiles& fresh) {
   }
 }
 
+int ReadBackoff::ErrnoIndex(int err) {
+  for (std::size_t i = 0; i < kErrnos.size(); ++i) {
+    if (kErrnos[i] == err) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const ReadBackoff::Entry* ReadBackoff::Find(const HeldFile& file) const {
+  for (const Entry& e : entries_) {
+    if (e.file == &file) return &e;
+  }
+  return nullptr;
+}
+
+const ReadBackoff::Entry& ReadBackoff::Failed(const HeldFile& file, const Error& e, Clock::time_point now) {
+  ++read_errors_[static_cast<std::size_t>(ErrnoIndex(e.errno_value))];
+  for (Entry& entry : entries_) {
+    if (entry.file != &file) continue;
+    entry.errno_value = e.errno_value;
+    entry.wait = std::min<Clock::duration>(entry.wait * 2, kLongestWait);
+    entry.next = now + entry.wait;
+    return entry;
+  }
+  return entries_.emplace_back(Entry{&file, e.errno_value, kFirstWait, now + kFirstWait,
+                                     e.message + "; read again after 1 min, doubling up to 1 h, until it reads"});
+}
+
+void ReadBackoff::Succeeded(const HeldFile& file) {
+  std::erase_if(entries_, [&](const Entry& e) { return e.file == &file; });
+}
+
 std::optional<std::string_view> DeviceReader::Read(HeldFile& file) {
   if (gone()) return std::nullopt;
+  if (backoff_ != nullptr && !backoff_->empty()) {
+    if (const ReadBackoff::Entry* e = backoff_->Find(file); e != nullptr && now_ < e->next) {
+      errors_.push_back(e->message);  // the same words every collection: logged once
+      return std::nullopt;
+    }
+  }
   Result<std::string_view> r = file.Read(fs_, buf_);
-  if (r.ok()) return *r;
+  if (r.ok()) {
+    if (backoff_ != nullptr && !backoff_->empty()) backoff_->Succeeded(file);
+    return *r;
+  }
+  if (backoff_ != nullptr && ReadBackoff::ErrnoIndex(r.error().errno_value) >= 0) {
+    errors_.push_back(backoff_->Failed(file, r.error(), now_).message);
+    return std::nullopt;
+  }
   Fail(r.error());
   return std::nullopt;
 }

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +38,49 @@ std::optional<ino_t> DirInode(const std::string& path);
 // captured tree is held, so that its reads fail with an error naming it on every collection
 // instead of the value vanishing without a word.
 bool AttributePresent(const NodeFs& fs, const std::string& path);
+
+// Reads that fail in a way that does not pass by itself (EINVAL: a port in switch mode answers it
+// to every read; EIO, EOPNOTSUPP, EPERM: a restricted PF refuses its counters, and on mlx5 every
+// such read makes the kernel log an ACCESS_REG failure) are not tried on every collection: a file
+// that failed so is read again 1 minute later, then after 2, 4, ... up to 1 hour between reads,
+// until a read succeeds. Meanwhile its value is absent. Kept per device object (RdmaDeviceFiles)
+// by the devices collector, keyed by the held file's address (stable: the files never move once
+// discovered).
+class ReadBackoff {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr Clock::duration kFirstWait = std::chrono::minutes(1);
+  static constexpr Clock::duration kLongestWait = std::chrono::hours(1);
+  // The errnos backed off, in the order of read_errors().
+  static constexpr std::array<int, 4> kErrnos = {EINVAL, EIO, EOPNOTSUPP, EPERM};
+  static constexpr std::array<std::string_view, 4> kErrnoNames = {"EINVAL", "EIO", "EOPNOTSUPP", "EPERM"};
+  // Index of `err` in kErrnos, or -1: not backed off.
+  static int ErrnoIndex(int err);
+
+  struct Entry {
+    const HeldFile* file;
+    int errno_value;
+    Clock::duration wait;     // until the next read, doubled on each failure
+    Clock::time_point next;   // the next read is due then
+    std::string message;      // the first failure's error, reported on every collection meanwhile
+  };
+
+  // The entry of `file`, or null.
+  const Entry* Find(const HeldFile& file) const;
+  // A read of `file` failed at `now` with `e` (an errno of kErrnos): starts or doubles its wait.
+  const Entry& Failed(const HeldFile& file, const Error& e, Clock::time_point now);
+  // A read of `file` succeeded: it is read on every collection again.
+  void Succeeded(const HeldFile& file);
+
+  bool empty() const { return entries_.empty(); }
+  const std::vector<Entry>& entries() const { return entries_; }
+  // Failed reads so far by kErrnos index (every attempt, retries included).
+  const std::array<std::uint64_t, 4>& read_errors() const { return read_errors_; }
+
+ private:
+  std::vector<Entry> entries_;  // few: a device's failing files
+  std::array<std::uint64_t, 4> read_errors_{};
+};
 
 // A device's attribute files, in the order the info metric lists them.
 inline constexpr std::array<std::string_view, 6> kRdmaDeviceAttributeFiles = {
@@ -69,6 +114,7 @@ struct RdmaDeviceFiles {
   // A counter directory could not be listed (not: does not exist). The topology stage discovers
   // the files again on its next collection; the devices collector reports these as its errors.
   std::vector<std::string> discovery_errors;
+  ReadBackoff backoff;  // the devices collector's
 
   std::size_t HeldDescriptors() const;
 };
@@ -90,6 +136,12 @@ class DeviceReader {
   DeviceReader(const NodeFs& fs, std::string& buf, std::vector<std::string>& errors, const std::string& dir,
                ino_t inode)
       : fs_(fs), buf_(buf), errors_(errors), dir_(dir), inode_(inode) {}
+  // Reads `backoff` says to leave for now are skipped (value absent, its first error reported
+  // again), and reads failing with one of ReadBackoff::kErrnos go into it, as of `now`.
+  void UseBackoff(ReadBackoff& backoff, ReadBackoff::Clock::time_point now) {
+    backoff_ = &backoff;
+    now_ = now;
+  }
 
   const NodeFs& fs() const { return fs_; }
 
@@ -109,6 +161,8 @@ class DeviceReader {
   std::vector<std::string>& errors_;
   const std::string& dir_;
   ino_t inode_;
+  ReadBackoff* backoff_ = nullptr;
+  ReadBackoff::Clock::time_point now_{};
   std::optional<std::string> gone_;
 };
 

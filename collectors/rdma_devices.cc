@@ -74,6 +74,22 @@ void ReadEnum(DeviceReader& reader, std::optional<HeldFile>& file, std::optional
   }
 }
 
+// The files of `p` in `backoff`, by their name in the port's folder.
+void NameBackedOffFiles(const ReadBackoff& backoff, const RdmaPortFiles& p, std::vector<BackedOffRead>& out) {
+  auto add = [&](const HeldFile& f, std::string_view name) {
+    if (const ReadBackoff::Entry* e = backoff.Find(f)) {
+      out.push_back({std::string(name), std::string(ReadBackoff::kErrnoNames[ReadBackoff::ErrnoIndex(e->errno_value)])});
+    }
+  };
+  for (const auto& [file, name] : {std::pair{&p.state, "state"}, {&p.phys_state, "phys_state"}, {&p.rate, "rate"}}) {
+    if (*file) add(**file, name);
+  }
+  for (const auto& [dir, name] : {std::pair{&p.counters, "counters/"}, {&p.counters_ext, "counters_ext/"},
+                                  {&p.hw_counters, "hw_counters/"}}) {
+    for (std::size_t i = 0; i < dir->files.size(); ++i) add(dir->files[i], name + (*dir->names)[i]);
+  }
+}
+
 }  // namespace
 
 struct RdmaDevicesCollector::State {
@@ -81,11 +97,12 @@ struct RdmaDevicesCollector::State {
 };
 
 RdmaDevicesCollector::RdmaDevicesCollector()
-    : state_(std::make_unique<State>()),
-      netlink_(std::make_unique<RdmaNetlinkStats>(std::make_unique<MnlRdmaTransport>())) {}
+    : RdmaDevicesCollector(std::make_unique<RdmaNetlinkStats>(std::make_unique<MnlRdmaTransport>())) {}
 
 RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink)
-    : state_(std::make_unique<State>()), netlink_(std::move(netlink)) {}
+    : RdmaDevicesCollector(std::move(netlink), std::chrono::steady_clock::now) {}
+RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink, SteadyNow now)
+    : state_(std::make_unique<State>()), netlink_(std::move(netlink)), now_(std::move(now)) {}
 RdmaDevicesCollector::~RdmaDevicesCollector() = default;
 
 namespace {
@@ -122,6 +139,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
   outcome.errors.insert(outcome.errors.end(), topology.errors.begin(), topology.errors.end());
   RdmaNetlinkStats* netlink = ctx.fs.asks_kernel() ? netlink_.get() : nullptr;
 
+  const auto now = now_();
   RdmaDevicesFacts facts;
   facts.devices.reserve(topology.devices.size());
   for (const TopologyDevice& td : topology.devices) {
@@ -133,6 +151,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
       errors = d.discovery_errors;
       dev = RdmaDeviceFacts{};
       DeviceReader reader(ctx.fs, st.read_buf, errors, d.dir, d.inode);
+      reader.UseBackoff(d.backoff, now);
       dev.name = name;
       for (std::size_t i = 0; i < kDeviceAttrs.size() && !reader.gone(); ++i) {
         if (d.stable_values[i]) {
@@ -182,8 +201,15 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         } else {
           ReadCounters(reader, p.hw_counters, port.hw_counters);
         }
+        if (!d.backoff.empty()) NameBackedOffFiles(d.backoff, p, port.read_backoff);
       }
       if (reader.gone()) return reader.gone_message();
+      dev.read_backoff_files = d.backoff.entries().size();
+      for (std::size_t i = 0; i < ReadBackoff::kErrnos.size(); ++i) {
+        if (d.backoff.read_errors()[i] != 0) {
+          dev.read_errors.emplace_back(ReadBackoff::kErrnoNames[i], d.backoff.read_errors()[i]);
+        }
+      }
       return std::nullopt;
     };
     // The gone-retry: a device re-created since the topology stage read it is discovered and read

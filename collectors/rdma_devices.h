@@ -24,6 +24,12 @@
 //    away.
 //  - Counter names are listed once per device object and shared (immutable) with every snapshot; a scrape
 //    stores only the values (CounterValues), so it allocates per port, not per counter file.
+//  - A file whose read fails with EINVAL, EIO, EOPNOTSUPP or EPERM (a port in switch mode; a
+//    restricted PF's counters, where every read makes mlx5 log an ACCESS_REG failure) is read
+//    again after 1 min, doubling to 1 h, not on every collection (ReadBackoff,
+//    collectors/device_reader.h). Meanwhile its value is absent, the port fact names it
+//    (read_backoff), its first error is reported on every collection in the same words (so
+//    logged once), and rdma_read_backoff_files / rdma_read_errors_total count it.
 //  - On the live /sys, hw_counters come over RDMA netlink (collectors/rdma_nl_stats.h): one
 //    request per port instead of one read per counter file, with the same values. The files name
 //    the counters (a name the netlink answer lacks is read from its file; names only netlink has
@@ -35,6 +41,7 @@
 #include <memory>
 #include <string>
 
+#include "collectors/rdma_netdevs.h"
 #include "collectors/rdma_nl_stats.h"
 #include "core/collector.h"
 #include "facts/rdma_device_facts.h"
@@ -48,6 +55,8 @@ class RdmaDevicesCollector : public Collector {
   RdmaDevicesCollector();
   // The same over `netlink` (tests); nullptr: always from the files.
   explicit RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink);
+  // The same, with the clock read backoff is timed by (tests).
+  RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink, SteadyNow now);
   ~RdmaDevicesCollector() override;
 
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override;
@@ -58,6 +67,7 @@ class RdmaDevicesCollector : public Collector {
  private:
   std::unique_ptr<State> state_;
   std::unique_ptr<RdmaNetlinkStats> netlink_;
+  SteadyNow now_;
 };
 
 }  // namespace rdmahd
