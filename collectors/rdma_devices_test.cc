@@ -569,6 +569,46 @@ TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
   EXPECT_TRUE(after.outcome.errors.empty());
 }
 
+// Re-created after the topology stage read it and before the devices collector did (its held files
+// answer ENODEV, as sysfs does for a device that went): the collector lists the new device's files
+// for this collection and reads them at once, so the device costs no values.
+TEST(RdmaDevicesTest, DeviceRecreatedBetweenTheTopologyStageAndTheCollectorIsReadAgainAtOnce) {
+  class GoneOnce : public FsFaults {
+   public:
+    int BeforeRead(const std::string& path) override {
+      if (!armed || !path.ends_with("/rxe0/fw_ver")) return 0;
+      armed = false;
+      return ENODEV;
+    }
+    bool armed = false;
+  };
+  TempDir dir;
+  MakeDevice(dir, "rxe0", "1.0.0");
+  auto faults = std::make_shared<GoneOnce>();
+  NodeFs fs = NodeFs(dir.path(), "/nonexistent-proc").WithFaultsForTest(faults);
+  Devices c;
+  ASSERT_EQ(CollectFrom(c, fs).facts.devices.at(0).fw_ver, "1.0.0");
+
+  Config config;
+  Topology topology = c.topology.Discover(fs, config);
+  const std::string base = dir.path() + "/devices/virtual/infiniband/";
+  std::filesystem::rename(base + "rxe0", base + "rxe0-old");
+  dir.Write("devices/virtual/infiniband/rxe0/fw_ver", "2.0.0\n");  // the class link now leads here
+  dir.Write("devices/virtual/infiniband/rxe0/ports/1/state", "4: ACTIVE\n");
+  faults->armed = true;
+  CollectContext ctx{fs, config, topology};
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  ASSERT_TRUE(c.collector.Collect(ctx, snapshot, outcome).ok());
+  EXPECT_FALSE(faults->armed);  // the held fw_ver of the old device was read, and said gone
+  EXPECT_TRUE(outcome.errors.empty()) << outcome.errors.front();
+  const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+  ASSERT_NE(facts, nullptr);
+  ASSERT_EQ(facts->devices.size(), 1u);
+  EXPECT_EQ(facts->devices[0].fw_ver, "2.0.0");
+  EXPECT_EQ(facts->devices[0].ports.at(0).state, (SysfsEnumValue{4, "ACTIVE"}));
+}
+
 TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
   ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   Devices c;
