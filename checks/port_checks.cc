@@ -71,13 +71,11 @@ bool ForEachPort(const Snapshot& snapshot, Fn&& fn) {
 // reason, subject the device, so that its ports do not silently drop out of the check.
 void AppendUnlistedPorts(const Snapshot& snapshot, std::vector<CheckResult>& out) {
   const auto* facts = snapshot.Get<RdmaDevicesFacts>();
-  const auto* topology = snapshot.Get<Topology>();
-  if (facts == nullptr || topology == nullptr) return;
+  if (facts == nullptr) return;
   for (const RdmaDeviceFacts& d : facts->devices) {
-    const TopologyDevice* td = topology->FindDevice(d.name);
-    if (td == nullptr || !td->ports_unreadable || !d.ports.empty()) continue;
+    if (!d.ports_unreadable || !d.ports.empty()) continue;
     out.push_back(CheckResult{"", d.name, Verdict::kUnknown,
-                              "ports unknown, none could be listed: " + *td->ports_unreadable,
+                              "ports unknown, none could be listed: " + *d.ports_unreadable,
                               "make /sys/class/infiniband/" + d.name + "/ and its ports/ folder readable by the user "
                               "rdma-healthd runs as (`ls -ld /sys/class/infiniband/" + d.name + "/`)"});
   }

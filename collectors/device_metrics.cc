@@ -111,6 +111,21 @@ void RenderDeviceMetrics(const RdmaDevicesFacts& facts_ref, MetricSink& sink) {
              1);
   }
 
+  // Reads in backoff (collectors/device_reader.h): only for devices where a read failed so.
+  auto backoff = sink.Gauge("rdma_read_backoff_files",
+                            "Files of the RDMA device whose reads fail (EINVAL, EIO, EOPNOTSUPP, EPERM) and are "
+                            "retried with backoff, 1 min doubling to 1 h; their series are absent meanwhile.");
+  auto read_errors = sink.Counter("rdma_read_errors_total",
+                                  "Failed reads of the RDMA device's files, by errno, for the errnos that are backed "
+                                  "off (each retry counts).");
+  for (const RdmaDeviceFacts& d : facts->devices) {
+    if (d.read_errors.empty()) continue;
+    backoff.Add({{"device", d.name}}, static_cast<double>(d.read_backoff_files));
+    for (const auto& [errno_name, count] : d.read_errors) {
+      read_errors.Add({{"device", d.name}, {"errno", errno_name}}, static_cast<double>(count));
+    }
+  }
+
   // Port label strings, built once for all families: `device="mlx5_0",port="1"` leads every port
   // series (about 2,000 of them on 16 dual-port devices).
   struct PortRef {

@@ -2,8 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 
+#include "common/layout_cache.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -23,10 +25,137 @@ bool AttributePresent(const NodeFs& fs, const std::string& path) {
   return err != ENOENT && err != ENOTDIR;  // EINVAL: there, and not a symlink
 }
 
+namespace {
+
+// A missing directory is normal (bnxt_re and rxe have no counters/); other failures are reported.
+RdmaCounterFiles DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, std::vector<std::string>& errors) {
+  RdmaCounterFiles out;
+  auto names = fs.ListDir(dir);  // sorted, unique
+  if (!names.ok()) {
+    if (names.error().errno_value != ENOENT) errors.push_back(names.error().message);
+    return out;
+  }
+  out.files.reserve(names->size());
+  auto shared_dir = std::make_shared<const std::string>(dir);
+  for (const std::string& n : *names) out.files.emplace_back(shared_dir, n);
+  out.names = std::make_shared<const CounterValues::Names>(std::move(*names));
+  return out;
+}
+
+}  // namespace
+
+std::size_t RdmaDeviceFiles::HeldDescriptors() const {
+  std::size_t n = 0;
+  for (const auto& f : attrs) n += CountOpen(f);
+  for (const RdmaPortFiles& p : ports) {
+    n += CountOpen(p.state) + CountOpen(p.phys_state) + CountOpen(p.rate);
+    for (const RdmaCounterFiles* counters : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+      for (const HeldFile& f : counters->files) n += f.is_open();
+    }
+  }
+  return n;
+}
+
+RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir, ino_t inode,
+                                        const std::vector<std::uint32_t>& ports) {
+  RdmaDeviceFiles d;
+  d.dir = dir;
+  d.inode = inode;
+  const std::string prefix = dir + "/";
+  for (std::size_t i = 0; i < kRdmaDeviceAttributeFiles.size(); ++i) {
+    std::string path = prefix + std::string(kRdmaDeviceAttributeFiles[i]);
+    if (AttributePresent(fs, path)) d.attrs[i].emplace(std::move(path));
+  }
+  d.ports.reserve(ports.size());
+  for (std::uint32_t port : ports) {
+    RdmaPortFiles& p = d.ports.emplace_back();
+    p.port = port;
+    const std::string port_dir = prefix + "ports/" + std::to_string(port);
+    auto attr = [&](std::string_view file) -> std::optional<HeldFile> {
+      std::string path = port_dir + "/" + std::string(file);
+      if (!AttributePresent(fs, path)) return std::nullopt;
+      return HeldFile(std::move(path));
+    };
+    p.state = attr("state");
+    p.phys_state = attr("phys_state");
+    p.rate = attr("rate");
+    p.counters = DiscoverCounterFiles(fs, port_dir + "/counters", d.discovery_errors);
+    p.counters_ext = DiscoverCounterFiles(fs, port_dir + "/counters_ext", d.discovery_errors);
+    p.hw_counters = DiscoverCounterFiles(fs, port_dir + "/hw_counters", d.discovery_errors);
+  }
+  return d;
+}
+
+void AddCounterNameLists(const RdmaDeviceFiles& files, CounterNameLists& known) {
+  for (const RdmaPortFiles& p : files.ports) {
+    for (const RdmaCounterFiles* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+      if (dir->names && std::find(known.begin(), known.end(), dir->names) == known.end()) known.push_back(dir->names);
+    }
+  }
+}
+
+void ShareEqualCounterNames(CounterNameLists& known, RdmaDeviceFiles& fresh) {
+  for (RdmaPortFiles& p : fresh.ports) {
+    for (RdmaCounterFiles* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
+      if (!dir->names) continue;
+      auto same = std::find_if(known.begin(), known.end(), [&](const auto& k) { return *k == *dir->names; });
+      if (same != known.end()) {
+        dir->names = *same;
+      } else {
+        known.push_back(dir->names);
+      }
+    }
+  }
+}
+
+int ReadBackoff::ErrnoIndex(int err) {
+  for (std::size_t i = 0; i < kErrnos.size(); ++i) {
+    if (kErrnos[i] == err) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const ReadBackoff::Entry* ReadBackoff::Find(const HeldFile& file) const {
+  for (const Entry& e : entries_) {
+    if (e.file == &file) return &e;
+  }
+  return nullptr;
+}
+
+const ReadBackoff::Entry& ReadBackoff::Failed(const HeldFile& file, const Error& e, Clock::time_point now) {
+  ++read_errors_[static_cast<std::size_t>(ErrnoIndex(e.errno_value))];
+  for (Entry& entry : entries_) {
+    if (entry.file != &file) continue;
+    entry.errno_value = e.errno_value;
+    entry.wait = std::min<Clock::duration>(entry.wait * 2, kLongestWait);
+    entry.next = now + entry.wait;
+    return entry;
+  }
+  return entries_.emplace_back(Entry{&file, e.errno_value, kFirstWait, now + kFirstWait,
+                                     e.message + "; read again after 1 min, doubling up to 1 h, until it reads"});
+}
+
+void ReadBackoff::Succeeded(const HeldFile& file) {
+  std::erase_if(entries_, [&](const Entry& e) { return e.file == &file; });
+}
+
 std::optional<std::string_view> DeviceReader::Read(HeldFile& file) {
   if (gone()) return std::nullopt;
+  if (backoff_ != nullptr && !backoff_->empty()) {
+    if (const ReadBackoff::Entry* e = backoff_->Find(file); e != nullptr && now_ < e->next) {
+      errors_.push_back(e->message);  // the same words every collection: logged once
+      return std::nullopt;
+    }
+  }
   Result<std::string_view> r = file.Read(fs_, buf_);
-  if (r.ok()) return *r;
+  if (r.ok()) {
+    if (backoff_ != nullptr && !backoff_->empty()) backoff_->Succeeded(file);
+    return *r;
+  }
+  if (backoff_ != nullptr && ReadBackoff::ErrnoIndex(r.error().errno_value) >= 0) {
+    errors_.push_back(backoff_->Failed(file, r.error(), now_).message);
+    return std::nullopt;
+  }
   Fail(r.error());
   return std::nullopt;
 }

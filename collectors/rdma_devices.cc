@@ -10,63 +10,28 @@
 #include "collectors/device_metrics.h"
 #include "collectors/device_reader.h"
 #include "collectors/ib_sysfs_parse.h"
-#include "common/layout_cache.h"
 #include "common/parse.h"
 
 namespace rdmahd {
 namespace {
 
-// Device attributes, in the order the info metric lists them.
-// `stable`: fixed while the device object exists (see the header), read once.
+// What each of kRdmaDeviceAttributeFiles is read into. `stable`: fixed while the device object
+// exists (see the header), read once.
 struct DeviceAttr {
-  std::string_view file;
   std::optional<std::string> RdmaDeviceFacts::*member;
   bool stable;
 };
-constexpr std::array<DeviceAttr, 6> kDeviceAttrs = {{
-    {"fw_ver", &RdmaDeviceFacts::fw_ver, false},  // live firmware activation changes it
-    {"board_id", &RdmaDeviceFacts::board_id, true},
-    {"hca_type", &RdmaDeviceFacts::hca_type, true},
-    {"node_guid", &RdmaDeviceFacts::node_guid, true},
-    {"sys_image_guid", &RdmaDeviceFacts::sys_image_guid, true},
-    {"node_type", &RdmaDeviceFacts::node_type, true},
+constexpr std::array<DeviceAttr, kRdmaDeviceAttributeFiles.size()> kDeviceAttrs = {{
+    {&RdmaDeviceFacts::fw_ver, false},  // live firmware activation changes it
+    {&RdmaDeviceFacts::board_id, true},
+    {&RdmaDeviceFacts::hca_type, true},
+    {&RdmaDeviceFacts::node_guid, true},
+    {&RdmaDeviceFacts::sys_image_guid, true},
+    {&RdmaDeviceFacts::node_type, true},
 }};
 
-// One counter directory: the names (shared with the snapshots) and a held file per name.
-struct CounterDir {
-  std::shared_ptr<const CounterValues::Names> names;
-  std::vector<HeldFile> files;  // parallel to *names
-};
-
-struct PortLayout {
-  std::uint32_t port = 0;
-  std::optional<HeldFile> state, phys_state, rate;  // nullopt: file absent
-  CounterDir counters, counters_ext, hw_counters;
-  bool hw_counters_from_files = false;  // RDMA netlink failed for this port: read the files
-};
-
-// Lists a directory of counter files. A missing directory is normal (bnxt_re and rxe have no
-// counters/); other failures are reported and mark the layout incomplete.
-CounterDir DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, std::vector<std::string>& errors,
-                                bool& complete) {
-  CounterDir out;
-  auto names = fs.ListDir(dir);  // sorted, unique
-  if (!names.ok()) {
-    if (names.error().errno_value != ENOENT) {
-      errors.push_back(names.error().message);
-      complete = false;
-    }
-    return out;
-  }
-  out.files.reserve(names->size());
-  auto shared_dir = std::make_shared<const std::string>(dir);
-  for (const std::string& n : *names) out.files.emplace_back(shared_dir, n);
-  out.names = std::make_shared<const CounterValues::Names>(std::move(*names));
-  return out;
-}
-
 // Reads the values of one counter directory through held descriptors.
-void ReadCounterFile(DeviceReader& reader, CounterDir& dir, std::size_t i, CounterValues& out) {
+void ReadCounterFile(DeviceReader& reader, RdmaCounterFiles& dir, std::size_t i, CounterValues& out) {
   HeldFile& f = dir.files[i];
   std::optional<std::string_view> text = reader.Read(f);
   if (!text) return;
@@ -80,7 +45,7 @@ void ReadCounterFile(DeviceReader& reader, CounterDir& dir, std::size_t i, Count
   reader.Unparseable(f.path(), *text);
 }
 
-void ReadCounters(DeviceReader& reader, CounterDir& dir, CounterValues& out) {
+void ReadCounters(DeviceReader& reader, RdmaCounterFiles& dir, CounterValues& out) {
   if (dir.files.empty()) return;
   out = CounterValues(dir.names);
   for (std::size_t i = 0; i < dir.files.size(); ++i) ReadCounterFile(reader, dir, i, out);
@@ -88,7 +53,8 @@ void ReadCounters(DeviceReader& reader, CounterDir& dir, CounterValues& out) {
 
 // hw counters from an RDMA netlink answer, for the names `dir` lists; a listed name the answer
 // lacks is read from its file.
-void SetCounters(DeviceReader& reader, CounterDir& dir, const std::vector<NldevHwCounter>& answer, CounterValues& out) {
+void SetCounters(DeviceReader& reader, RdmaCounterFiles& dir, const std::vector<NldevHwCounter>& answer,
+                 CounterValues& out) {
   out = CounterValues(dir.names);
   const CounterValues::Names& names = *dir.names;
   for (const NldevHwCounter& c : answer) {
@@ -108,148 +74,84 @@ void ReadEnum(DeviceReader& reader, std::optional<HeldFile>& file, std::optional
   }
 }
 
+// The files of `p` in `backoff`, by their name in the port's folder.
+void NameBackedOffFiles(const ReadBackoff& backoff, const RdmaPortFiles& p, std::vector<BackedOffRead>& out) {
+  auto add = [&](const HeldFile& f, std::string_view name) {
+    if (const ReadBackoff::Entry* e = backoff.Find(f)) {
+      out.push_back({std::string(name), std::string(ReadBackoff::kErrnoNames[ReadBackoff::ErrnoIndex(e->errno_value)])});
+    }
+  };
+  for (const auto& [file, name] : {std::pair{&p.state, "state"}, {&p.phys_state, "phys_state"}, {&p.rate, "rate"}}) {
+    if (*file) add(**file, name);
+  }
+  for (const auto& [dir, name] : {std::pair{&p.counters, "counters/"}, {&p.counters_ext, "counters_ext/"},
+                                  {&p.hw_counters, "hw_counters/"}}) {
+    for (std::size_t i = 0; i < dir->files.size(); ++i) add(dir->files[i], name + (*dir->names)[i]);
+  }
+}
+
 }  // namespace
 
-struct RdmaDevicesCollector::DeviceLayout {
-  std::string dir, dir_prefix;  // prefix = dir + "/"
-  ino_t inode = 0;
-  std::uint64_t generation = 0;  // the Topology generation it was discovered for
-  // nullopt: file absent, or (stable attributes) already read into stable_values.
-  std::array<std::optional<HeldFile>, kDeviceAttrs.size()> attrs;
-  std::array<std::optional<std::string>, kDeviceAttrs.size()> stable_values;
-  std::vector<PortLayout> ports;
-  bool complete = true;  // false: discovery hit errors; rediscover next collection
-
-  std::size_t HeldDescriptors() const {
-    std::size_t n = 0;
-    for (const auto& f : attrs) n += CountOpen(f);
-    for (const PortLayout& p : ports) {
-      n += CountOpen(p.state) + CountOpen(p.phys_state) + CountOpen(p.rate);
-      for (const CounterDir* counters : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-        for (const HeldFile& f : counters->files) n += f.is_open();
-      }
-    }
-    return n;
-  }
-};
-
 struct RdmaDevicesCollector::State {
-  // By device name, for the sysfs root. Layouts own their held descriptors: dropping one closes them.
-  LayoutCache<DeviceLayout> layouts;
   std::string read_buf;  // content of the last held read
 };
 
+RdmaDevicesCollector::RdmaDevicesCollector()
+    : RdmaDevicesCollector(std::make_unique<RdmaNetlinkStats>(std::make_unique<MnlRdmaTransport>())) {}
+
+RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink)
+    : RdmaDevicesCollector(std::move(netlink), std::chrono::steady_clock::now) {}
+RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink, SteadyNow now)
+    : state_(std::make_unique<State>()), netlink_(std::move(netlink)), now_(std::move(now)) {}
+RdmaDevicesCollector::~RdmaDevicesCollector() = default;
+
 namespace {
 
-// Ports of one driver list the same counter files: share one name list between them (across
-// devices too), so the renderer maps named counters once per distinct list instead of once per port.
-void ShareEqualCounterNames(const RdmaDevicesCollector::State& st, RdmaDevicesCollector::DeviceLayout& fresh) {
-  std::vector<std::shared_ptr<const CounterValues::Names>> known;
-  st.layouts.ForEach([&](const std::string&, const RdmaDevicesCollector::DeviceLayout& d) {
-    if (&d == &fresh) return;
-    for (const PortLayout& p : d.ports) {
-      for (const CounterDir* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-        if (dir->names && std::find(known.begin(), known.end(), dir->names) == known.end()) {
-          known.push_back(dir->names);
-        }
-      }
-    }
-  });
-  for (PortLayout& p : fresh.ports) {
-    for (CounterDir* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-      if (!dir->names) continue;
-      auto same = std::find_if(known.begin(), known.end(), [&](const auto& k) { return *k == *dir->names; });
-      if (same != known.end()) {
-        dir->names = *same;
-      } else {
-        known.push_back(dir->names);
-      }
-    }
-  }
-}
-
-Result<RdmaDevicesCollector::DeviceLayout> DiscoverDevice(const NodeFs& fs, const std::string& class_dir,
-                                                          const TopologyDevice& td, std::vector<std::string>& errors) {
-  RdmaDevicesCollector::DeviceLayout d;
-  d.dir = class_dir + "/" + td.name;
-  d.dir_prefix = d.dir + "/";
-  d.generation = td.generation;
+// The files of `td` as the topology stage discovered them, or (a topology source that does not
+// read sysfs, or a device re-created since the topology stage read it) discovered now, for this
+// collection only: the topology stage discovers the new device object on its next collection.
+std::shared_ptr<RdmaDeviceFiles> DiscoverNow(const NodeFs& fs, const Topology& topology, const TopologyDevice& td,
+                                             std::optional<std::string>& gone) {
+  const std::string dir = fs.Sys("class/infiniband") + "/" + td.name;
   struct stat st {};
-  if (::stat(d.dir.c_str(), &st) != 0) return Error::FromErrno("stat " + d.dir, errno);
-  d.inode = st.st_ino;
-  for (std::size_t i = 0; i < kDeviceAttrs.size(); ++i) {
-    std::string path = d.dir_prefix + std::string(kDeviceAttrs[i].file);
-    if (AttributePresent(fs, path)) d.attrs[i].emplace(std::move(path));
+  if (::stat(dir.c_str(), &st) != 0) {
+    gone = Error::FromErrno("stat " + dir, errno).message;
+    return nullptr;
   }
-  for (const TopologyPort& tp : td.ports) {
-    PortLayout& p = d.ports.emplace_back();
-    p.port = tp.port;
-    const std::string port_dir = d.dir_prefix + "ports/" + std::to_string(tp.port);
-    auto attr = [&](std::string_view file) -> std::optional<HeldFile> {
-      std::string path = port_dir + "/" + std::string(file);
-      if (!AttributePresent(fs, path)) return std::nullopt;
-      return HeldFile(std::move(path));
-    };
-    p.state = attr("state");
-    p.phys_state = attr("phys_state");
-    p.rate = attr("rate");
-    p.counters = DiscoverCounterFiles(fs, port_dir + "/counters", errors, d.complete);
-    p.counters_ext = DiscoverCounterFiles(fs, port_dir + "/counters_ext", errors, d.complete);
-    p.hw_counters = DiscoverCounterFiles(fs, port_dir + "/hw_counters", errors, d.complete);
+  std::vector<std::uint32_t> ports;
+  ports.reserve(td.ports.size());
+  for (const TopologyPort& p : td.ports) ports.push_back(p.port);
+  auto files = std::make_shared<RdmaDeviceFiles>(DiscoverRdmaDeviceFiles(fs, dir, st.st_ino, ports));
+  CounterNameLists known;
+  for (const TopologyDevice& other : topology.devices) {
+    if (other.files) AddCounterNameLists(*other.files, known);
   }
-  return d;
+  ShareEqualCounterNames(known, *files);
+  return files;
 }
 
 }  // namespace
-
-RdmaDevicesCollector::RdmaDevicesCollector()
-    : state_(std::make_unique<State>()),
-      netlink_(std::make_unique<RdmaNetlinkStats>(std::make_unique<MnlRdmaTransport>())) {}
-
-RdmaDevicesCollector::RdmaDevicesCollector(std::unique_ptr<RdmaNetlinkStats> netlink)
-    : state_(std::make_unique<State>()), netlink_(std::move(netlink)) {}
-RdmaDevicesCollector::~RdmaDevicesCollector() = default;
-
-std::size_t RdmaDevicesCollector::held_descriptors() const { return state_->layouts.HeldDescriptors(); }
 
 Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   State& st = *state_;
   const Topology& topology = ctx.topology;
-  if (topology.failure) {
-    st.layouts.Clear();
-    return Error{*topology.failure};
-  }
+  if (topology.failure) return Error{*topology.failure};
   outcome.errors.insert(outcome.errors.end(), topology.errors.begin(), topology.errors.end());
-  st.layouts.SetRoot(ctx.fs.sysfs_root());  // another tree: nothing cached applies
   RdmaNetlinkStats* netlink = ctx.fs.asks_kernel() ? netlink_.get() : nullptr;
 
-  // Devices that left the topology: close their descriptors.
-  st.layouts.Retain([&](const std::string& name, const DeviceLayout&) { return topology.FindDevice(name) != nullptr; });
-
+  const auto now = now_();
   RdmaDevicesFacts facts;
-  const std::string class_dir = ctx.fs.Sys("class/infiniband");
   facts.devices.reserve(topology.devices.size());
   for (const TopologyDevice& td : topology.devices) {
     const std::string& name = td.name;
     RdmaDeviceFacts dev;
     std::vector<std::string> errors;
-    bool discovered = false;  // in this attempt: its errors belong to this read
-    auto discover = [&]() -> Result<DeviceLayout> {
-      errors.clear();
-      discovered = true;
-      return DiscoverDevice(ctx.fs, class_dir, td, errors);
-    };
-    // Discovered once per Topology generation, and again when discovery met errors.
-    auto fits = [&](const DeviceLayout& d) { return d.complete && d.generation == td.generation; };
-    auto read = [&](DeviceLayout& d) -> std::optional<std::string> {
-      if (discovered) {
-        ShareEqualCounterNames(st, d);
-      } else {
-        errors.clear();  // a cached layout's read starts clean
-      }
-      discovered = false;
+    // Reads the device through `d`; nullopt when read, else why the device is gone.
+    auto read = [&](RdmaDeviceFiles& d) -> std::optional<std::string> {
+      errors = d.discovery_errors;
       dev = RdmaDeviceFacts{};
       DeviceReader reader(ctx.fs, st.read_buf, errors, d.dir, d.inode);
+      reader.UseBackoff(d.backoff, now);
       dev.name = name;
       for (std::size_t i = 0; i < kDeviceAttrs.size() && !reader.gone(); ++i) {
         if (d.stable_values[i]) {
@@ -267,10 +169,10 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
       }
       dev.ports.reserve(d.ports.size());
       for (std::size_t i = 0; i < d.ports.size(); ++i) {
-        PortLayout& p = d.ports[i];
+        RdmaPortFiles& p = d.ports[i];
         if (reader.gone()) break;
         RdmaPortFacts& port = dev.ports.emplace_back();
-        // The layout's ports are the Topology's, in order (one discovery per generation).
+        // The files' ports are the Topology's, in order.
         if (i < td.ports.size() && td.ports[i].port == p.port) {
           static_cast<TopologyPort&>(port) = td.ports[i];
         } else {
@@ -299,17 +201,33 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         } else {
           ReadCounters(reader, p.hw_counters, port.hw_counters);
         }
+        if (!d.backoff.empty()) NameBackedOffFiles(d.backoff, p, port.read_backoff);
       }
       if (reader.gone()) return reader.gone_message();
+      dev.read_backoff_files = d.backoff.entries().size();
+      for (std::size_t i = 0; i < ReadBackoff::kErrnos.size(); ++i) {
+        if (d.backoff.read_errors()[i] != 0) {
+          dev.read_errors.emplace_back(ReadBackoff::kErrnoNames[i], d.backoff.read_errors()[i]);
+        }
+      }
       return std::nullopt;
     };
-    LayoutUse<DeviceLayout> use = st.layouts.Read(name, {}, discover, fits, read);
-    if (use.gone) {
-      st.layouts.Erase(name);
-      outcome.errors.push_back("device " + name + " skipped, it vanished while being read: " + *use.gone);
+    // The gone-retry: a device re-created since the topology stage read it is discovered and read
+    // again at once, so it costs no values.
+    std::optional<std::string> gone;
+    std::shared_ptr<RdmaDeviceFiles> fresh;
+    if (td.files) gone = read(*td.files);
+    if (!td.files || gone) {
+      gone.reset();
+      fresh = DiscoverNow(ctx.fs, topology, td, gone);
+      if (fresh) gone = read(*fresh);
+    }
+    if (gone) {
+      outcome.errors.push_back("device " + name + " skipped, it vanished while being read: " + *gone);
       continue;
     }
     for (std::string& e : errors) outcome.errors.push_back(std::move(e));
+    dev.ports_unreadable = td.ports_unreadable;
     facts.devices.push_back(std::move(dev));
   }
   snapshot.Put(std::move(facts));

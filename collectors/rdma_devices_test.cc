@@ -3,14 +3,20 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "collectors/topology_discovery.h"
 #include "core/check.h"
 #include "tests/support/held_fd_budget.h"
+#include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
@@ -22,13 +28,15 @@ using testing::ScopedHeldFdBudget;
 using testing::TempDir;
 
 // The devices collector as the engine runs it: after the topology stage, which is kept across
-// collections like the collector (its GID window and held files).
+// collections like the collector (its GID window and the held files the collector reads).
 struct Devices {
   TopologyDiscovery topology;
   RdmaDevicesCollector collector;
 
   Devices() = default;
-  std::size_t held_descriptors() const { return topology.held_descriptors() + collector.held_descriptors(); }
+  // Read backoff timed by `now`; hw_counters from the files.
+  explicit Devices(SteadyNow now) : collector(nullptr, std::move(now)) {}
+  std::size_t held_descriptors() const { return topology.held_descriptors(); }
 };
 
 struct CollectRun {
@@ -45,8 +53,7 @@ struct CollectRun {
   }
 };
 
-CollectRun Collect(Devices& c, const std::string& sysfs_root, const Config& config = Config{}) {
-  NodeFs fs(sysfs_root, "/nonexistent-proc");
+CollectRun CollectFrom(Devices& c, const NodeFs& fs, const Config& config = Config{}) {
   CollectRun run;
   run.topology = c.topology.Discover(fs, config);
   CollectContext ctx{fs, config, run.topology};
@@ -60,6 +67,39 @@ CollectRun Collect(Devices& c, const std::string& sysfs_root, const Config& conf
   run.text = sink.Serialize();
   return run;
 }
+
+CollectRun Collect(Devices& c, const std::string& sysfs_root, const Config& config = Config{}) {
+  return CollectFrom(c, NodeFs(sysfs_root, "/nonexistent-proc"), config);
+}
+
+// The file system as a kernel answers it: reads of paths containing a failing needle fail with its
+// errno, and every read is counted by path.
+class CountingFaults : public FsFaults {
+ public:
+  int BeforeRead(const std::string& path) override {
+    ++reads[path];
+    for (const auto& [needle, err] : failing) {
+      if (path.find(needle) != std::string::npos) return err;
+    }
+    return 0;
+  }
+  int ReadsOf(std::string_view needle) const {
+    int n = 0;
+    for (const auto& [path, count] : reads) n += path.find(needle) != std::string::npos ? count : 0;
+    return n;
+  }
+
+  std::map<std::string, int> reads;
+  std::vector<std::pair<std::string, int>> failing;
+};
+
+// A clock the test moves.
+struct FakeClock {
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::time_point{} + std::chrono::hours(100);
+  SteadyNow Now() {
+    return [this] { return t; };
+  }
+};
 
 const RdmaDeviceFacts* Device(const RdmaDevicesFacts& f, const std::string& name) {
   for (const auto& d : f.devices) {
@@ -369,8 +409,7 @@ TEST(RdmaDevicesTest, HeldDescriptorsAreReusedAndSeeNewValues) {
   CollectRun first = Collect(c, dir.path());
   ASSERT_EQ(first.facts.devices.size(), 1u);
   const std::size_t held = c.held_descriptors();
-  EXPECT_EQ(held, 6u);  // fw_ver, state, phys_state, rate, 2 hw counters (link_layer is stable)
-  EXPECT_EQ(c.topology.held_descriptors(), 0u);  // no GID table in this tree
+  EXPECT_EQ(held, 6u);  // fw_ver, state, phys_state, rate, 2 hw counters (link_layer is stable; no GID table)
 
   const std::string port = dir.path() + "/devices/virtual/infiniband/rxe0/ports/1/";
   Overwrite(port + "hw_counters/sent_pkts", "1200\n");
@@ -530,6 +569,46 @@ TEST(RdmaDevicesTest, DeviceRecreatedUnderTheSameNameIsRediscovered) {
   EXPECT_TRUE(after.outcome.errors.empty());
 }
 
+// Re-created after the topology stage read it and before the devices collector did (its held files
+// answer ENODEV, as sysfs does for a device that went): the collector lists the new device's files
+// for this collection and reads them at once, so the device costs no values.
+TEST(RdmaDevicesTest, DeviceRecreatedBetweenTheTopologyStageAndTheCollectorIsReadAgainAtOnce) {
+  class GoneOnce : public FsFaults {
+   public:
+    int BeforeRead(const std::string& path) override {
+      if (!armed || !path.ends_with("/rxe0/fw_ver")) return 0;
+      armed = false;
+      return ENODEV;
+    }
+    bool armed = false;
+  };
+  TempDir dir;
+  MakeDevice(dir, "rxe0", "1.0.0");
+  auto faults = std::make_shared<GoneOnce>();
+  NodeFs fs = NodeFs(dir.path(), "/nonexistent-proc").WithFaultsForTest(faults);
+  Devices c;
+  ASSERT_EQ(CollectFrom(c, fs).facts.devices.at(0).fw_ver, "1.0.0");
+
+  Config config;
+  Topology topology = c.topology.Discover(fs, config);
+  const std::string base = dir.path() + "/devices/virtual/infiniband/";
+  std::filesystem::rename(base + "rxe0", base + "rxe0-old");
+  dir.Write("devices/virtual/infiniband/rxe0/fw_ver", "2.0.0\n");  // the class link now leads here
+  dir.Write("devices/virtual/infiniband/rxe0/ports/1/state", "4: ACTIVE\n");
+  faults->armed = true;
+  CollectContext ctx{fs, config, topology};
+  Snapshot snapshot;
+  CollectorOutcome outcome;
+  ASSERT_TRUE(c.collector.Collect(ctx, snapshot, outcome).ok());
+  EXPECT_FALSE(faults->armed);  // the held fw_ver of the old device was read, and said gone
+  EXPECT_TRUE(outcome.errors.empty()) << outcome.errors.front();
+  const auto* facts = snapshot.Get<RdmaDevicesFacts>();
+  ASSERT_NE(facts, nullptr);
+  ASSERT_EQ(facts->devices.size(), 1u);
+  EXPECT_EQ(facts->devices[0].fw_ver, "2.0.0");
+  EXPECT_EQ(facts->devices[0].ports.at(0).state, (SysfsEnumValue{4, "ACTIVE"}));
+}
+
 TEST(RdmaDevicesTest, DeviceFilterLimitsDevicesAndReleasesExcluded) {
   ScopedHeldFdBudget budget(1'000'000);  // counts held descriptors: not limited by the runner's nofile
   Devices c;
@@ -594,6 +673,130 @@ TEST(RdmaDevicesTest, GidWindowSeesAdditionsAndRemovalsWithoutReadingTheWholeTab
     seen = Collect(c, dir.path()).Port(0, 0).roce_v2_gid_count == 2u;
   }
   EXPECT_TRUE(seen);
+}
+
+// One collection reads each file once: the topology stage and the devices collector share one
+// discovery of the device, on the discovering collection and on a steady one.
+TEST(RdmaDevicesTest, NoFileIsReadTwiceInOneCollection) {
+  for (const std::string tree : {"sysfs/mlx5-roce/sys", "sysfs/degraded/sys"}) {
+    auto faults = std::make_shared<CountingFaults>();
+    NodeFs fs = NodeFs(ProjectFixture(tree), "/nonexistent-proc").WithFaultsForTest(faults);
+    Devices c;
+    for (int scrape = 0; scrape < 2; ++scrape) {
+      faults->reads.clear();
+      CollectRun r = CollectFrom(c, fs);
+      ASSERT_TRUE(r.status.ok());
+      ASSERT_FALSE(r.facts.devices.empty());
+      EXPECT_GT(faults->ReadsOf("/state"), 0) << tree;  // the layer sees the held reads
+      for (const auto& [path, count] : faults->reads) EXPECT_EQ(count, 1) << tree << " scrape " << scrape << ": " << path;
+    }
+  }
+}
+
+// A restricted PF answers EIO to its counters (and mlx5 logs an ACCESS_REG failure for each read):
+// the file is read 1 min after the failure, then 2, 4, ... up to 1 h apart, not on every collection;
+// its value is absent, the port names it, the same error is reported each time (logged once), and
+// the rdma_read_* metrics count it. It reads again, and the value is back, once the fault is gone.
+TEST(RdmaDevicesTest, ReadsThatFailAreRetriedWithBackoffNotOnEveryCollection) {
+  TempDir dir;
+  MakeDevice(dir, "mlx5_0");
+  const std::string port = "devices/virtual/infiniband/mlx5_0/ports/1/";
+  dir.Write(port + "counters/symbol_error", "3\n");
+  dir.Write(port + "counters/link_downed", "1\n");
+  auto faults = std::make_shared<CountingFaults>();
+  faults->failing = {{"counters/symbol_error", EIO}};
+  NodeFs fs = NodeFs(dir.path(), "/nonexistent-proc").WithFaultsForTest(faults);
+  FakeClock clock;
+  Devices c(clock.Now());
+
+  std::string first_errors;
+  CollectRun r;
+  for (int i = 0; i < 100; ++i) {  // an hour at a 36 s interval
+    r = CollectFrom(c, fs);
+    ASSERT_TRUE(r.status.ok());
+    ASSERT_EQ(r.facts.devices.size(), 1u);
+    const RdmaPortFacts& p = r.facts.devices[0].ports.at(0);
+    EXPECT_FALSE(p.counters.contains("symbol_error"));
+    EXPECT_EQ(p.counters.at("link_downed"), 1u);
+    EXPECT_EQ(p.read_backoff, (std::vector<BackedOffRead>{{"counters/symbol_error", "EIO"}}));
+    ASSERT_EQ(r.outcome.errors.size(), 1u);
+    if (i == 0) first_errors = r.outcome.errors[0];
+    EXPECT_EQ(r.outcome.errors[0], first_errors);  // the same words: logged once
+    clock.t += std::chrono::seconds(36);
+  }
+  EXPECT_NE(first_errors.find("counters/symbol_error"), std::string::npos) << first_errors;
+  EXPECT_NE(first_errors.find("Input/output error"), std::string::npos) << first_errors;
+  EXPECT_NE(first_errors.find("read again after 1 min, doubling up to 1 h"), std::string::npos) << first_errors;
+  // Read at 0, 1.2, 3.6, 7.8, 16.2 and 32.4 min (the next at 64.8): 6 reads, not 100.
+  EXPECT_EQ(faults->ReadsOf("counters/symbol_error"), 6);
+  EXPECT_EQ(faults->ReadsOf("counters/link_downed"), 100);
+  EXPECT_TRUE(Contains(r.text, "rdma_read_backoff_files{device=\"mlx5_0\"} 1\n")) << r.text;
+  EXPECT_TRUE(Contains(r.text, "rdma_read_errors_total{device=\"mlx5_0\",errno=\"EIO\"} 6\n")) << r.text;
+  EXPECT_FALSE(Contains(r.text, "rdma_port_symbol_error_total"));
+
+  // Fixed (firmware or permissions): read at the next due time, and on every collection after.
+  faults->failing.clear();
+  clock.t += std::chrono::hours(1);
+  CollectRun fixed = CollectFrom(c, fs);
+  const RdmaPortFacts& p = fixed.facts.devices.at(0).ports.at(0);
+  EXPECT_EQ(p.counters.at("symbol_error"), 3u);
+  EXPECT_TRUE(p.read_backoff.empty());
+  EXPECT_TRUE(fixed.outcome.errors.empty());
+  EXPECT_TRUE(Contains(fixed.text, "rdma_read_backoff_files{device=\"mlx5_0\"} 0\n"));
+  EXPECT_TRUE(Contains(fixed.text, "rdma_port_symbol_error_total{device=\"mlx5_0\",port=\"1\"} 3\n"));
+  CollectFrom(c, fs);
+  EXPECT_EQ(faults->ReadsOf("counters/symbol_error"), 8);
+}
+
+// A port in switch mode answers EINVAL to every read of its files: each is backed off alike, the
+// device and its port stay (with no values), and port_active is unknown rather than judged.
+TEST(RdmaDevicesTest, APortAnsweringEinvalToEveryReadIsBackedOffFileByFile) {
+  TempDir dir;
+  MakeDevice(dir, "mlx5_0");
+  auto faults = std::make_shared<CountingFaults>();
+  faults->failing = {{"/ports/1/", EINVAL}};
+  NodeFs fs = NodeFs(dir.path(), "/nonexistent-proc").WithFaultsForTest(faults);
+  FakeClock clock;
+  Devices c(clock.Now());
+  CollectRun r;
+  for (int i = 0; i < 100; ++i) {
+    r = CollectFrom(c, fs);
+    clock.t += std::chrono::seconds(36);
+  }
+  ASSERT_EQ(r.facts.devices.size(), 1u);
+  const RdmaPortFacts& p = r.facts.devices[0].ports.at(0);
+  EXPECT_FALSE(p.state);
+  EXPECT_FALSE(p.rate_bytes_per_second);
+  // state, phys_state, rate and the two hw_counters (link_layer is the topology stage's, read once).
+  ASSERT_EQ(p.read_backoff.size(), 5u);
+  EXPECT_EQ(p.read_backoff[0], (BackedOffRead{"state", "EINVAL"}));
+  EXPECT_EQ(p.read_backoff[4], (BackedOffRead{"hw_counters/sent_pkts", "EINVAL"}));
+  EXPECT_EQ(faults->ReadsOf("/ports/1/state"), 6);
+  EXPECT_LE(faults->ReadsOf("/ports/1/"), 5 * 6 + 100);  // + the topology stage's link_layer
+  EXPECT_TRUE(Contains(r.text, "rdma_read_backoff_files{device=\"mlx5_0\"} 5\n"));
+  EXPECT_TRUE(Contains(r.text, "rdma_read_errors_total{device=\"mlx5_0\",errno=\"EINVAL\"} 30\n"));
+  std::vector<CheckResult> verdicts = RunRegisteredCheck("port_active", r.snapshot, Config{});
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].verdict, Verdict::kUnknown);
+}
+
+// docs/metrics.md's read-backoff section lists exactly the families a failing read exposes (they
+// are absent from every fixture, where nothing fails so).
+TEST(RdmaDevicesTest, MetricsDocListsTheReadBackoffFamilies) {
+  TempDir dir;
+  MakeDevice(dir, "mlx5_0");
+  auto faults = std::make_shared<CountingFaults>();
+  faults->failing = {{"hw_counters/sent_pkts", EPERM}};
+  FakeClock clock;
+  Devices c(clock.Now());
+  CollectRun r = CollectFrom(c, NodeFs(dir.path(), "/nonexistent-proc").WithFaultsForTest(faults));
+  std::set<std::string> exposed;
+  std::istringstream text(r.text);
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind("rdma_read_", 0) == 0) exposed.insert(line.substr(0, line.find('{')));
+  }
+  EXPECT_EQ(testing::DocumentedFamilies("exposed only while a read fails"), exposed);
+  EXPECT_EQ(exposed, (std::set<std::string>{"rdma_read_backoff_files", "rdma_read_errors_total"}));
 }
 
 }  // namespace

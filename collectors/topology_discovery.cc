@@ -49,6 +49,9 @@ struct TopologyDiscovery::DeviceLayout {
   std::vector<PortLayout> ports;
   std::optional<std::string> ports_error;  // ports/ could not be listed (not: does not exist)
   bool complete = true;  // false: discovery hit errors; rediscover next collection
+  // The devices collector's files; replaced (never changed) when a counter directory could not be
+  // listed, so the device keeps its generation.
+  std::shared_ptr<RdmaDeviceFiles> files;
   // device/net answer for the Ethernet ports whose GIDs named no netdev.
   std::vector<int> fallback_for;
   std::vector<RdmaNetdev> fallback;
@@ -57,7 +60,7 @@ struct TopologyDiscovery::DeviceLayout {
   std::size_t HeldDescriptors() const {
     std::size_t n = 0;
     for (const PortLayout& p : ports) n += CountOpen(p.link_layer) + p.gids.held_descriptors();
-    return n;
+    return n + (files ? files->HeldDescriptors() : 0);
   }
 };
 
@@ -113,6 +116,19 @@ Result<TopologyDiscovery::DeviceLayout> DiscoverDevice(const NodeFs& fs, const s
 
 }  // namespace
 
+void TopologyDiscovery::DiscoverFiles(const NodeFs& fs, DeviceLayout& layout) {
+  std::vector<std::uint32_t> ports;
+  ports.reserve(layout.ports.size());
+  for (const PortLayout& p : layout.ports) ports.push_back(p.port);
+  auto files = std::make_shared<RdmaDeviceFiles>(DiscoverRdmaDeviceFiles(fs, layout.dir, layout.inode, ports));
+  CounterNameLists known;
+  layouts_.ForEach([&](const std::string&, const DeviceLayout& other) {
+    if (&other != &layout && other.files) AddCounterNameLists(*other.files, known);
+  });
+  ShareEqualCounterNames(known, *files);
+  layout.files = std::move(files);
+}
+
 TopologyDiscovery::TopologyDiscovery(SteadyNow now) : now_(std::move(now)) {}
 TopologyDiscovery::~TopologyDiscovery() = default;
 
@@ -155,13 +171,17 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
       if (layout.ok()) {
         layout->generation = next_generation_++;
         layout->listed_at = {};  // list device/net for its Ethernet ports on the first read
+        DiscoverFiles(fs, *layout);
       }
       return layout;
     };
     // Rediscovered when it met errors last time or its directory was re-created under the name.
     auto fits = [](const DeviceLayout& l) { return l.complete && DirInode(l.dir) == std::optional<ino_t>(l.inode); };
     auto read = [&](DeviceLayout& l) -> std::optional<std::string> {
-      if (!discovered) errors.clear();  // a cached layout's read starts clean
+      if (!discovered) {
+        errors.clear();  // a cached layout's read starts clean
+        if (!l.files->discovery_errors.empty()) DiscoverFiles(fs, l);  // listed again, as it met errors
+      }
       discovered = false;
       dev = TopologyDevice{};
       const bool relist = now - l.listed_at >= kNetdevRelistInterval;
@@ -172,6 +192,7 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
       dev.device_dir = l.device_dir;
       dev.ports_unreadable = l.ports_error;
       dev.generation = l.generation;
+      dev.files = l.files;
       dev.ports.reserve(l.ports.size());
       for (PortLayout& p : l.ports) {
         TopologyPort& port = dev.ports.emplace_back();

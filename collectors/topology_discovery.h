@@ -12,6 +12,10 @@
 //    PCI function and NUMA node (device/), each port's link_layer. The GID tables are read through
 //    a window of held files (collectors/gid_table.h), rescanned whole every kGidFullRescanInterval
 //    collections.
+//  - The files the devices collector reads (attributes, each port's state, phys_state, rate and
+//    counter directories: collectors/device_reader.h) are listed here with the device and handed
+//    over in TopologyDevice::files; a counter directory that could not be listed is listed again
+//    on the next collection, without a new generation.
 //  - Netdevs come from the GID tables' ndevs. For Ethernet ports whose GIDs name none, device/net
 //    is listed (FallbackNetdevs) when the device is discovered, when the set of such ports changes,
 //    and every kNetdevRelistInterval; the GIDs' netdev names are re-read on that interval too.
@@ -37,13 +41,17 @@ class TopologyDiscovery : public TopologySource {
 
   Topology Discover(const NodeFs& fs, const Config& config) override;
 
-  // Descriptors currently held open, and the listing/open work done so far (tests, benchmarks).
+  // Descriptors currently held open (its own and the devices collector's files), and the
+  // listing/open work done so far (tests, benchmarks). Not while a collection runs.
   std::size_t held_descriptors() const;
   const FsWork& work() const { return work_; }
 
   struct DeviceLayout;  // opaque: one device's cached layout and held files
 
  private:
+  // Lists `layout`'s RdmaDeviceFiles anew, sharing counter name lists with the other devices.
+  void DiscoverFiles(const NodeFs& fs, DeviceLayout& layout);
+
   SteadyNow now_;
   LayoutCache<DeviceLayout> layouts_;  // by device name, for the sysfs root
   std::uint64_t collections_ = 0;

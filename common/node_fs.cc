@@ -290,6 +290,12 @@ NodeFs NodeFs::AskingKernelForTest() const {
   return out;
 }
 
+NodeFs NodeFs::WithFaultsForTest(std::shared_ptr<FsFaults> faults) const {
+  NodeFs out = *this;
+  out.faults_ = std::move(faults);
+  return out;
+}
+
 void NodeFs::SetOpenat2UnavailableForTest(bool unavailable) { g_openat2_unavailable.store(unavailable); }
 
 const NodeFs::Root* NodeFs::RootOf(std::string_view path, std::string_view& rel) const {
@@ -320,6 +326,9 @@ Result<int> NodeFs::OpenRegular(const std::string& path) const {
 }
 
 Result<std::string> NodeFs::ReadFile(const std::string& path, std::size_t max_bytes) const {
+  if (faults_ != nullptr) {
+    if (int err = faults_->BeforeRead(path)) return Error::FromErrno("read " + path, err);
+  }
   return ReadWhole(path, OpenRegular(path), max_bytes);
 }
 
@@ -502,6 +511,13 @@ void HeldFile::Close() {
 
 Result<std::string_view> HeldFile::Read(const NodeFs& fs, std::string& buf) {
   std::size_t used = 0;
+  if (FsFaults* faults = fs.faults()) {
+    const std::string p = path();
+    if (int err = faults->BeforeRead(p)) {
+      Close();  // as after any failed read
+      return Error::FromErrno("read " + p, err);
+    }
+  }
   if (fd_ >= 0) {  // the steady state: one pread
     Status st = PreadAll(fd_, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
     if (!st.ok()) {

@@ -26,6 +26,17 @@ namespace rdmahd {
 // (e.g. /proc/PID/numa_maps) pass their own cap.
 inline constexpr std::size_t kMaxAttributeBytes = 64 * 1024;
 
+// A file system layer between NodeFs and the files, for tests: makes reads fail as a kernel does
+// (EINVAL from a port in switch mode, EIO from a restricted PF's counters) and counts them.
+class FsFaults {
+ public:
+  virtual ~FsFaults() = default;
+  // Called before every read of `path` through a NodeFs that carries this layer: ReadFile, and
+  // each HeldFile::Read (an open and read, or a pread of a held descriptor). 0 lets the read go
+  // on; an errno fails it with that errno. Called from the collection's thread.
+  virtual int BeforeRead(const std::string& path) = 0;
+};
+
 class NodeFs {
  public:
   // `dcb_dir`: when non-empty, DCB state is read from captured `dcb -j` JSON files in this folder
@@ -57,6 +68,9 @@ class NodeFs {
   // Tests and benchmarks: this same tree, standing for a kernel they control (a fake transport, a
   // network namespace of their own), which collectors then ask as on the live /sys.
   NodeFs AskingKernelForTest() const;
+  // Tests: this same tree, every read going through `faults` first (FsFaults above).
+  NodeFs WithFaultsForTest(std::shared_ptr<FsFaults> faults) const;
+  FsFaults* faults() const { return faults_.get(); }
   const std::string& procfs_root() const { return procfs_; }
   const std::string& dcb_dir() const { return dcb_; }
   // A saved kernel log (--path.kmsg: dmesg, dmesg -r, journalctl -k -o short-monotonic, a copy of
@@ -108,6 +122,7 @@ class NodeFs {
   std::string kernel_log_;
   std::string dev_;
   bool asks_kernel_ = false;
+  std::shared_ptr<FsFaults> faults_;  // tests only; null: reads go to the files
   // Shared so NodeFs stays cheap to copy; immutable after construction.
   std::vector<std::shared_ptr<const Root>> roots_;
 };

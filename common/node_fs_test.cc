@@ -95,6 +95,44 @@ TEST(HeldFilesTest, ForgetPrefixClosesOnlyThatSubtree) {
   EXPECT_EQ(held.size(), 1u);
 }
 
+// The test layer sees every read (whole-file and held) and fails one as the kernel would; a held
+// descriptor failed so is closed, like after any failed read, and reads again once let through.
+TEST(FsFaultsTest, ReadsGoThroughTheLayerWhichCanFailThem) {
+  ScopedHeldFdBudget budget(100);
+  class FailState : public FsFaults {
+   public:
+    int BeforeRead(const std::string& path) override {
+      ++reads;
+      return path.ends_with("/state") ? err : 0;
+    }
+    int err = 0;
+    int reads = 0;
+  };
+  auto faults = std::make_shared<FailState>();
+  TempDir dir;
+  dir.Write("state", "4: ACTIVE\n");
+  NodeFs fs = NodeFs(dir.path(), "/nonexistent-proc").WithFaultsForTest(faults);
+  EXPECT_EQ(NodeFs(dir.path(), "/nonexistent-proc").faults(), nullptr);
+  HeldFile file(dir.path() + "/state");
+  std::string buf;
+  ASSERT_TRUE(file.Read(fs, buf).ok());
+  EXPECT_TRUE(file.is_open());
+  faults->err = EINVAL;
+  auto failed = file.Read(fs, buf);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().errno_value, EINVAL);
+  EXPECT_EQ(failed.error().message, "read " + dir.path() + "/state: Invalid argument");
+  EXPECT_FALSE(file.is_open());
+  auto whole = fs.ReadFile(dir.path() + "/state");
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.error().errno_value, EINVAL);
+  faults->err = 0;
+  auto again = file.Read(fs, buf);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, "4: ACTIVE\n");
+  EXPECT_EQ(faults->reads, 4);
+}
+
 TEST(HeldFileTest, KeepsOneDescriptorAndReopensAfterAFailedRead) {
   ScopedHeldFdBudget budget(100);
   TempDir dir;

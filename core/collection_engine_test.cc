@@ -149,7 +149,7 @@ class FixedTopology : public TopologySource {
   Topology Discover(const NodeFs&, const Config&) override {
     Topology t;
     t.class_dir_present = true;
-    t.devices.push_back(TopologyDevice{"rxe0", {}, {}, {}, 1, {}, {}});
+    t.devices.push_back(TopologyDevice{"rxe0", {}, {}, {}, 1, {}, {}, {}});
     return t;
   }
 };
@@ -411,7 +411,7 @@ class BlockingTopology : public TopologySource {
   Topology Discover(const NodeFs&, const Config&) override {
     Topology t;
     t.class_dir_present = true;
-    t.devices.push_back(TopologyDevice{"rxe" + std::to_string(calls_), {}, {}, {}, 1, {}, {}});
+    t.devices.push_back(TopologyDevice{"rxe" + std::to_string(calls_), {}, {}, {}, 1, {}, {}, {}});
     if (calls_++ == 0) return t;
     std::unique_lock lock(gate_->mu);
     ++gate_->entered;

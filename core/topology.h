@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,8 @@
 #include "core/registry.h"
 
 namespace rdmahd {
+
+struct RdmaDeviceFiles;  // collectors/device_reader.h
 
 // One non-zero entry of a port's GID table.
 struct RdmaGid {
@@ -53,6 +56,10 @@ struct TopologyDevice {
   // Why the device's ports could not be listed (its directory or ports/ unreadable: EACCES, ...);
   // `ports` is then empty though the device has ports. Absent when they were listed (or it has none).
   std::optional<std::string> ports_unreadable;
+  // The files of the device and its ports that the devices collector reads (state, rate,
+  // counters...), discovered here with the device so that no collector discovers it again. Null
+  // from a topology source that does not read sysfs.
+  std::shared_ptr<RdmaDeviceFiles> files;
 };
 
 // One Ethernet netdev behind an RDMA port.

@@ -67,6 +67,15 @@ class CounterValues {
   std::size_t present_ = 0;
 };
 
+// A file whose reads fail in a way that does not pass by itself (EINVAL, EIO, EOPNOTSUPP, EPERM):
+// read again with backoff (collectors/device_reader.h, ReadBackoff), its value absent meanwhile.
+struct BackedOffRead {
+  std::string file;         // relative to the port's folder: "counters/symbol_error", "rate"
+  std::string errno_name;   // "EINVAL", "EIO", "EOPNOTSUPP", "EPERM"
+
+  bool operator==(const BackedOffRead&) const = default;
+};
+
 // One port, all it is in this collection: its Topology part (number, link layer, netdev, GIDs) and
 // what the devices collector read (state, rate, counters).
 struct RdmaPortFacts : TopologyPort {
@@ -78,6 +87,9 @@ struct RdmaPortFacts : TopologyPort {
   CounterValues counters;       // ports/P/counters/ (port_*_data in 4-byte words)
   CounterValues counters_ext;   // ports/P/counters_ext/ (mlx4 64-bit)
   CounterValues hw_counters;    // ports/P/hw_counters/
+  // The port's files in read backoff: why their values (and what checks derive from them) are
+  // absent. Empty on a healthy port.
+  std::vector<BackedOffRead> read_backoff;
 
   std::string Subject() const { return device + "/" + std::to_string(port); }  // "mlx5_0/1"
 };
@@ -87,6 +99,13 @@ struct RdmaDeviceFacts {
   std::optional<std::string> fw_ver, board_id, hca_type, node_guid, sys_image_guid;
   std::optional<std::string> node_type;  // as printed, e.g. "1: CA"
   std::vector<RdmaPortFacts> ports;      // the Topology's ports of the device, by port number
+  // Why the device's ports could not be listed (TopologyDevice::ports_unreadable); `ports` is then
+  // empty though the device has ports.
+  std::optional<std::string> ports_unreadable;
+  // Files of the device (its own and its ports') in read backoff now, and the failed reads so far
+  // of the device object by errno name (only errnos that failed), for rdma_read_* metrics.
+  std::size_t read_backoff_files = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> read_errors;
 };
 
 struct RdmaDevicesFacts {

@@ -58,13 +58,14 @@ def fixture_trees():
 # Sections of docs/metrics.md whose families only a live node (or configured peers) exposes; each
 # collector's unit test asserts its section against what it renders.
 LIVE_ONLY_SECTIONS = ("(collector `verbs`)", "(probe `peers`)", "(collector `devlink_health`)",
-                      "(collector `module_eeprom`)", "(collector `fec`)")
+                      "(collector `module_eeprom`)", "(collector `fec`)", "exposed only while a read fails")
 
 
 def documented_families():
     """(rows, live_only_rows): families documented in docs/metrics.md; live_only_rows are those of
-    the LIVE_ONLY_SECTIONS: collectors that ask only the live kernel, and the "(probe `peers`)"
-    section, exposed only with peers configured (asserted by unit and VM tests)."""
+    the LIVE_ONLY_SECTIONS: collectors that ask only the live kernel, the "(probe `peers`)"
+    section, exposed only with peers configured, and the read-backoff section, exposed only while
+    a read fails (asserted by unit and VM tests)."""
     rows, live_only = set(), set()
     section = ""
     with open(os.path.join(SOURCE_DIR, "docs", "metrics.md")) as f:
