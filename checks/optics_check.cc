@@ -101,8 +101,8 @@ std::string Fix(const Finding& f, const std::string& netdev) {
     case Quantity::kRxPower:
       if (f.low)
         return "the light arriving is too weak: clean the fiber connectors at both ends, check the fiber for damage "
-               "or tight bends, reseat the optic, and check the far end's TX power (its `ethtool -m`); replace the "
-               "fiber or the optic if it stays low";
+               "or tight bends, reseat the optic, and check the far end's TX power (`ethtool -m <far-end netdev>` on "
+               "its host); replace the fiber or the optic if it stays low";
       return "the light arriving is too strong: use the fiber type and reach the optic is made for (an attenuator "
              "for a short single-mode link)";
     case Quantity::kTxBias:
