@@ -4,13 +4,16 @@ daemons (loopback only).
 Four daemons serve captured nodes: the pfc-off capture (PFC off on the RoCE priority of ens1f0np0,
 link-level pause on next to PFC), a copy of it whose ens1f0np0 has the healthy DCB state of its
 sibling port, the real procfs fixture tree (port counters and hw_counters) and the project's
-mlx5-roce tree (DCQCN hw_counters); two more serve the host-readiness fixtures; and a loopback
+mlx5-roce tree (DCQCN hw_counters), under an inventory.expected its 100 Gb/s ports fall short of;
+two more serve the host-readiness fixtures, device-readiness with its saved kernel log
+(--path.kmsg), PCIe AER counters and module EEPROM dumps; and a loopback
 HTTP server serves tests/fixtures/peers/metrics.prom, a prober daemon's /metrics captured on
 Soft-RoCE (the peer probes need an RDMA device, so no daemon here can produce it). Debian's Prometheus
 scrapes them every second and evaluates a copy of the shipped rules whose `for:` is zero.
 RdmaPfcMisconfigured must fire for the broken netdev, with the right labels, within a bounded time,
 and never for the healthy node or port; RdmaPeerUnreachable must fire for the captured prober's
-unreachable peer only; every dashboard query must return data.
+unreachable peer only; RdmaInventoryBelowExpected for the mlx5-roce node only; every dashboard
+query must return data, and the NIC health panels the faults the fixtures hold.
 """
 
 import http.server
@@ -48,6 +51,8 @@ MLX5_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "sysfs", "mlx5-roce")
 # Host readiness: PCIe, ToS, device nodes (device-readiness); hugepages per node and workloads
 # (numa-misplaced).
 HOST_DEVICE_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "device-readiness")
+# 2 ports at 200 Gb/s or more: mlx5-roce's two ports run at 100 (hardware_present node fails).
+MLX5_INVENTORY = "inventory:\n  expected: {devices: 2, ports: 2, min_rate_gbps: 200}\n"
 HOST_MEMORY_TREE = os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "numa-misplaced")
 PEERS_CAPTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "peers", "metrics.prom")
 DEADLINE_S = 60
@@ -76,10 +81,12 @@ class PrometheusAlertsTest(unittest.TestCase):
         try:
             daemons = [Daemon(*daemon_args(FIXTURE)), Daemon(*daemon_args(cls.healthy_copy())),
                        Daemon(f"--path.sysfs={REAL_TREE}/sys", f"--path.procfs={REAL_TREE}/proc"),
-                       Daemon(f"--path.sysfs={MLX5_TREE}/sys", f"--path.procfs={MLX5_TREE}/no-proc"),
+                       Daemon(f"--path.sysfs={MLX5_TREE}/sys", f"--path.procfs={MLX5_TREE}/no-proc",
+                              f"--config.file={cls.write_config('mlx5-inventory.yaml', MLX5_INVENTORY)}"),
                        Daemon(f"--path.sysfs={HOST_DEVICE_TREE}/sys", f"--path.procfs={HOST_DEVICE_TREE}/proc",
                               f"--path.dcb={HOST_DEVICE_TREE}/dcb", f"--path.dev={HOST_DEVICE_TREE}/dev",
-                              f"--config.file={HOST_DEVICE_TREE}/config.yaml"),
+                              f"--config.file={HOST_DEVICE_TREE}/config.yaml",
+                              f"--path.kmsg={HOST_DEVICE_TREE}/dmesg.txt"),
                        Daemon(f"--path.sysfs={HOST_MEMORY_TREE}/sys", f"--path.procfs={HOST_MEMORY_TREE}/proc",
                               f"--config.file={HOST_MEMORY_TREE}/config.yaml")]
             for d in daemons:
@@ -99,6 +106,13 @@ class PrometheusAlertsTest(unittest.TestCase):
         for cleanup in reversed(cls.cleanups):
             cleanup()
         cls.cleanups = []
+
+    @classmethod
+    def write_config(cls, name, text):
+        path = os.path.join(cls.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
 
     @classmethod
     def healthy_copy(cls):
@@ -243,6 +257,51 @@ class PrometheusAlertsTest(unittest.TestCase):
         self.assertEqual(firing, {(self.peers, "192.0.2.99")}, self.prometheus_log())
         reachable = self.query(f'rdma_check_status{{instance="{self.peers}",check="peer_reachable",status="ok"}} == 1')
         self.assertEqual([r["metric"]["subject"] for r in reachable], ["192.0.2.1"])
+
+    def test_inventory_alert_fires_for_the_node_below_its_expectation_only(self):
+        alerts = self.alerts_until("RdmaInventoryBelowExpected", bool)
+        firing = {a["labels"]["instance"] for a in alerts if a["state"] == "firing"}
+        self.assertEqual(firing, {self.mlx5}, self.prometheus_log())
+        # The other nodes have no inventory.expected, so no node verdict at all; their devices are present.
+        present = self.query('rdma_check_status{check="hardware_present",subject!="node",status="ok"} == 1')
+        self.assertEqual({r["metric"]["instance"] for r in present}, {self.broken, self.fine, self.real, self.mlx5,
+                                                                      self.host_device, self.host_memory})
+        self.assertEqual(self.query('rdma_check_status{check="hardware_present",status="failed"} == 1')[0]["metric"]
+                         ["subject"], "node")
+
+    def panel_exprs(self, path, title):
+        with open(path) as f:
+            panel = next(p for p in json.load(f)["panels"] if p["title"] == title)
+        return {t["refId"]: t["expr"].replace('=~"$instance"', '=~".*"').replace('="$instance"', '=~".*"')
+                .replace("$device", ".*").replace("$netdev", ".*").replace("$__rate_interval", "1m")
+                for t in panel["targets"]}
+
+    def test_nic_health_panels_show_the_fixture_faults(self):
+        """What the new panels show on device-readiness: its saved kernel log, AER counters and optics."""
+        self.wait_for_scrapes(3)
+        dev = self.host_device
+        for path in DASHBOARDS:
+            with self.subTest(dashboard=os.path.basename(path)):
+                rx = self.panel_exprs(path, "Module RX power per lane")
+                lanes = {r["metric"]["lane"]: float(r["value"][1]) for r in self.query(rx["A"])
+                         if r["metric"]["netdev"] == "ens1f1np1"}
+                low_warning = {round(float(r["value"][1]), 6) for r in self.query(rx["B"])}
+                self.assertEqual(low_warning, {-10.0}, "the module's 0.1 mW low warning in dBm")
+                self.assertAlmostEqual(lanes["3"], -11.549, places=2)
+                self.assertTrue(all(v > -1.0 for lane, v in lanes.items() if lane != "3"), lanes)
+                aer = self.query(self.panel_exprs(path, "PCIe AER errors since enumeration")["A"])
+                self.assertEqual({(r["metric"]["device"], r["metric"]["error"], r["value"][1]) for r in aer},
+                                 {("mlx5_1", "RxErr", "12"), ("mlx5_1", "BadTLP", "3"), ("mlx5_1", "CmpltTO", "1")})
+                events = self.query(self.panel_exprs(path, "Kernel log NIC events")["A"])
+                self.assertEqual({(r["metric"]["instance"], r["metric"]["device"], r["metric"]["event"],
+                                   r["metric"]["severity"]) for r in events},
+                                 {(dev, "mlx5_0", "command_failed", "info"), (dev, "mlx5_0", "link_up", "info"),
+                                  (dev, "mlx5_1", "mlx5_temperature_warning", "warning")})
+        verdicts = {(r["metric"]["check"], r["metric"]["subject"], r["metric"]["status"])
+                    for r in self.query(self.panel_exprs(NODE_DASHBOARD, "Link and NIC verdicts")["A"])
+                    if r["metric"]["instance"] == dev}
+        self.assertLessEqual({("nic_health", "mlx5_1", "warning"), ("module_health", "ens1f1np1", "warning"),
+                              ("module_health", "ens1f0np0", "ok"), ("hardware_present", "mlx5_1", "ok")}, verdicts)
 
     def test_every_dashboard_query_returns_data(self):
         self.wait_for_scrapes(3)
