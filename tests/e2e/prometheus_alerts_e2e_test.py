@@ -4,7 +4,8 @@ daemons (loopback only).
 Four daemons serve captured nodes: the pfc-off capture (PFC off on the RoCE priority of ens1f0np0,
 link-level pause on next to PFC), a copy of it whose ens1f0np0 has the healthy DCB state of its
 sibling port, the real procfs fixture tree (port counters and hw_counters) and the project's
-mlx5-roce tree (DCQCN hw_counters), under an inventory.expected its 100 Gb/s ports fall short of;
+mlx5-roce tree (DCQCN hw_counters; a copy whose link-integrity and RNR-retry counters the test
+raises), under an inventory.expected its 100 Gb/s ports fall short of;
 two more serve the host-readiness fixtures, device-readiness with its saved kernel log
 (--path.kmsg), PCIe AER counters and module EEPROM dumps; and a loopback
 HTTP server serves tests/fixtures/peers/metrics.prom, a prober daemon's /metrics captured on
@@ -12,7 +13,8 @@ Soft-RoCE (the peer probes need an RDMA device, so no daemon here can produce it
 scrapes them every second and evaluates a copy of the shipped rules whose `for:` is zero.
 RdmaPfcMisconfigured must fire for the broken netdev, with the right labels, within a bounded time,
 and never for the healthy node or port; RdmaPeerUnreachable must fire for the captured prober's
-unreachable peer only; RdmaInventoryBelowExpected for the mlx5-roce node only; every dashboard
+unreachable peer only; RdmaInventoryBelowExpected for the mlx5-roce node only, RdmaLinkErrors and
+RdmaTransportErrors for the port whose counters rose only; every dashboard
 query must return data, and the NIC health panels the faults the fixtures hold.
 """
 
@@ -81,7 +83,7 @@ class PrometheusAlertsTest(unittest.TestCase):
         try:
             daemons = [Daemon(*daemon_args(FIXTURE)), Daemon(*daemon_args(cls.healthy_copy())),
                        Daemon(f"--path.sysfs={REAL_TREE}/sys", f"--path.procfs={REAL_TREE}/proc"),
-                       Daemon(f"--path.sysfs={MLX5_TREE}/sys", f"--path.procfs={MLX5_TREE}/no-proc",
+                       Daemon(f"--path.sysfs={cls.mlx5_copy()}/sys", f"--path.procfs={MLX5_TREE}/no-proc",
                               f"--config.file={cls.write_config('mlx5-inventory.yaml', MLX5_INVENTORY)}"),
                        Daemon(f"--path.sysfs={HOST_DEVICE_TREE}/sys", f"--path.procfs={HOST_DEVICE_TREE}/proc",
                               f"--path.dcb={HOST_DEVICE_TREE}/dcb", f"--path.dev={HOST_DEVICE_TREE}/dev",
@@ -113,6 +115,13 @@ class PrometheusAlertsTest(unittest.TestCase):
         with open(path, "w") as f:
             f.write(text)
         return path
+
+    @classmethod
+    def mlx5_copy(cls):
+        """mlx5-roce in the test's folder, so its counters can move (test_link_and_transport_alerts...)."""
+        root = os.path.join(cls.tmp, "mlx5-roce")
+        shutil.copytree(MLX5_TREE, root, symlinks=True)
+        return root
 
     @classmethod
     def healthy_copy(cls):
@@ -268,6 +277,29 @@ class PrometheusAlertsTest(unittest.TestCase):
                                                                       self.host_device, self.host_memory})
         self.assertEqual(self.query('rdma_check_status{check="hardware_present",status="failed"} == 1')[0]["metric"]
                          ["subject"], "node")
+
+    def test_link_and_transport_alerts_fire_for_the_port_whose_counters_rose(self):
+        self.wait_for_scrapes(2)  # the daemon has a baseline: its error-rate verdicts are ok
+        port = os.path.realpath(os.path.join(self.tmp, "mlx5-roce", "sys", "class", "infiniband", "mlx5_1"))
+        # In place, as the kernel's values change under the same files; any increase of either fails.
+        for name, by in (("counters/local_link_integrity_errors", 2), ("hw_counters/rnr_nak_retry_err", 1)):
+            path = os.path.join(port, "ports", "1", name)
+            with open(path, "r+") as f:
+                value = int(f.read().strip()) + by
+                f.seek(0)
+                f.truncate()
+                f.write(f"{value}\n")
+        want = {("RdmaLinkErrors", self.mlx5, "mlx5_1/1"), ("RdmaTransportErrors", self.mlx5, "mlx5_1/1")}
+        for name in ("RdmaLinkErrors", "RdmaTransportErrors"):
+            alerts = self.alerts_until(name, bool)
+            firing = {(name, a["labels"]["instance"], a["labels"]["subject"]) for a in alerts if a["state"] == "firing"}
+            self.assertEqual(firing, {w for w in want if w[0] == name}, self.prometheus_log())
+        link = next(a for a in self.alerts_until("RdmaLinkErrors", bool) if a["state"] == "firing")
+        self.assertEqual(link["labels"]["check"], "port_errors")
+        self.assertTrue(link["annotations"]["runbook_url"].endswith("checks.md#port_errors"))
+        # The dashboard's link panel sees the increase.
+        rates = self.query(self.panel_exprs(DASHBOARD, "Link integrity errors and recoveries")["B"] + " > 0")
+        self.assertEqual({(r["metric"]["instance"], r["metric"]["device"]) for r in rates}, {(self.mlx5, "mlx5_1")})
 
     def panel_exprs(self, path, title):
         with open(path) as f:
