@@ -16,6 +16,7 @@
 #include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
+#include "facts/ethtool_std_stats_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
 
@@ -126,12 +127,13 @@ constexpr std::array kTransportRules = {
          "in the error state; the NIC is not at fault"},
 };
 
-// `ethtool -S` driver statistics (mlx5's names).
+// `ethtool -S` driver statistics (mlx5's names), and the driver-neutral standard statistics
+// (ethtool_std_stats collector, "<group>-<name>") where the driver has no mlx5 equivalent.
 constexpr std::array kNetdevRules = {
-    Rule{"rx_symbol_err_phy", {"rx_symbol_err_phy"}, Test::kPerHour, Verdict::kFailed, nullptr,
+    Rule{"rx_symbol_err_phy", {"rx_symbol_err_phy", "eth-phy-SymbolErrorDuringCarrier"}, Test::kPerHour, Verdict::kFailed, nullptr,
          &ErrorRatePolicy::symbol_errors_per_hour, Packets::kNone,
          "the PHY received symbols it could not decode (bit errors on the link)", kCableFix},
-    Rule{"rx_crc_errors_phy", {"rx_crc_errors_phy"}, Test::kShare, Verdict::kWarning,
+    Rule{"rx_crc_errors_phy", {"rx_crc_errors_phy", "eth-mac-FrameCheckSequenceErrors"}, Test::kShare, Verdict::kWarning,
          &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx, "frames received with a bad CRC", kCableFix},
     Rule{"rx_discards_phy", {"rx_discards_phy"}, Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share,
          nullptr, Packets::kRx,
@@ -147,17 +149,31 @@ constexpr std::array kNetdevRules = {
          Verdict::kWarning, nullptr, nullptr, Packets::kNone,
          "the NIC counted PCIe physical-layer errors on its link to the host",
          "reseat the NIC, check its riser and slot (`lspci -vvv` LnkSta, the pcie_aer check)"},
+    Rule{"alignment_errors", {"eth-mac-AlignmentErrors"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx,
+         "frames received that were not a whole number of octets and failed the CRC (IEEE 802.3 AlignmentErrors)",
+         kCableFix},
+    Rule{"rmon_errors", {"rmon-etherStatsUndersizePkts", "rmon-etherStatsFragments", "rmon-etherStatsJabbers"},
+         Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx,
+         "malformed frames received: runts, fragments or jabbers (RFC 2819): a faulty link or link partner",
+         kCableFix},
+    Rule{"mac_internal_errors", {"eth-mac-FramesLostDueToIntMACRcvError", "eth-mac-FramesLostDueToIntMACXmitError"},
+         Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share, nullptr, Packets::kAll,
+         "frames the NIC's MAC lost to internal errors (IEEE 802.3 FramesLostDueToIntMAC*)",
+         "look at the NIC (`devlink health show`, the driver's log lines in `dmesg`) and update its firmware; "
+         "replace it if the count keeps growing"},
 };
 
 // The packet counters a share is taken of, per direction: each alternative summed, the first whose
 // counters are all present used (rxe's hw_counters, the PMA counters, mlx5's PHY statistics).
 const std::vector<std::vector<std::string_view>>& PacketCounters(Packets p) {
   static const std::vector<std::vector<std::string_view>> kRx = {
-      {"rcvd_pkts"}, {"port_rcv_packets"}, {"rx_packets_phy"}};
+      {"rcvd_pkts"}, {"port_rcv_packets"}, {"rx_packets_phy"}, {"eth-mac-FramesReceivedOK"}};
   static const std::vector<std::vector<std::string_view>> kTx = {
-      {"sent_pkts"}, {"port_xmit_packets"}, {"tx_packets_phy"}};
+      {"sent_pkts"}, {"port_xmit_packets"}, {"tx_packets_phy"}, {"eth-mac-FramesTransmittedOK"}};
   static const std::vector<std::vector<std::string_view>> kAll = {
-      {"rcvd_pkts", "sent_pkts"}, {"port_rcv_packets", "port_xmit_packets"}, {"rx_packets_phy", "tx_packets_phy"}};
+      {"rcvd_pkts", "sent_pkts"}, {"port_rcv_packets", "port_xmit_packets"}, {"rx_packets_phy", "tx_packets_phy"},
+      {"eth-mac-FramesReceivedOK", "eth-mac-FramesTransmittedOK"}};
   static const std::vector<std::vector<std::string_view>> kNone;
   switch (p) {
     case Packets::kRx: return kRx;
@@ -524,14 +540,26 @@ void PortHwCounterSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
   ForEachPort(snapshot, "roce_transport_errors", true, fn);
 }
 
-// The netdevs whose driver statistics were read, as subjects; a netdev's instance follows the
-// generation of the RDMA device behind it (a driver reload re-creates both).
+// A standard statistic that counts what a driver statistic counts (mlx5 reports the same PPCNT
+// registers both ways): hidden where the driver has the latter, so an error counts once.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kStandardTwins = {{
+    {"eth-phy-SymbolErrorDuringCarrier", "rx_symbol_err_phy"},
+    {"eth-mac-FrameCheckSequenceErrors", "rx_crc_errors_phy"},
+    {"eth-mac-FramesReceivedOK", "rx_packets_phy"},
+    {"eth-mac-FramesTransmittedOK", "tx_packets_phy"},
+}};
+
+// The netdevs whose driver statistics or standard statistics were read, as subjects; a netdev's
+// instance follows the generation of the RDMA device behind it (a driver reload re-creates both).
 void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
   const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
   if (netdevs == nullptr) return;
   const auto* topology = snapshot.Get<Topology>();
+  const auto* standard = snapshot.Get<EthtoolStdStatsFacts>();
   for (const NetdevFacts& n : netdevs->netdevs) {
-    if (!n.stats_read) continue;
+    const EthtoolStdStatsNetdevFacts* std_stats = standard == nullptr ? nullptr : standard->Find(n.netdev);
+    if (std_stats != nullptr && !std_stats->read) std_stats = nullptr;
+    if (!n.stats_read && std_stats == nullptr) continue;
     Subject s;
     s.name = n.netdev;
     s.netdev = n.netdev;
@@ -546,11 +574,18 @@ void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
         break;
       }
     }
-    s.value = [&n](std::string_view name) -> std::optional<std::uint64_t> {
+    auto driver_stat = [&n](std::string_view name) -> std::optional<std::uint64_t> {
       for (const DriverStat& st : n.classified_stats) {
         if (st.name == name) return st.value;
       }
       return std::nullopt;
+    };
+    s.value = [driver_stat, std_stats](std::string_view name) -> std::optional<std::uint64_t> {
+      if (std_stats == nullptr || (!name.starts_with("eth-") && !name.starts_with("rmon-"))) return driver_stat(name);
+      for (const auto& [standard_name, driver_name] : kStandardTwins) {
+        if (standard_name == name && driver_stat(driver_name)) return std::nullopt;
+      }
+      return std_stats->stats.Find(name);
     };
     fn(s);
   }
