@@ -19,6 +19,7 @@
 #include "facts/ethtool_std_stats_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
+#include "facts/read_backoff_reason.h"
 
 namespace rdmahd {
 namespace {
@@ -213,6 +214,10 @@ struct Subject {
   std::uint64_t instance = 0;
   ValueOf value;
   std::string netdev;  // for the fix's NETDEV; empty when unknown
+  // The port's files in read backoff, and the folder prefixes ("counters/") the subject's values
+  // come from: a rule's counter among them is unknown, not 0.
+  const std::vector<BackedOffRead>* backoff = nullptr;
+  std::array<std::string_view, 2> backoff_dirs{};
   mutable std::string series;  // Series()'s buffer: one allocation per subject, not per lookup
 };
 
@@ -457,7 +462,24 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
                               Secs(std::chrono::duration<double>(hold).count()) + " after it falls back)",
                           rule.fix});
   }
-  if (j.findings.empty() && j.counters == 0 && j.unknown.empty()) return std::nullopt;
+  // The rules' counters (and the packet counters of shares) whose reads are in backoff.
+  std::string backoff;
+  if (s.backoff != nullptr && !s.backoff->empty()) {
+    backoff = BackedOffReason(*s.backoff, [&](const std::string& file) {
+      const auto slash = file.find('/');
+      if (slash == std::string::npos) return false;
+      const std::string_view dir = std::string_view(file).substr(0, slash + 1), name = std::string_view(file).substr(slash + 1);
+      if (std::find(s.backoff_dirs.begin(), s.backoff_dirs.end(), dir) == s.backoff_dirs.end()) return false;
+      return std::any_of(rules.begin(), rules.end(), [&](const Rule& rule) {
+        if (std::find(rule.counters.begin(), rule.counters.end(), name) != rule.counters.end()) return true;
+        for (const auto& alternative : PacketCounters(rule.packets)) {
+          if (std::find(alternative.begin(), alternative.end(), name) != alternative.end()) return true;
+        }
+        return false;
+      });
+    });
+  }
+  if (j.findings.empty() && j.counters == 0 && j.unknown.empty() && backoff.empty()) return std::nullopt;
   if (!j.findings.empty()) {
     std::stable_sort(j.findings.begin(), j.findings.end(), [](const Finding& a, const Finding& b) {
       return (a.verdict == Verdict::kFailed) > (b.verdict == Verdict::kFailed);
@@ -469,6 +491,14 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
       if (std::find(fixes.begin(), fixes.end(), f.fix) == fixes.end()) fixes.push_back(f.fix);
     }
     for (std::string_view f : fixes) r.fix += (r.fix.empty() ? "" : "; ") + ReplaceNetdev(f, s.netdev);
+    return r;
+  }
+  if (!backoff.empty()) {
+    // A counter that cannot be read is not a counter that did not rise.
+    r.verdict = Verdict::kUnknown;
+    r.reason = "cannot judge every error counter: " + backoff;
+    r.fix = "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
+            "port is managed, or let the retries find them readable again";
     return r;
   }
   if (!j.unknown.empty()) {
@@ -528,6 +558,9 @@ void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, cons
       s.instance = g == generation.end() ? 0 : g->second;
       s.value = hw ? Lookup(p.hw_counters, &p.counters) : Lookup(p.counters);
       s.netdev = p.netdev;
+      s.backoff = &p.read_backoff;
+      s.backoff_dirs = hw ? std::array<std::string_view, 2>{"hw_counters/", "counters/"}
+                          : std::array<std::string_view, 2>{"counters/", "counters/"};
       fn(s);
     }
   }

@@ -48,7 +48,8 @@ struct Timeline {
 
   // A collection at `t` with these ports/1/counters/ and hw_counters/ values, the device in its
   // `generation`.
-  CheckResult Port(seconds t, const Values& counters, const Values& hw = {}, std::uint64_t generation = 1) {
+  CheckResult Port(seconds t, const Values& counters, const Values& hw = {}, std::uint64_t generation = 1,
+                   const std::vector<BackedOffRead>& backoff = {}) {
     Topology topology;
     TopologyDevice& td = topology.devices.emplace_back();
     td.name = "mlx5_0";
@@ -62,6 +63,7 @@ struct Timeline {
     p.netdev = "ens1f0np0";
     p.counters = ToCounters(counters);
     p.hw_counters = ToCounters(hw);
+    p.read_backoff = backoff;
     Snapshot s;
     s.Put(std::move(topology));
     s.Put(std::move(devices));
@@ -264,6 +266,59 @@ Values RealMlx5HwCounters() {
     if (auto n = text.ok() ? ParseU64(Trim(*text)) : std::nullopt) v[e.path().filename().string()] = *n;
   }
   return v;
+}
+
+// counters/symbol_error in read backoff (its value absent, as the devices collector leaves it):
+// the other counters not rising must not read as ok; the verdict names the file and the errno.
+// A counter that did trip still decides the verdict.
+TEST(PortErrorsTest, ACounterInReadBackoffIsUnknownNamingTheFileAndErrno) {
+  Timeline tl("port_errors");
+  const std::vector<BackedOffRead> backoff = {{"counters/symbol_error", "EIO"}, {"state", "EIO"}};
+  Values v = {{"port_rcv_errors", 0}, {"port_rcv_packets", 1'000'000}, {"excessive_buffer_overrun_errors", 0}};
+  tl.Port(seconds(0), v, {}, 1, backoff);
+  v["port_rcv_packets"] += 1'000'000;
+  CheckResult r = tl.Port(seconds(15), v, {}, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/symbol_error: EIO on read, retried with backoff "
+                      "(1 min doubling to 1 h; the kernel logs each failed read)");
+  EXPECT_THAT(r.fix, HasSubstr("switch mode"));
+  // Without the backoff, the same values are ok.
+  EXPECT_EQ(tl.Port(seconds(30), v).verdict, Verdict::kOk);
+  v["excessive_buffer_overrun_errors"] = 1;
+  EXPECT_EQ(tl.Port(seconds(45), v, {}, 1, backoff).verdict, Verdict::kFailed);
+  // A file no rule reads (port_rcv_data) in backoff changes nothing.
+  Timeline other("port_errors");
+  other.Port(seconds(0), v, {}, 1, {{"counters/port_rcv_data", "EIO"}});
+  EXPECT_EQ(other.Port(seconds(15), v, {}, 1, {{"counters/port_rcv_data", "EIO"}}).verdict, Verdict::kOk);
+}
+
+// A restricted PF: every counters/ file in backoff, so the check has no counter at all; before,
+// the port got no verdict.
+TEST(PortErrorsTest, EveryCounterInReadBackoffIsUnknownNotSilent) {
+  Timeline tl("port_errors");
+  const std::vector<BackedOffRead> backoff = {{"counters/excessive_buffer_overrun_errors", "EIO"},
+                                              {"counters/local_link_integrity_errors", "EIO"},
+                                              {"counters/link_error_recovery", "EIO"},
+                                              {"counters/port_rcv_errors", "EIO"},
+                                              {"counters/port_rcv_packets", "EIO"},
+                                              {"counters/symbol_error", "EIO"}};
+  CheckResult r = tl.Port(seconds(0), {}, {}, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("counters/excessive_buffer_overrun_errors: EIO, counters/local_link_integrity_errors: "
+                                  "EIO, counters/link_error_recovery: EIO, counters/port_rcv_errors: EIO and 2 more "
+                                  "on read, retried with backoff"));
+}
+
+TEST(RoceTransportErrorsTest, AHwCounterInReadBackoffIsUnknown) {
+  Timeline tl("roce_transport_errors");
+  const std::vector<BackedOffRead> backoff = {{"hw_counters/out_of_sequence", "EOPNOTSUPP"}};
+  Values hw = {{"local_ack_timeout_err", 0}, {"rnr_nak_retry_err", 0}};
+  Values counters = {{"port_rcv_packets", 1000}, {"port_xmit_packets", 1000}};
+  tl.Port(seconds(0), counters, hw, 1, backoff);
+  CheckResult r = tl.Port(seconds(15), counters, hw, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("hw_counters/out_of_sequence: EOPNOTSUPP on read, retried with backoff"));
+  EXPECT_EQ(tl.Port(seconds(30), counters, hw).verdict, Verdict::kOk);
 }
 
 TEST(RoceTransportErrorsTest, RealMlx5CountersThenLossAboveTheFailedShare) {
