@@ -58,7 +58,8 @@ def fixture_trees():
 # Sections of docs/metrics.md whose families only a live node (or configured peers) exposes; each
 # collector's unit test asserts its section against what it renders.
 LIVE_ONLY_SECTIONS = ("(collector `verbs`)", "(probe `peers`)", "(collector `devlink_health`)",
-                      "(collector `module_eeprom`)", "(collector `fec`)", "exposed only while a read fails")
+                      "(collector `module_eeprom`)", "(collector `fec`)", "(collector `ethtool_std_stats`)",
+                      "exposed only while a read fails")
 
 
 def documented_families():
