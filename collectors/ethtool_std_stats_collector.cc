@@ -55,7 +55,8 @@ Status EthtoolStdStatsCollector::Collect(const CollectContext& ctx, Snapshot& sn
       // ethtool_ops for them (loopback, veth): nothing is known, which is not "no errors".
       f.note = "the driver of " + name + " fills none of the standard statistics groups eth-phy, eth-mac, rmon";
     } else if (stats.error().errno_value == EOPNOTSUPP) {
-      f.note = "the driver of " + name + " reports no standard statistics (EOPNOTSUPP)";
+      f.note = "the driver of " + name + " reports no standard statistics (EOPNOTSUPP: a driver without them, or a "
+               "kernel before 5.13 without the command)";
     } else {
       f.note = name + ": " + stats.error().message;
       // Not a failure: the netdev went away, or the kernel has no ethtool netlink (before 5.6).
