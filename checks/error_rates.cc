@@ -16,8 +16,10 @@
 #include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
+#include "facts/ethtool_std_stats_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
+#include "facts/read_backoff_reason.h"
 
 namespace rdmahd {
 namespace {
@@ -126,12 +128,13 @@ constexpr std::array kTransportRules = {
          "in the error state; the NIC is not at fault"},
 };
 
-// `ethtool -S` driver statistics (mlx5's names).
+// `ethtool -S` driver statistics (mlx5's names), and the driver-neutral standard statistics
+// (ethtool_std_stats collector, "<group>-<name>") where the driver has no mlx5 equivalent.
 constexpr std::array kNetdevRules = {
-    Rule{"rx_symbol_err_phy", {"rx_symbol_err_phy"}, Test::kPerHour, Verdict::kFailed, nullptr,
+    Rule{"rx_symbol_err_phy", {"rx_symbol_err_phy", "eth-phy-SymbolErrorDuringCarrier"}, Test::kPerHour, Verdict::kFailed, nullptr,
          &ErrorRatePolicy::symbol_errors_per_hour, Packets::kNone,
          "the PHY received symbols it could not decode (bit errors on the link)", kCableFix},
-    Rule{"rx_crc_errors_phy", {"rx_crc_errors_phy"}, Test::kShare, Verdict::kWarning,
+    Rule{"rx_crc_errors_phy", {"rx_crc_errors_phy", "eth-mac-FrameCheckSequenceErrors"}, Test::kShare, Verdict::kWarning,
          &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx, "frames received with a bad CRC", kCableFix},
     Rule{"rx_discards_phy", {"rx_discards_phy"}, Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share,
          nullptr, Packets::kRx,
@@ -147,17 +150,31 @@ constexpr std::array kNetdevRules = {
          Verdict::kWarning, nullptr, nullptr, Packets::kNone,
          "the NIC counted PCIe physical-layer errors on its link to the host",
          "reseat the NIC, check its riser and slot (`lspci -vvv` LnkSta, the pcie_aer check)"},
+    Rule{"alignment_errors", {"eth-mac-AlignmentErrors"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx,
+         "frames received that were not a whole number of octets and failed the CRC (IEEE 802.3 AlignmentErrors)",
+         kCableFix},
+    Rule{"rmon_errors", {"rmon-etherStatsUndersizePkts", "rmon-etherStatsFragments", "rmon-etherStatsJabbers"},
+         Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share, nullptr, Packets::kRx,
+         "malformed frames received: runts, fragments or jabbers (RFC 2819): a faulty link or link partner",
+         kCableFix},
+    Rule{"mac_internal_errors", {"eth-mac-FramesLostDueToIntMACRcvError", "eth-mac-FramesLostDueToIntMACXmitError"},
+         Test::kShare, Verdict::kWarning, &ErrorRatePolicy::port_error_share, nullptr, Packets::kAll,
+         "frames the NIC's MAC lost to internal errors (IEEE 802.3 FramesLostDueToIntMAC*)",
+         "look at the NIC (`devlink health show`, the driver's log lines in `dmesg`) and update its firmware; "
+         "replace it if the count keeps growing"},
 };
 
 // The packet counters a share is taken of, per direction: each alternative summed, the first whose
 // counters are all present used (rxe's hw_counters, the PMA counters, mlx5's PHY statistics).
 const std::vector<std::vector<std::string_view>>& PacketCounters(Packets p) {
   static const std::vector<std::vector<std::string_view>> kRx = {
-      {"rcvd_pkts"}, {"port_rcv_packets"}, {"rx_packets_phy"}};
+      {"rcvd_pkts"}, {"port_rcv_packets"}, {"rx_packets_phy"}, {"eth-mac-FramesReceivedOK"}};
   static const std::vector<std::vector<std::string_view>> kTx = {
-      {"sent_pkts"}, {"port_xmit_packets"}, {"tx_packets_phy"}};
+      {"sent_pkts"}, {"port_xmit_packets"}, {"tx_packets_phy"}, {"eth-mac-FramesTransmittedOK"}};
   static const std::vector<std::vector<std::string_view>> kAll = {
-      {"rcvd_pkts", "sent_pkts"}, {"port_rcv_packets", "port_xmit_packets"}, {"rx_packets_phy", "tx_packets_phy"}};
+      {"rcvd_pkts", "sent_pkts"}, {"port_rcv_packets", "port_xmit_packets"}, {"rx_packets_phy", "tx_packets_phy"},
+      {"eth-mac-FramesReceivedOK", "eth-mac-FramesTransmittedOK"}};
   static const std::vector<std::vector<std::string_view>> kNone;
   switch (p) {
     case Packets::kRx: return kRx;
@@ -197,6 +214,10 @@ struct Subject {
   std::uint64_t instance = 0;
   ValueOf value;
   std::string netdev;  // for the fix's NETDEV; empty when unknown
+  // The port's files in read backoff, and the folder prefixes ("counters/") the subject's values
+  // come from: a rule's counter among them is unknown, not 0.
+  const std::vector<BackedOffRead>* backoff = nullptr;
+  std::array<std::string_view, 2> backoff_dirs{};
   mutable std::string series;  // Series()'s buffer: one allocation per subject, not per lookup
 };
 
@@ -441,7 +462,24 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
                               Secs(std::chrono::duration<double>(hold).count()) + " after it falls back)",
                           rule.fix});
   }
-  if (j.findings.empty() && j.counters == 0 && j.unknown.empty()) return std::nullopt;
+  // The rules' counters (and the packet counters of shares) whose reads are in backoff.
+  std::string backoff;
+  if (s.backoff != nullptr && !s.backoff->empty()) {
+    backoff = BackedOffReason(*s.backoff, [&](const std::string& file) {
+      const auto slash = file.find('/');
+      if (slash == std::string::npos) return false;
+      const std::string_view dir = std::string_view(file).substr(0, slash + 1), name = std::string_view(file).substr(slash + 1);
+      if (std::find(s.backoff_dirs.begin(), s.backoff_dirs.end(), dir) == s.backoff_dirs.end()) return false;
+      return std::any_of(rules.begin(), rules.end(), [&](const Rule& rule) {
+        if (std::find(rule.counters.begin(), rule.counters.end(), name) != rule.counters.end()) return true;
+        for (const auto& alternative : PacketCounters(rule.packets)) {
+          if (std::find(alternative.begin(), alternative.end(), name) != alternative.end()) return true;
+        }
+        return false;
+      });
+    });
+  }
+  if (j.findings.empty() && j.counters == 0 && j.unknown.empty() && backoff.empty()) return std::nullopt;
   if (!j.findings.empty()) {
     std::stable_sort(j.findings.begin(), j.findings.end(), [](const Finding& a, const Finding& b) {
       return (a.verdict == Verdict::kFailed) > (b.verdict == Verdict::kFailed);
@@ -453,6 +491,14 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
       if (std::find(fixes.begin(), fixes.end(), f.fix) == fixes.end()) fixes.push_back(f.fix);
     }
     for (std::string_view f : fixes) r.fix += (r.fix.empty() ? "" : "; ") + ReplaceNetdev(f, s.netdev);
+    return r;
+  }
+  if (!backoff.empty()) {
+    // A counter that cannot be read is not a counter that did not rise.
+    r.verdict = Verdict::kUnknown;
+    r.reason = "cannot judge every error counter: " + backoff;
+    r.fix = "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
+            "port is managed, or let the retries find them readable again";
     return r;
   }
   if (!j.unknown.empty()) {
@@ -512,6 +558,9 @@ void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, cons
       s.instance = g == generation.end() ? 0 : g->second;
       s.value = hw ? Lookup(p.hw_counters, &p.counters) : Lookup(p.counters);
       s.netdev = p.netdev;
+      s.backoff = &p.read_backoff;
+      s.backoff_dirs = hw ? std::array<std::string_view, 2>{"hw_counters/", "counters/"}
+                          : std::array<std::string_view, 2>{"counters/", "counters/"};
       fn(s);
     }
   }
@@ -524,14 +573,26 @@ void PortHwCounterSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
   ForEachPort(snapshot, "roce_transport_errors", true, fn);
 }
 
-// The netdevs whose driver statistics were read, as subjects; a netdev's instance follows the
-// generation of the RDMA device behind it (a driver reload re-creates both).
+// A standard statistic that counts what a driver statistic counts (mlx5 reports the same PPCNT
+// registers both ways): hidden where the driver has the latter, so an error counts once.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kStandardTwins = {{
+    {"eth-phy-SymbolErrorDuringCarrier", "rx_symbol_err_phy"},
+    {"eth-mac-FrameCheckSequenceErrors", "rx_crc_errors_phy"},
+    {"eth-mac-FramesReceivedOK", "rx_packets_phy"},
+    {"eth-mac-FramesTransmittedOK", "tx_packets_phy"},
+}};
+
+// The netdevs whose driver statistics or standard statistics were read, as subjects; a netdev's
+// instance follows the generation of the RDMA device behind it (a driver reload re-creates both).
 void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
   const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
   if (netdevs == nullptr) return;
   const auto* topology = snapshot.Get<Topology>();
+  const auto* standard = snapshot.Get<EthtoolStdStatsFacts>();
   for (const NetdevFacts& n : netdevs->netdevs) {
-    if (!n.stats_read) continue;
+    const EthtoolStdStatsNetdevFacts* std_stats = standard == nullptr ? nullptr : standard->Find(n.netdev);
+    if (std_stats != nullptr && !std_stats->read) std_stats = nullptr;
+    if (!n.stats_read && std_stats == nullptr) continue;
     Subject s;
     s.name = n.netdev;
     s.netdev = n.netdev;
@@ -546,11 +607,18 @@ void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
         break;
       }
     }
-    s.value = [&n](std::string_view name) -> std::optional<std::uint64_t> {
+    auto driver_stat = [&n](std::string_view name) -> std::optional<std::uint64_t> {
       for (const DriverStat& st : n.classified_stats) {
         if (st.name == name) return st.value;
       }
       return std::nullopt;
+    };
+    s.value = [driver_stat, std_stats](std::string_view name) -> std::optional<std::uint64_t> {
+      if (std_stats == nullptr || (!name.starts_with("eth-") && !name.starts_with("rmon-"))) return driver_stat(name);
+      for (const auto& [standard_name, driver_name] : kStandardTwins) {
+        if (standard_name == name && driver_stat(driver_name)) return std::nullopt;
+      }
+      return std_stats->stats.Find(name);
     };
     fn(s);
   }

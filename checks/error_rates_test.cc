@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/collection_engine.h"
 #include "core/history.h"
+#include "facts/ethtool_std_stats_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
 #include "tests/support/test_files.h"
@@ -47,7 +48,8 @@ struct Timeline {
 
   // A collection at `t` with these ports/1/counters/ and hw_counters/ values, the device in its
   // `generation`.
-  CheckResult Port(seconds t, const Values& counters, const Values& hw = {}, std::uint64_t generation = 1) {
+  CheckResult Port(seconds t, const Values& counters, const Values& hw = {}, std::uint64_t generation = 1,
+                   const std::vector<BackedOffRead>& backoff = {}) {
     Topology topology;
     TopologyDevice& td = topology.devices.emplace_back();
     td.name = "mlx5_0";
@@ -61,6 +63,7 @@ struct Timeline {
     p.netdev = "ens1f0np0";
     p.counters = ToCounters(counters);
     p.hw_counters = ToCounters(hw);
+    p.read_backoff = backoff;
     Snapshot s;
     s.Put(std::move(topology));
     s.Put(std::move(devices));
@@ -68,17 +71,29 @@ struct Timeline {
   }
 
   // A collection at `t` of ens1f0np0's driver statistics (the ones the netdev collector keeps).
-  CheckResult Netdev(seconds t, const std::vector<DriverStat>& stats) {
+  CheckResult Netdev(seconds t, const std::vector<DriverStat>& stats) { return NetdevWithStandard(t, stats, true, {}); }
+
+  // The same with the ethtool_std_stats collector's facts: `standard` read when it has counters
+  // (else unknown, as for a driver with empty groups); `stats_read` false: no `ethtool -S` either.
+  CheckResult NetdevWithStandard(seconds t, const std::vector<DriverStat>& stats, bool stats_read,
+                                 const Values& standard) {
     RdmaNetdevFacts facts;
     NetdevFacts& n = facts.netdevs.emplace_back();
     n.netdev = "ens1f0np0";
     n.present = true;
-    n.stats_read = true;
+    n.stats_read = stats_read;
     for (const DriverStat& st : stats) {
       if (ClassifyDriverStat(st.name).kind != StatKind::kOther) n.classified_stats.push_back(st);
     }
     Snapshot s;
     s.Put(std::move(facts));
+    EthtoolStdStatsFacts std_facts;
+    EthtoolStdStatsNetdevFacts& f = std_facts.netdevs.emplace_back();
+    f.netdev = "ens1f0np0";
+    f.read = !standard.empty();
+    if (!f.read) f.note = "the driver of ens1f0np0 fills none of the standard statistics groups eth-phy, eth-mac, rmon";
+    for (const auto& [stat, value] : standard) f.stats.counters.push_back({stat, value});
+    s.Put(std::move(std_facts));
     return Run(s, t);
   }
 
@@ -253,6 +268,59 @@ Values RealMlx5HwCounters() {
   return v;
 }
 
+// counters/symbol_error in read backoff (its value absent, as the devices collector leaves it):
+// the other counters not rising must not read as ok; the verdict names the file and the errno.
+// A counter that did trip still decides the verdict.
+TEST(PortErrorsTest, ACounterInReadBackoffIsUnknownNamingTheFileAndErrno) {
+  Timeline tl("port_errors");
+  const std::vector<BackedOffRead> backoff = {{"counters/symbol_error", "EIO"}, {"state", "EIO"}};
+  Values v = {{"port_rcv_errors", 0}, {"port_rcv_packets", 1'000'000}, {"excessive_buffer_overrun_errors", 0}};
+  tl.Port(seconds(0), v, {}, 1, backoff);
+  v["port_rcv_packets"] += 1'000'000;
+  CheckResult r = tl.Port(seconds(15), v, {}, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/symbol_error: EIO on read, retried with backoff "
+                      "(1 min doubling to 1 h; the kernel logs each failed read)");
+  EXPECT_THAT(r.fix, HasSubstr("switch mode"));
+  // Without the backoff, the same values are ok.
+  EXPECT_EQ(tl.Port(seconds(30), v).verdict, Verdict::kOk);
+  v["excessive_buffer_overrun_errors"] = 1;
+  EXPECT_EQ(tl.Port(seconds(45), v, {}, 1, backoff).verdict, Verdict::kFailed);
+  // A file no rule reads (port_rcv_data) in backoff changes nothing.
+  Timeline other("port_errors");
+  other.Port(seconds(0), v, {}, 1, {{"counters/port_rcv_data", "EIO"}});
+  EXPECT_EQ(other.Port(seconds(15), v, {}, 1, {{"counters/port_rcv_data", "EIO"}}).verdict, Verdict::kOk);
+}
+
+// A restricted PF: every counters/ file in backoff, so the check has no counter at all; before,
+// the port got no verdict.
+TEST(PortErrorsTest, EveryCounterInReadBackoffIsUnknownNotSilent) {
+  Timeline tl("port_errors");
+  const std::vector<BackedOffRead> backoff = {{"counters/excessive_buffer_overrun_errors", "EIO"},
+                                              {"counters/local_link_integrity_errors", "EIO"},
+                                              {"counters/link_error_recovery", "EIO"},
+                                              {"counters/port_rcv_errors", "EIO"},
+                                              {"counters/port_rcv_packets", "EIO"},
+                                              {"counters/symbol_error", "EIO"}};
+  CheckResult r = tl.Port(seconds(0), {}, {}, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("counters/excessive_buffer_overrun_errors: EIO, counters/local_link_integrity_errors: "
+                                  "EIO, counters/link_error_recovery: EIO, counters/port_rcv_errors: EIO and 2 more "
+                                  "on read, retried with backoff"));
+}
+
+TEST(RoceTransportErrorsTest, AHwCounterInReadBackoffIsUnknown) {
+  Timeline tl("roce_transport_errors");
+  const std::vector<BackedOffRead> backoff = {{"hw_counters/out_of_sequence", "EOPNOTSUPP"}};
+  Values hw = {{"local_ack_timeout_err", 0}, {"rnr_nak_retry_err", 0}};
+  Values counters = {{"port_rcv_packets", 1000}, {"port_xmit_packets", 1000}};
+  tl.Port(seconds(0), counters, hw, 1, backoff);
+  CheckResult r = tl.Port(seconds(15), counters, hw, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("hw_counters/out_of_sequence: EOPNOTSUPP on read, retried with backoff"));
+  EXPECT_EQ(tl.Port(seconds(30), counters, hw).verdict, Verdict::kOk);
+}
+
 TEST(RoceTransportErrorsTest, RealMlx5CountersThenLossAboveTheFailedShare) {
   if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
   Values hw = RealMlx5HwCounters();
@@ -365,6 +433,62 @@ TEST(NetdevErrorsTest, RealDiscardsAndOutOfBufferAsSharesOfPhyPackets) {
   EXPECT_EQ(r.verdict, Verdict::kWarning);
   EXPECT_THAT(r.reason, HasSubstr("rx_discards_phy +600000 in 60 s, 60% of the 1000000 packets received"));
   EXPECT_THAT(r.reason, Not(HasSubstr("rx_out_of_buffer +")));
+}
+
+// A driver without mlx5's `ethtool -S` names (ice, bnxt_en, ...) judged on the IEEE 802.3 counters
+// of ETHTOOL_MSG_STATS_GET: symbol errors over the hourly limit fail, FCS and alignment errors as a
+// share of FramesReceivedOK warn, each naming the standard counter.
+TEST(NetdevErrorsTest, StandardStatisticsOfADriverWithoutMlx5Names) {
+  Timeline tl("netdev_errors");
+  Values v = {{"eth-phy-SymbolErrorDuringCarrier", 0},
+              {"eth-mac-FramesReceivedOK", 5'000'000},
+              {"eth-mac-FramesTransmittedOK", 4'000'000},
+              {"eth-mac-FrameCheckSequenceErrors", 10},
+              {"eth-mac-AlignmentErrors", 0},
+              {"rmon-etherStatsJabbers", 0}};
+  CheckResult r = tl.NetdevWithStandard(seconds(0), {}, false, v);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("counted since the last clear: eth-mac-FrameCheckSequenceErrors 10"));
+  v["eth-mac-FramesReceivedOK"] += 1'000'000;
+  r = tl.NetdevWithStandard(seconds(15), {}, false, v);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_THAT(r.reason, HasSubstr("(4 counters, none rose)"));
+  v["eth-phy-SymbolErrorDuringCarrier"] = 500;
+  v["eth-mac-FrameCheckSequenceErrors"] += 2'000;
+  v["eth-mac-AlignmentErrors"] = 300;
+  v["eth-mac-FramesReceivedOK"] += 1'000'000;
+  r = tl.NetdevWithStandard(seconds(30), {}, false, v);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy (eth-phy-SymbolErrorDuringCarrier +500) in 30 s, more than 120 an hour"));
+  EXPECT_THAT(r.reason, HasSubstr("rx_crc_errors_phy (eth-mac-FrameCheckSequenceErrors +2000) in 30 s, 0.1% of the "
+                                  "2000000 packets received"));
+  EXPECT_THAT(r.reason, HasSubstr("alignment_errors (eth-mac-AlignmentErrors +300)"));
+  EXPECT_THAT(r.fix, HasSubstr("`ethtool -m ens1f0np0`"));
+}
+
+// mlx5 reports the same PHY registers both ways: an error counts once, under mlx5's name.
+TEST(NetdevErrorsTest, AStandardTwinOfAnMlx5CounterCountsOnce) {
+  Timeline tl("netdev_errors");
+  std::vector<DriverStat> stats = {{"rx_symbol_err_phy", 0}, {"rx_packets_phy", 1'000'000}};
+  Values v = {{"eth-phy-SymbolErrorDuringCarrier", 0}, {"eth-mac-FramesReceivedOK", 1'000'000}};
+  tl.NetdevWithStandard(seconds(0), stats, true, v);
+  stats[0].value = 100;
+  v["eth-phy-SymbolErrorDuringCarrier"] = 100;
+  // 100 in 50 min is within 120 an hour; counted twice (200) it would not be.
+  CheckResult r = tl.NetdevWithStandard(seconds(3000), stats, true, v);
+  EXPECT_EQ(r.verdict, Verdict::kOk) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("rose: rx_symbol_err_phy +100)"));
+  EXPECT_THAT(r.reason, Not(HasSubstr("eth-phy")));
+}
+
+// A driver that fills none of the groups (this machine's loopback, veth) and has no mlx5 names
+// gives no row: nothing is known, which must not read as ok.
+TEST(NetdevErrorsTest, NoStandardStatisticsAndNoDriverNamesIsNoRow) {
+  Timeline tl("netdev_errors");
+  tl.expected = 0;
+  tl.NetdevWithStandard(seconds(0), {}, false, {});
+  tl.NetdevWithStandard(seconds(15), {{"rx_packets", 10}}, true, {});
+  tl.NetdevWithStandard(seconds(30), {{"rx_packets", 20}}, true, {});
 }
 
 TEST(ErrorRatesConfigTest, SectionParsesAndRefusesAFailedShareBelowTheWarning) {

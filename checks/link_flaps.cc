@@ -9,6 +9,7 @@
 #include "facts/kernel_log_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
+#include "facts/read_backoff_reason.h"
 
 namespace rdmahd {
 namespace {
@@ -220,11 +221,17 @@ class LinkFlapsCheck : public Check {
         // The netdev of the port's RoCE GIDs (its lowest-index one: a VLAN netdev follows its parent).
         f.netdev = tp.netdev;
         const NetdevFacts* nf = netdevs != nullptr && !tp.netdev.empty() ? netdevs->Find(tp.netdev) : nullptr;
-        const LinkFlapPolicy::Observation o = CurrentObservation(FindPort(devices, d.name, tp.port), nf);
+        const RdmaPortFacts* port = FindPort(devices, d.name, tp.port);
+        const LinkFlapPolicy::Observation o = CurrentObservation(port, nf);
         if (!o.active) {
           f.note = devices == nullptr ? "the devices collector did not run"
                                       : "/sys/class/infiniband/" + d.name + "/ports/" + std::to_string(tp.port) +
                                             "/state unreadable (see the devices collector's errors)";
+          const std::string backoff = port == nullptr ? std::string()
+                                                      : BackedOffReason(port->read_backoff, [](const std::string& file) {
+                                                          return file == "state";
+                                                        });
+          if (!backoff.empty()) f.note += ": " + backoff;
         }
         f.link_downed = o.link_downed;
         f.carrier_changes = o.carrier_changes;

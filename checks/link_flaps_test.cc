@@ -28,6 +28,8 @@ struct Timeline {
   std::vector<CheckResult> verdicts;
   std::optional<KernelLogFacts> kernel_log;  // put in the snapshot when set
 
+  std::vector<BackedOffRead> read_backoff;  // the port's, as the devices collector records them
+
   LinkFlapPortFacts At(int t, std::optional<bool> active, std::optional<std::uint64_t> link_downed = std::nullopt,
                        std::optional<std::uint64_t> carrier = std::nullopt) {
     Snapshot s;
@@ -48,6 +50,7 @@ struct Timeline {
       p.port = 1;
       if (active) p.state = *active ? SysfsEnumValue{4, "ACTIVE"} : SysfsEnumValue{1, "DOWN"};
       if (link_downed) p.counters = CounterValues::FromPairs({{"link_downed", *link_downed}});
+      p.read_backoff = read_backoff;
     }
     RdmaNetdevFacts netdevs;
     NetdevFacts& nf = netdevs.netdevs.emplace_back();
@@ -200,6 +203,18 @@ TEST(LinkFlapsTest, UnreadableStateLeavesTheHistoryAlone) {
   EXPECT_EQ(tl.verdicts[0].verdict, Verdict::kUnknown);
   EXPECT_THAT(tl.verdicts[0].reason, HasSubstr("mlx5_0/ports/1/state unreadable"));
   EXPECT_TRUE(tl.At(25, true).flapping);  // 15 s down
+}
+
+// A port in switch mode answers EINVAL on state: the reason names the file and the errno.
+TEST(LinkFlapsTest, AStateInReadBackoffSaysSo) {
+  Timeline tl;
+  tl.read_backoff = {{"state", "EINVAL"}};
+  tl.At(0, std::nullopt);
+  ASSERT_EQ(tl.verdicts.size(), 1u);
+  EXPECT_EQ(tl.verdicts[0].verdict, Verdict::kUnknown);
+  EXPECT_THAT(tl.verdicts[0].reason,
+              HasSubstr("mlx5_0/ports/1/state unreadable (see the devices collector's errors): state: EINVAL on read, "
+                        "retried with backoff"));
 }
 
 TEST(LinkFlapsTest, APortGoneAndBackWithinTheDropWindowFlappedAndIsForgottenAfterLong) {

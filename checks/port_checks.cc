@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
+#include "facts/read_backoff_reason.h"
 
 namespace rdmahd {
 namespace {
@@ -97,6 +98,10 @@ class PortActiveCheck : public Check {
         r.reason = observed + ": cannot tell whether the port is up";
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/state and phys_state are readable by rdma-healthd";
+        const std::string backoff = BackedOffReason(p.read_backoff, [&](const std::string& f) {
+          return (f == "state" && !p.state) || (f == "phys_state" && !p.phys_state);
+        });
+        if (!backoff.empty()) r.reason += ": " + backoff;
       } else if (p.state->id == kPortStateActive && p.phys_state->id == kPhysStateLinkUp) {
         r.verdict = Verdict::kOk;
         r.reason = std::move(observed);
@@ -150,6 +155,8 @@ class PortRateCheck : public Check {
       if (!p.rate_bytes_per_second) {
         r.reason = "rate unreadable";
         AppendLinkHint(r.reason, p);
+        const std::string backoff = BackedOffReason(p.read_backoff, [](const std::string& f) { return f == "rate"; });
+        if (!backoff.empty()) r.reason += ": " + backoff;
         r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
                 "/rate is readable by rdma-healthd";
         out.push_back(std::move(r));
@@ -168,6 +175,10 @@ class PortRateCheck : public Check {
         // A port that is not up reports a default rate; port_active already says what is wrong.
         r.reason = observed + " while the port is " + (p.state ? p.state->name : std::string("in an unknown state")) +
                    ": the rate is only meaningful on an ACTIVE port (see port_active)";
+        if (!p.state) {
+          const std::string backoff = BackedOffReason(p.read_backoff, [](const std::string& f) { return f == "state"; });
+          if (!backoff.empty()) r.reason += "; " + backoff;
+        }
       } else if (gbps + 1e-9 < *config.Section<PortPolicy>().min_rate_gbps) {
         r.verdict = Verdict::kFailed;
         r.reason = observed + " is below the minimum " + FormatGbps(*config.Section<PortPolicy>().min_rate_gbps) + " Gb/s";

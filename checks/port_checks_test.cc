@@ -197,6 +197,41 @@ TEST(PortRateCheckTest, DownPortOrUnreadableRateIsUnknown) {
   EXPECT_EQ(Evaluate("port_rate", unreadable, config)[0].verdict, Verdict::kUnknown);
 }
 
+// A file in read backoff (a port in switch mode answers EINVAL, a restricted PF EIO): the verdict
+// names the file and the errno, as the devices collector records them, instead of a bare
+// "unreadable".
+TEST(PortActiveCheckTest, AStateInReadBackoffSaysSo) {
+  TestPort p = HealthyRocePort();
+  p.state.reset();
+  p.read_backoff = {{"state", "EINVAL"}, {"counters/symbol_error", "EINVAL"}};
+  auto out = Evaluate("port_active", p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(out[0].reason,
+            "state unreadable, physical state LinkUp (5) (netdev ens1f0np0): cannot tell whether the port is up: "
+            "state: EINVAL on read, retried with backoff (1 min doubling to 1 h; the kernel logs each failed read)");
+}
+
+TEST(PortRateCheckTest, ARateOrStateInReadBackoffSaysSo) {
+  Config config;
+  config.Section<PortPolicy>().min_rate_gbps = 100;
+  TestPort p = HealthyRocePort();
+  p.rate_bytes_per_second.reset();
+  p.read_backoff = {{"rate", "EIO"}};
+  auto out = Evaluate("port_rate", p, config);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_TRUE(Has(out[0].reason, "rate unreadable (netdev ens1f0np0): rate: EIO on read, retried with backoff"))
+      << out[0].reason;
+
+  TestPort no_state = HealthyRocePort();
+  no_state.state.reset();
+  no_state.read_backoff = {{"state", "EPERM"}};
+  out = Evaluate("port_rate", no_state, config);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_TRUE(Has(out[0].reason, "in an unknown state")) << out[0].reason;
+  EXPECT_TRUE(Has(out[0].reason, "; state: EPERM on read, retried with backoff")) << out[0].reason;
+}
+
 TEST(RoceV2GidCheckTest, Verdicts) {
   auto ok = Evaluate("roce_v2_gid", HealthyRocePort());
   ASSERT_EQ(ok.size(), 1u);

@@ -83,36 +83,16 @@ struct Kernel {
                                                               -> Result<FakeGenlTransport::Datagrams> {
       EXPECT_FALSE(dump);
       EXPECT_EQ(m.cmd, ETHTOOL_MSG_FEC_GET);
-      std::string name;
-      auto attrs = SplitNlAttrs(m.attrs, "test", "request");
-      EXPECT_TRUE(attrs.ok());
-      for (const NlAttr& a : *attrs) {
-        if (a.type != ETHTOOL_A_FEC_HEADER) continue;
-        auto header = SplitNlAttrs(a.payload, "test", "header");
-        for (const NlAttr& h : *header) {
-          if (h.type == ETHTOOL_A_HEADER_DEV_NAME) name = reinterpret_cast<const char*>(h.payload.data());
-          if (h.type == ETHTOOL_A_HEADER_FLAGS) flags.push_back(*NlAttrAs<std::uint32_t>(h, "test", "flags", "u32"));
-        }
-      }
+      const std::string name = testing::EthtoolRequestNetdev(m, ETHTOOL_A_FEC_HEADER, &flags);
       asked.push_back(name);
-      testing::GenlDatagram d;
       auto it = netdevs.find(name);
-      if (it == netdevs.end()) {
-        d.Error(EOPNOTSUPP, m.header.nlmsg_seq);
-        return FakeGenlTransport::Datagrams{d.bytes()};
-      }
+      if (it == netdevs.end()) return testing::KernelError(m, EOPNOTSUPP);
       return FakeGenlTransport::Datagrams{FecReply(name, it->second, m.header.nlmsg_seq)};
     });
   }
 };
 
-Topology Netdevs(std::vector<std::string> names) {
-  Topology t;
-  t.class_dir_present = true;
-  int port = 1;
-  for (const auto& n : names) t.links.push_back({"mlx5_0", port++, n});
-  return t;
-}
+Topology Netdevs(const std::vector<std::string>& names) { return testing::NetdevTopology(names); }
 
 const FecFacts* Facts(const testing::CollectedRun& r) { return r.snapshot.Get<FecFacts>(); }
 

@@ -60,7 +60,7 @@ def fixture_trees():
 # module_eeprom is not among them: it reads a capture's --path.dcb/<netdev>/module-eeprom.bin, and
 # host/device-readiness has one per netdev.
 LIVE_ONLY_SECTIONS = ("(collector `verbs`)", "(probe `peers`)", "(collector `devlink_health`)",
-                      "(collector `fec`)", "exposed only while a read fails")
+                      "(collector `fec`)", "(collector `ethtool_std_stats`)", "exposed only while a read fails")
 
 
 def documented_families():

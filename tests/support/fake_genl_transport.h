@@ -4,6 +4,8 @@
 // collection and rendering of a collector against it.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
 
 #include <cerrno>
@@ -17,6 +19,7 @@
 #include "common/netlink_parse.h"
 #include "common/node_fs.h"
 #include "core/collector.h"
+#include "parsers/genl_test_message.h"
 
 namespace rdmahd::testing {
 
@@ -53,6 +56,44 @@ class FakeGenlTransport : public GenlTransport {
   std::uint16_t family_;
   Handler handler_;
 };
+
+// The netdev an ethtool request names (ETHTOOL_A_HEADER_DEV_NAME in its header nest
+// `header_type`), "" when none; the header's ETHTOOL_A_HEADER_FLAGS appended to `flags` if given.
+inline std::string EthtoolRequestNetdev(const GenlMessage& m, std::uint16_t header_type,
+                                        std::vector<std::uint32_t>* flags = nullptr) {
+  std::string name;
+  auto attrs = SplitNlAttrs(m.attrs, "test", "request");
+  EXPECT_TRUE(attrs.ok());
+  if (!attrs) return name;
+  for (const NlAttr& a : *attrs) {
+    if (a.type != header_type) continue;
+    auto header = SplitNlAttrs(a.payload, "test", "header");
+    if (!header) continue;
+    for (const NlAttr& h : *header) {
+      if (h.type == ETHTOOL_A_HEADER_DEV_NAME) name = reinterpret_cast<const char*>(h.payload.data());
+      if (h.type == ETHTOOL_A_HEADER_FLAGS && flags != nullptr) {
+        flags->push_back(*NlAttrAs<std::uint32_t>(h, "test", "flags", "u32"));
+      }
+    }
+  }
+  return name;
+}
+
+// The kernel's answer of `err` (EOPNOTSUPP: a driver without the operation) to request `m`.
+inline FakeGenlTransport::Datagrams KernelError(const GenlMessage& m, int err) {
+  GenlDatagram d;
+  d.Error(err, m.header.nlmsg_seq);
+  return {d.bytes()};
+}
+
+// A topology of mlx5_0's ports 1, 2, ... each behind one of `names`.
+inline Topology NetdevTopology(const std::vector<std::string>& names) {
+  Topology t;
+  t.class_dir_present = true;
+  int port = 1;
+  for (const auto& n : names) t.links.push_back({"mlx5_0", port++, n});
+  return t;
+}
 
 // A tree that stands for the kernel the fake transport plays (collectors ask it as the live one).
 inline const NodeFs& FakeKernelFs() {
