@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "config/config_section.h"
@@ -229,6 +230,9 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
                                          : now_mono;
     oldest_mono_ = now_mono - look_back;
   }
+  // Test only (the header): user space's records (facility 1) taken as the kernel's.
+  const char* test_user = std::getenv(kTestUserRecordsEnv);
+  const std::uint32_t max_facility = test_user != nullptr && std::string_view(test_user) == "1" ? 1 : 0;
   KernelLogRecord record;
   std::string error;
   for (std::size_t i = 0; source_ && i < kMaxRecordsPerCollection; ++i) {
@@ -251,7 +255,7 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     }
     ++records_;
     if (r == KernelLogSource::Read::kNotARecord) continue;  // not what the kernel writes: nothing to learn
-    if (record.facility.value_or(0) != 0) continue;  // written by user space, not the kernel
+    if (record.facility.value_or(0) > max_facility) continue;  // written by user space, not the kernel
     if (record.monotonic_us && static_cast<std::int64_t>(*record.monotonic_us) < oldest_mono_.count()) continue;
     FillDeviceFromMessage(record);
     Take(record, ctx.topology, now_unix, now_mono);

@@ -8,6 +8,10 @@
 // ACCESS_REG failures, 10,000 lines/s, costs bounded CPU and yields counts, not memory; the rest is
 // read by the next collection, or lost to the ring, which the kernel says with EPIPE and is
 // counted). Records from user space (facility other than 0) are not the kernel's: skipped.
+// Test only: with RDMAHD_TEST_KMSG_USER_RECORDS=1 in the environment, facility 1 (LOG_USER, which the
+// kernel gives every record written to /dev/kmsg from user space) is taken as the kernel's too, so
+// the VM tier can send driver-format lines through the real record path (docs/vm-tests.md,
+// vm_kernel_log_on_rxe). Nothing a real node runs sets it.
 //
 // Reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1 (the unit and the DaemonSet grant
 // it); without it the facts say so and the nic_health check is unknown with the reason. On a
@@ -69,6 +73,7 @@ struct KernelLogClock {
 class KernelLogCollector : public Collector {
  public:
   static constexpr std::size_t kMaxRecordsPerCollection = 100000;
+  static constexpr char kTestUserRecordsEnv[] = "RDMAHD_TEST_KMSG_USER_RECORDS";
 
   // Opens the log `fs` says to read (a saved log's path, or "" for /dev/kmsg).
   using SourceFactory = std::function<std::unique_ptr<KernelLogSource>(const std::string& saved, std::string& error)>;

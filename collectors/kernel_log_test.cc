@@ -244,6 +244,32 @@ TEST(KernelLogTest, UserSpaceRecordsOtherDevicesAndGarbageAreNotTheNics) {
   EXPECT_THAT(r.text, Not(HasSubstr("rdma_kernel_events_total{")));
 }
 
+TEST(KernelLogTest, TheTestOnlyEnvironmentTakesUserRecordsOfFacilityOneOnly) {
+  // What the VM tier writes to /dev/kmsg: the kernel gives it facility 1 (user).
+  const auto t = kUptime - std::chrono::seconds(1);
+  const std::string user = Kmsg(2, 1, t, "mlx5_core 0000:05:00.0: Fatal error 1 detected", 1);
+  const std::string daemon = Kmsg(2, 2, t, "mlx5_core 0000:05:00.1: Fatal error 1 detected", 3);
+  {
+    Node node;  // without it: skipped, as any user-space record
+    node.log.items = {user, daemon};
+    auto r = node.Collect();
+    EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kOk);
+    EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+  }
+  ::setenv(KernelLogCollector::kTestUserRecordsEnv, "1", 1);
+  Node node;
+  node.log.items = {user, daemon};
+  auto r = node.Collect();
+  ::unsetenv(KernelLogCollector::kTestUserRecordsEnv);
+  EXPECT_EQ(VerdictOf(r, "mlx5_0").verdict, Verdict::kFailed);
+  EXPECT_THAT(VerdictOf(r, "mlx5_0").reason, HasSubstr("Fatal error 1 detected"));
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);  // facility 3 (daemon) stays skipped
+  // Read only at a collection: unset, the next record of facility 1 is skipped again.
+  node.log.items = {Kmsg(2, 3, t, "mlx5_core 0000:05:00.1: Fatal error 1 detected", 1)};
+  r = node.Collect();
+  EXPECT_EQ(VerdictOf(r, "mlx5_1").verdict, Verdict::kOk);
+}
+
 TEST(KernelLogTest, OverrunsAreCountedAndAReadErrorReopensOnTheNextCollection) {
   Node node;
   const auto t = kUptime - std::chrono::seconds(1);
