@@ -121,7 +121,7 @@ std::string Fix(const Finding& f, const std::string& netdev) {
 class OpticsCheck : public Check {
  public:
   void Evaluate(const Snapshot& snapshot, const Config&, std::vector<CheckResult>& out) const override {
-    const auto* facts = snapshot.Get<ModuleFacts>();
+    const auto* facts = snapshot.Get<ModuleEepromFacts>();
     if (facts == nullptr) return;
     const auto* netdevs = snapshot.Get<RdmaNetdevFacts>();
     for (const ModuleNetdevFacts& f : facts->netdevs) {

@@ -47,7 +47,7 @@ ModuleDom Qsfp() {
 }
 
 CheckResult Judge(const ModuleDom& m, std::optional<std::string> operstate = std::nullopt) {
-  ModuleFacts facts;
+  ModuleEepromFacts facts;
   ModuleNetdevFacts& f = facts.netdevs.emplace_back();
   f.netdev = "ens1f0np0";
   f.read = true;

@@ -108,7 +108,7 @@ Result<std::vector<std::uint8_t>> ModuleCollector::ReadHalfPage(const std::strin
 }
 
 Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
-  ModuleFacts facts;
+  ModuleEepromFacts facts;
   for (const std::string& name : ctx.topology.Netdevs()) {
     ModuleNetdevFacts f;
     f.netdev = name;
@@ -190,7 +190,7 @@ void AddThresholds(const MetricSink::FamilyRef& family, const std::string& netde
 }  // namespace
 
 void ModuleCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
-  const auto* facts = snapshot.Get<ModuleFacts>();
+  const auto* facts = snapshot.Get<ModuleEepromFacts>();
   if (facts == nullptr) return;
   auto info = sink.Gauge("rdma_module_info",
                          "1 for the module in an RDMA netdev's cage: its identifier (SFF-8024), vendor, part number "

@@ -144,7 +144,7 @@ Topology OneNetdev() {
   return t;
 }
 
-const ModuleNetdevFacts& Netdev(const testing::CollectedRun& r) { return r.snapshot.Get<ModuleFacts>()->netdevs.at(0); }
+const ModuleNetdevFacts& Netdev(const testing::CollectedRun& r) { return r.snapshot.Get<ModuleEepromFacts>()->netdevs.at(0); }
 
 testing::CollectedRun CollectOnce(Collector& c, const NodeFs& fs) { return testing::CollectAndRender(c, fs, OneNetdev()); }
 

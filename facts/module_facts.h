@@ -20,7 +20,7 @@ struct ModuleNetdevFacts {
   ModuleDom dom;  // dom.has_dom false: no diagnostics (dom.no_dom_reason says why)
 };
 
-struct ModuleFacts {
+struct ModuleEepromFacts {
   std::vector<ModuleNetdevFacts> netdevs;  // by netdev name
 };
 
