@@ -1,6 +1,6 @@
 // Fleet simulation for peer selection (probes/peer_selection.h): N synthetic nodes in R racks,
-// each node's choice computed as the daemon computes it, then the fleet-wide figures issue #12
-// asks for. The last line is JSON:
+// each node's choice computed as the daemon computes it, then the fleet-wide figures the selection
+// is judged by. The last line is JSON:
 //   in_degree_min / in_degree_median / in_degree_max: how many nodes probe each node
 //   tor_pair_coverage: the share of unordered ToR pairs some node probes across (1 = all)
 //   moved_assignments_on_one_node_churn: (prober, target) assignments that are new after one node

@@ -3,7 +3,7 @@
 //
 //   rdmahd_peer_bench memory [PEERS]          heap bytes of bookkeeping per peer (mallinfo2 before and
 //                                             after every peer had a latency round and a stream;
-//                                             issue #12 budgets 16 KiB per peer)
+//                                             the budget is 16 KiB per peer)
 //   rdmahd_peer_bench cpu [PEERS] [RATE] [S] [fail]
 //                                             CPU time of the probe thread (scheduling, statistics,
 //                                             histogram, publishing) with PEERS peers probed RATE

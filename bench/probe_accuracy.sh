@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# probe_accuracy.sh: can the probe's latency be told apart from perftest's at 5%? (issue #25)
+# probe_accuracy.sh: can the probe's latency be told apart from perftest's at 5%?
 #
 #   bench/probe_accuracy.sh [PAIRS [ITERS]]        on the host (default 40 pairs of 200 iterations)
 #

@@ -15,7 +15,7 @@ and roce collectors all run; node_exporter runs its infiniband collector. The fl
 every file rdma-healthd holds open after the warm-up (all it reads on a steady-state scrape), by a
 single-threaded process; the same reads with a second, idle thread (a shared descriptor table, which
 makes the kernel count a reference per read, as in any multi-threaded server) are shown beside it.
-Targets (issue #8): CPU per scrape <= 1.3x the floor and <= 0.35x node_exporter's, peak RSS <= 0.5x.
+Targets: CPU per scrape <= 1.3x the floor and <= 0.35x node_exporter's, peak RSS <= 0.5x.
 
 The tree is on tmpfs, where a read is cheaper than on any sysfs. To show by how much, each round also
 reads, once each, up to 800 attribute files of this host's own /sys (network, block-queue, CPU-cache

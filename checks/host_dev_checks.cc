@@ -1,4 +1,4 @@
-// Host readiness checks, device side (issue #10 items 4-7): pcie_link, roce_tos, kernel_modules,
+// Host readiness checks, device side: pcie_link, roce_tos, kernel_modules,
 // device_access, cpu_governor (link_flaps: checks/link_flaps.cc). Facts come from the "pcie",
 // "roce_tos" and "plumbing" collectors (facts/*.h); roce_tos also reads the Topology for the port's netdev and
 // the "roce" collector's facts for its DSCP->priority map and PFC. Without their facts (collector

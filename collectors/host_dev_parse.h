@@ -1,4 +1,4 @@
-// Pure parsers for the device side of host readiness (issue #10 items 4-6): PCIe link attributes,
+// Pure parsers for the device side of host readiness: PCIe link attributes,
 // the PCIe capability in a PCI config space dump, RoCE ToS files and the IOMMU options
 // of the kernel command line. Text in, values or an Error naming what was wrong out; nothing here
 // reads a file.

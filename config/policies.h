@@ -58,7 +58,7 @@ struct RocePolicy {
   std::vector<std::string> extra_ethtool_stats;
 };
 
-// The peer-probe responder: answers other nodes' probes (issue #11). Off unless configured.
+// The peer-probe responder: answers other nodes' probes. Off unless configured.
 struct PeerResponderPolicy {
   bool enabled = false;
   std::string listen_address;           // local IP; empty = every address
@@ -69,7 +69,7 @@ struct PeerResponderPolicy {
   std::uint64_t max_registered_bytes = 64ull << 20;  // all sessions' memory regions together
 };
 
-// Fleet discovery (issue #12): DNS names whose every A/AAAA record is a peer, e.g. a Kubernetes
+// Fleet discovery: DNS names whose every A/AAAA record is a peer, e.g. a Kubernetes
 // headless Service of the rdma-healthd DaemonSet, re-resolved every dns_interval.
 struct PeerDiscoveryPolicy {
   std::vector<std::string> dns;                     // names; each address they resolve to is a peer
@@ -110,7 +110,7 @@ struct PeersPolicy {
   PeerSelectionPolicy selection;
 };
 
-// ---- host: device side (issue #10 items 4-7; the "pcie", "roce_tos", "plumbing" and
+// ---- host: device side (the "pcie", "roce_tos", "plumbing" and
 // "link_flaps" collectors and their checks). The PCIe and ToS checks need no keys of their own (a
 // degraded link always fails; the ToS is judged against roce.dscp and roce.priority).
 

@@ -108,7 +108,7 @@ TEST_F(HttpServerWebConfigTest, BcryptCostAboveTheBoundIsRefused) {
       << nonsense.error().message;
 }
 
-// Issue #20 item 1: --web.config.file pointed at a file that is not a web config (a private key,
+// --web.config.file pointed at a file that is not a web config (a private key,
 // a shadow file) must not print any of it.
 TEST_F(HttpServerWebConfigTest, ErrorsShowNothingOfAFileThatIsNotAWebConfig) {
   const std::string pem_secret = "MIIEowIBAAKCAQEAu7Qz9sEcReTpAyLoAd";

@@ -122,7 +122,7 @@ using std::chrono::milliseconds;
 // Peer probes. An interval under 100ms would be a load test, not a probe; over a day, no probe.
 constexpr milliseconds kMinPeerInterval{100};
 constexpr milliseconds kMaxPeerInterval{86'400'000};
-// DNS discovery and selection (issue #12).
+// DNS discovery and selection.
 constexpr milliseconds kMinDnsInterval{1000};
 constexpr milliseconds kMinRotation{60000};
 constexpr std::uint32_t kMaxSelectedPeers = 4096;

@@ -130,7 +130,7 @@ class ReloadOntoNotAConfigFileTest(unittest.TestCase):
         self.reload_onto(make)
 
 
-# Issue #20 item 1: files that are not configs, made here (never the machine's real ones).
+# Files that are not configs, made here (never the machine's real ones).
 PEM_SECRET = "MIIEowIBAAKCAQEAu7Qz9sEcReTpAyLoAdSecretBody"
 PEM_TEXT = ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + PEM_SECRET + "\n"
             "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
@@ -219,7 +219,7 @@ class ErrorsDoNotPrintTheFileTest(unittest.TestCase):
 
 
 class FileWithNoSettingsTest(unittest.TestCase):
-    """Issue #20 item 13: an emptied or all-commented file is not a silent switch to the defaults."""
+    """An emptied or all-commented file is not a silent switch to the defaults."""
 
     def test_check_config_warns_and_passes(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -99,7 +99,7 @@ def healthy_within(port, seconds, host="127.0.0.1"):
 
 
 class HalfRequestsAndGreedyClientsTest(unittest.TestCase):
-    """Issue #20 item 4: a burst of clients that send part of a request and close, and one client
+    """A burst of clients that send part of a request and close, and one client
     address holding more idle connections than there are slots."""
     COUNT = 1100  # more than the 1024 slots
 
@@ -140,7 +140,7 @@ class HalfRequestsAndGreedyClientsTest(unittest.TestCase):
 
 
 class LowFdLimitTest(unittest.TestCase):
-    """Issue #20 item 14: out of descriptors is said at warn level, naming the limit."""
+    """Out of descriptors is said at warn level, naming the limit."""
 
     def test_accept_failing_for_want_of_descriptors_is_a_warning_naming_the_limit(self):
         with tempfile.TemporaryDirectory() as empty:
@@ -437,7 +437,7 @@ class WrongPasswordFlood:
 
 
 class WrongPasswordFloodTest(unittest.TestCase):
-    """Issue #20 item 5: wrong passwords from many clients (bcrypt cost 12, as a careful operator
+    """Wrong passwords from many clients (bcrypt cost 12, as a careful operator
     might choose) must not slow the scrapes of a user whose password was verified before, and
     SIGTERM must not wait for a bcrypt; a cost past the bound is refused at start."""
     FLOODERS = 8

@@ -54,7 +54,7 @@ held="$(find "/proc/$RDMAHD_DAEMON_PID/fd" -type l -lname '*/hw_counters/*' ! -l
 expect_num "$held" "==" 0 "hw_counters counter files held by rdma-healthd (netlink answers instead)"
 held_state="$(find "/proc/$RDMAHD_DAEMON_PID/fd" -type l -lname '*/ports/1/state' 2>/dev/null | wc -l)"
 # Held once, by the devices collector: link_flaps judges from its facts through the history and
-# reads no file of its own (issue #21: no file read twice in one collection).
+# reads no file of its own (no file is read twice in one collection).
 expect_num "$held_state" "==" 1 "ports/1/state held once (the files path is live)"
 # Every hw counter the files list is exported, with the value `rdma statistic` shows (idle device).
 m_nl="$RDMAHD_VM_OUT/metrics-netlink.txt"
