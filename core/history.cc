@@ -118,10 +118,15 @@ History::Baseline History::RecordCounter(std::string_view name, std::uint64_t in
 
 History::Baseline History::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value, TimePoint at,
                                          unsigned bits) {
-  std::lock_guard lock(mu_);
+  Batch batch(*this);
+  return batch.RecordCounter(series, instance, value, at, bits);
+}
+
+History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value,
+                                                TimePoint at, unsigned bits) {
   bool created = false;
-  Series* s = Slot(series, true, created);
-  return RecordCounter(s, created, instance, value, at, bits);
+  Series* s = history_.Slot(series, true, created);
+  return history_.RecordCounter(s, created, instance, value, at, bits);
 }
 
 History::Baseline History::RecordCounter(Series* s, bool created, std::uint64_t instance, std::uint64_t value,
@@ -156,10 +161,14 @@ bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint 
 }
 
 bool History::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
-  std::lock_guard lock(mu_);
+  Batch batch(*this);
+  return batch.RecordGauge(series, value, at);
+}
+
+bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
   bool created = false;
-  Series* s = Slot(series, false, created);
-  return RecordGauge(s, created, value, at);
+  Series* s = history_.Slot(series, false, created);
+  return history_.RecordGauge(s, created, value, at);
 }
 
 bool History::RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at) {
@@ -195,6 +204,10 @@ std::optional<History::Growth> History::Increase(std::string_view name, Clock::d
 std::optional<History::Growth> History::Increase(Handle& series, Clock::duration window, TimePoint now) const {
   std::lock_guard lock(mu_);
   return Increase(Resolve(series), window, now);
+}
+
+std::optional<History::Growth> History::Batch::Increase(Handle& series, Clock::duration window, TimePoint now) const {
+  return history_.Increase(history_.Resolve(series), window, now);
 }
 
 std::optional<History::Growth> History::Increase(const Series* s, Clock::duration window, TimePoint now) const {
@@ -241,9 +254,20 @@ std::vector<History::Sample> History::Samples(Handle& series) const {
   return Samples(Resolve(series));
 }
 
+std::vector<History::Sample> History::Batch::Samples(Handle& series) const {
+  return History::Samples(history_.Resolve(series));
+}
+
 std::optional<History::Sample> History::Newest(Handle& series) const {
   std::lock_guard lock(mu_);
-  const Series* s = Resolve(series);
+  return Newest(Resolve(series));
+}
+
+std::optional<History::Sample> History::Batch::Newest(Handle& series) const {
+  return History::Newest(history_.Resolve(series));
+}
+
+std::optional<History::Sample> History::Newest(const Series* s) {
   if (s == nullptr || s->size() == 0) return std::nullopt;
   return s->newest();
 }

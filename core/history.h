@@ -29,7 +29,8 @@
 // history keeps nothing per handle, so handles do not change its memory bound.
 //
 // Thread-safe (one mutex); the engine records and checks read on the collecting thread. A Handle
-// is its owner's: one thread at a time.
+// is its owner's: one thread at a time. A Batch takes the mutex once for many handle calls (a check
+// recording and judging the twenty counters of a port).
 #pragma once
 
 #include <chrono>
@@ -93,6 +94,24 @@ class History {
     std::string name_;
     void* series_ = nullptr;        // the series (nullptr: none), while generation_ is current
     std::uint64_t generation_ = 0;  // 0: not looked up yet
+  };
+
+  // The handle calls below under one hold of the history's lock, for a caller that makes many in a
+  // row. Other calls of the history wait while a Batch lives: make none (not even through another
+  // Batch) on the same thread meanwhile.
+  class Batch {
+   public:
+    explicit Batch(History& history) : history_(history), lock_(history.mu_) {}
+    Baseline RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                           unsigned bits = 64);
+    bool RecordGauge(Handle& series, std::uint64_t value, TimePoint at);
+    std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
+    std::vector<Sample> Samples(Handle& series) const;
+    std::optional<Sample> Newest(Handle& series) const;
+
+   private:
+    History& history_;
+    std::lock_guard<std::mutex> lock_;
   };
 
   History();
@@ -176,6 +195,7 @@ class History {
   bool RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at);
   std::optional<Growth> Increase(const Series* s, Clock::duration window, TimePoint now) const;
   static std::vector<Sample> Samples(const Series* s);
+  static std::optional<Sample> Newest(const Series* s);
   // Adds a sample (the oldest goes when full).
   void Push(Series& s, const Sample& sample) const;
   void Append(Series& s, std::uint64_t value, TimePoint at) const;

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rdmahd {
@@ -238,6 +240,63 @@ TEST(HistoryTest, AHandleUsedWithAnotherHistoryFindsThatHistorysSeries) {
   second->RecordCounter("c", 1, 40, At(20));
   EXPECT_EQ(second->Newest(c)->value, 40u);
   EXPECT_EQ(second->Samples(c).size(), 1u);
+}
+
+TEST(HistoryTest, ABatchRecordsAndAsksAsTheHandleCallsDo) {
+  History h;
+  History::Handle c("c"), g("g");
+  {
+    History::Batch batch(h);
+    EXPECT_FALSE(batch.Newest(c));
+    EXPECT_EQ(batch.RecordCounter(c, 1, 10, At(0)), Baseline::kFirst);
+    EXPECT_EQ(batch.RecordCounter(c, 1, 25, At(30)), Baseline::kContinued);
+    EXPECT_TRUE(batch.RecordGauge(g, 1, At(30)));
+    ASSERT_TRUE(batch.Increase(c, seconds(60), At(30)));
+    EXPECT_EQ(batch.Increase(c, seconds(60), At(30))->increase, 15u);
+    EXPECT_EQ(batch.Samples(c).size(), 2u);
+    EXPECT_EQ(batch.Newest(g)->value, 1u);
+  }
+  // Released: the history's own calls see what the batch recorded.
+  EXPECT_EQ(h.Increase("c", seconds(60), At(30))->increase, 15u);
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"c", "g"}));
+}
+
+// One thread records through handles in batches while another forgets and re-creates the same
+// series by name: every handle call finds the series that exists at that moment.
+TEST(HistoryTest, HandlesStayValidWhileAnotherThreadDropsTheirSeries) {
+  History h(History::Limits{.max_samples = 8, .max_series = 8, .idle = std::chrono::hours(1)});
+  std::atomic<bool> done{false};
+  std::thread churn([&] {
+    for (int i = 0; !done.load(); ++i) {
+      std::string name = "s";
+      name += std::to_string(i % 12);
+      if (i % 3 == 0) {
+        h.Forget(name);
+      } else {
+        h.RecordCounter(name, 2, static_cast<std::uint64_t>(i), At(i));
+      }
+    }
+  });
+  std::vector<History::Handle> handles;
+  for (int i = 0; i < 12; ++i) {
+    std::string name = "s";
+    name += std::to_string(i);
+    handles.emplace_back(std::move(name));
+  }
+  for (int round = 0; round < 2000; ++round) {
+    History::Batch batch(h);
+    for (History::Handle& handle : handles) {
+      batch.RecordCounter(handle, 1, static_cast<std::uint64_t>(round), At(round));
+      (void)batch.Increase(handle, seconds(60), At(round));
+      if (auto newest = batch.Newest(handle)) {
+        EXPECT_LE(newest->first, newest->last);
+      }
+    }
+  }
+  done = true;
+  churn.join();
+  EXPECT_LE(h.series(), 8u);
+  EXPECT_LE(h.MemoryBytes(), History::MaxMemoryBytes(h.limits()));
 }
 
 // Handles hold nothing of the history: recording through them keeps the same bounds.
