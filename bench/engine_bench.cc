@@ -7,8 +7,9 @@
 // With RDMAHD_BENCH_COLD=1 set, caches are flushed between scrapes (a scrape every 15 s finds them
 // cold).
 //
-// What the History-based diagnosis checks cost, against the same binary with them disabled in the
-// Config, in one process so that both see the same machine load:
+// What the error-rate checks (port_errors, roce_transport_errors, netdev_errors; or those that
+// RDMAHD_BENCH_CHECKS_OFF=a,b,... names) cost, against the same binary with them disabled in the
+// Config, in one process so that both see the same machine load (docs/performance.md):
 //   rdmahd_engine_bench --compare-checks SYSFS_ROOT DCB_DIR [PAIRS [SCRAPES_PER_RUN]]
 // e.g. python3 bench/gen_tree.py --devices 16 /tmp/tree &&
 //      rdmahd_engine_bench --compare-checks /tmp/tree/sys /tmp/tree/dcb 60 20
