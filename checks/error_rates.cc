@@ -6,6 +6,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -209,16 +210,19 @@ using ValueOf = std::function<std::optional<std::uint64_t>(std::string_view)>;
 
 // One subject (a port, a netdev) of one check.
 struct Subject {
-  std::string name;    // "mlx5_0/1", "ens1f0np0"
-  std::string prefix;  // the series' prefix: "<check>/<subject>/"
+  std::string_view check;  // the series' prefix is "<check>/<name>/"
+  std::string name;         // "mlx5_0/1", "ens1f0np0"
   std::uint64_t instance = 0;
+  // A port's values: `counters`, else `fallback`'s (read by slot, see SubjectHandles::Load); a
+  // netdev's: `value`.
+  const CounterValues* counters = nullptr;
+  const CounterValues* fallback = nullptr;
   ValueOf value;
   std::string netdev;  // for the fix's NETDEV; empty when unknown
   // The port's files in read backoff, and the folder prefixes ("counters/") the subject's values
   // come from: a rule's counter among them is unknown, not 0.
   const std::vector<BackedOffRead>* backoff = nullptr;
   std::array<std::string_view, 2> backoff_dirs{};
-  mutable std::string series;  // Series()'s buffer: one allocation per subject, not per lookup
 };
 
 struct Finding {
@@ -235,13 +239,118 @@ struct Judgement {
   std::string rose;               // "port_rcv_errors +3, ..." for counters that grew but tripped nothing
 };
 
-// The series of `counter`, in the subject's reused buffer: valid until the next call for it.
-std::string_view Series(const Subject& s, std::string_view counter) {
-  s.series.assign(s.prefix);
-  s.series += counter;
-  return s.series;
+// Where each of a subject's counters is among a CounterValues' slots. The name list is the
+// device's, shared by every collection until the device is discovered anew: found once, not
+// searched by name for every counter of every collection. Holding the list keeps it from being
+// freed, so another list cannot take its address.
+struct Slots {
+  std::shared_ptr<const CounterValues::Names> names;
+  std::vector<std::size_t> of;  // per counter; npos when the list lacks it
+
+  std::optional<std::uint64_t> Value(const CounterValues& values, const std::vector<std::string_view>& counters,
+                                     std::size_t i) {
+    if (!values.names()) return std::nullopt;
+    if (names != values.names()) {
+      names = values.names();
+      of.assign(counters.size(), std::string_view::npos);
+      for (std::size_t k = 0; k < counters.size(); ++k) {
+        const auto it = std::lower_bound(names->begin(), names->end(), counters[k]);
+        if (it != names->end() && *it == counters[k]) of[k] = static_cast<std::size_t>(it - names->begin());
+      }
+    }
+    return of[i] == std::string_view::npos ? std::nullopt : values.value(of[i]);
+  }
+};
+
+// The history handles of one subject's series, kept by its check from one collection to the next:
+// a port records and asks some twenty counters per collection, and formatting and looking up each
+// name every time costs more than judging them.
+struct SubjectHandles {
+  std::uint64_t instance = 0;
+  std::string prefix;  // "<check>/<subject>/"
+  // The rules' counters, each once: first the error counters (a counter's place among them is its
+  // bit in the zeros gauge), then the packet counters of the shares.
+  std::vector<std::string_view> counters;
+  std::size_t error_counters = 0;
+  std::vector<History::Handle> series;               // counters[i]'s
+  std::vector<std::optional<std::uint64_t>> values;  // counters[i]'s in this collection (Load)
+  Slots slots, fallback_slots;                       // a port's, for Load
+  History::Handle zeros;
+  std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
+  bool seen = false;  // a subject of the latest collection
+
+  std::size_t IndexOf(std::string_view counter) const {
+    if (counter.empty()) return counters.size();  // a rule's unused place
+    // The rules' names are the very string_views `counters` was made of: their addresses match.
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+      if (counters[i].data() == counter.data() && counters[i].size() == counter.size()) return i;
+    }
+    return static_cast<std::size_t>(std::find(counters.begin(), counters.end(), counter) - counters.begin());
+  }
+  History::Handle& Of(std::string_view counter) { return series[IndexOf(counter)]; }
+  // The subject's value of one of the rules' counters, as Load found it.
+  std::optional<std::uint64_t> Value(std::string_view counter) const {
+    const std::size_t i = IndexOf(counter);
+    return i < values.size() ? values[i] : std::nullopt;
+  }
+  // Reads the subject's counters once for recording and judging.
+  void Load(const Subject& s) {
+    values.resize(counters.size());
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+      if (s.counters == nullptr) {
+        values[i] = s.value(counters[i]);
+        continue;
+      }
+      values[i] = slots.Value(*s.counters, counters, i);
+      if (!values[i] && s.fallback != nullptr) values[i] = fallback_slots.Value(*s.fallback, counters, i);
+    }
+  }
+  // The hold series of rule `key` (made at its first use: a handle is made before its series is).
+  History::Handle& Held(std::string_view key) {
+    for (auto& [k, h] : held) {
+      if (k == key) return h;
+    }
+    return held.emplace_back(key, History::Handle(prefix + "failing/" + std::string(key))).second;
+  }
+};
+
+template <std::size_t N>
+SubjectHandles MakeHandles(const std::array<Rule, N>& rules, const Subject& s) {
+  SubjectHandles h;
+  h.instance = s.instance;
+  auto add = [&h](std::string_view c) {
+    if (!c.empty() && std::find(h.counters.begin(), h.counters.end(), c) == h.counters.end()) h.counters.push_back(c);
+  };
+  for (const Rule& r : rules) {
+    for (std::string_view c : r.counters) add(c);
+  }
+  h.error_counters = h.counters.size();
+  for (const Rule& r : rules) {
+    for (const auto& alternative : PacketCounters(r.packets)) {
+      for (std::string_view c : alternative) add(c);
+    }
+  }
+  h.prefix = std::string(s.check) + "/" + s.name + "/";
+  h.series.reserve(h.counters.size());
+  for (std::string_view c : h.counters) h.series.emplace_back(h.prefix + std::string(c));
+  h.zeros = History::Handle(h.prefix + "zeros/" + std::to_string(s.instance));
+  return h;
 }
-std::string HoldSeries(const Subject& s, std::string_view key) { return s.prefix + "failing/" + std::string(key); }
+
+// The subject's handles in `cache` (by subject name), made anew for a new subject or instance.
+template <std::size_t N>
+SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& cache, const std::array<Rule, N>& rules,
+                          const Subject& s) {
+  auto it = cache.find(s.name);
+  if (it == cache.end()) {
+    it = cache.emplace(s.name, MakeHandles(rules, s)).first;
+  } else if (it->second.instance != s.instance) {
+    it->second = MakeHandles(rules, s);
+  }
+  it->second.seen = true;
+  it->second.Load(s);
+  return it->second;
+}
 
 // The collections from the newest sample of `zeros` back that had `bit` set: [first, last].
 std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<History::Sample>& zeros, unsigned bit) {
@@ -255,45 +364,34 @@ std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<Hist
 // one gauge per subject and device instance, "zeros/<instance>", holds a bit per such counter
 // (its place among the rules' counters). When the counter leaves 0 its series starts with the
 // collections the gauge saw it at 0, so the increase is judged as if it had been recorded.
-template <std::size_t N>
-void RecordSubject(const std::array<Rule, N>& rules, const Subject& s, History& history, History::TimePoint now) {
-  std::vector<std::string_view> done;  // a counter of several rules is recorded once
-  const std::string zeros_name = s.prefix + "zeros/" + std::to_string(s.instance);
-  const std::vector<History::Sample> zeros = history.Samples(zeros_name);
-  const bool seen_before = !zeros.empty() && zeros.back().last < now;
-  const std::uint64_t zero_before = seen_before ? zeros.back().value : 0;
+void RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history, History::TimePoint now) {
+  const std::optional<History::Sample> zeros = history.Newest(h.zeros);
+  const bool seen_before = zeros && zeros->last < now;
+  const std::uint64_t zero_before = seen_before ? zeros->value : 0;
   std::uint64_t zero_now = 0;
-  for (const Rule& r : rules) {
-    for (std::string_view c : r.counters) {
-      if (c.empty() || std::find(done.begin(), done.end(), c) != done.end()) continue;
-      const auto bit = static_cast<unsigned>(done.size());
-      done.push_back(c);
-      const auto v = s.value(c);
-      if (!v) continue;
-      const bool tracked = bit < 64;
-      const bool unrecorded = tracked && (!seen_before || ((zero_before >> bit) & 1) != 0);
-      if (*v == 0 && unrecorded) {
-        zero_now |= std::uint64_t{1} << bit;
-        continue;
-      }
-      if (unrecorded && seen_before) {
-        const auto [from, to] = ZeroRun(zeros, bit);
-        history.RecordCounter(Series(s, c), s.instance, 0, from);
-        history.RecordCounter(Series(s, c), s.instance, 0, to);
-      }
-      history.RecordCounter(Series(s, c), s.instance, *v, now);
+  for (std::size_t i = 0; i < h.counters.size(); ++i) {
+    const auto& v = h.values[i];
+    if (!v) continue;
+    History::Handle& series = h.series[i];
+    if (i >= h.error_counters) {  // a packet counter: always recorded
+      history.RecordCounter(series, s.instance, *v, now);
+      continue;
     }
-  }
-  for (const Rule& r : rules) {
-    for (const auto& alternative : PacketCounters(r.packets)) {
-      for (std::string_view c : alternative) {
-        if (std::find(done.begin(), done.end(), c) != done.end()) continue;
-        done.push_back(c);
-        if (auto v = s.value(c)) history.RecordCounter(Series(s, c), s.instance, *v, now);
-      }
+    const auto bit = static_cast<unsigned>(i);
+    const bool tracked = bit < 64;
+    const bool unrecorded = tracked && (!seen_before || ((zero_before >> bit) & 1) != 0);
+    if (*v == 0 && unrecorded) {
+      zero_now |= std::uint64_t{1} << bit;
+      continue;
     }
+    if (unrecorded && seen_before) {
+      const auto [from, to] = ZeroRun(history.Samples(h.zeros), bit);
+      history.RecordCounter(series, s.instance, 0, from);
+      history.RecordCounter(series, s.instance, 0, to);
+    }
+    history.RecordCounter(series, s.instance, *v, now);
   }
-  history.RecordGauge(zeros_name, zero_now, now);
+  history.RecordGauge(h.zeros, zero_now, now);
 }
 
 History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy) {
@@ -306,9 +404,10 @@ History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy
   return std::chrono::duration_cast<History::Clock::duration>(policy.window);
 }
 
-template <std::size_t N>
-Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const History& history, History::TimePoint now,
-                const ErrorRatePolicy& policy) {
+// `Hist`: a History, or a History::Batch holding its lock.
+template <std::size_t N, class Hist>
+Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist& history,
+                History::TimePoint now, const ErrorRatePolicy& policy) {
   Judgement j;
   std::vector<std::string_view> seen;  // counters already counted in j.counters / j.rose
   // Each counter's increase over each window, asked of the history once (rules share counters).
@@ -322,7 +421,7 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
     for (const Known& k : known_increases) {
       if (k.counter == c && k.window == window) return k.growth;
     }
-    known_increases.push_back({c, window, history.Increase(Series(s, c), window, now)});
+    known_increases.push_back({c, window, history.Increase(h.Of(c), window, now)});
     return known_increases.back().growth;
   };
   for (const Rule& r : rules) {
@@ -332,7 +431,7 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
     bool present = false, known = true;
     std::string parts;  // "local_ack_timeout_err +3, packet_seq_err +1"
     for (std::string_view c : r.counters) {
-      const std::optional<std::uint64_t> value = c.empty() ? std::nullopt : s.value(c);
+      const std::optional<std::uint64_t> value = h.Value(c);
       if (!value) continue;
       present = true;
       // A counter at 0 counted nothing since it was cleared, so nothing in any window: no need
@@ -381,7 +480,7 @@ Judgement Judge(const std::array<Rule, N>& rules, const Subject& s, const Histor
         std::optional<std::uint64_t> packets;
         bool packets_known = true;
         for (const auto& alternative : PacketCounters(r.packets)) {
-          if (!std::all_of(alternative.begin(), alternative.end(), [&](std::string_view c) { return s.value(c); })) {
+          if (!std::all_of(alternative.begin(), alternative.end(), [&](std::string_view c) { return h.Value(c).has_value(); })) {
             continue;
           }
           std::uint64_t sum = 0;
@@ -430,31 +529,25 @@ std::string ReplaceNetdev(std::string_view fix, const std::string& netdev) {
 
 // The verdict of one subject: the rules that tripped now, those held failed, else unknown or ok.
 // Nothing for a subject without any of the rules' counters (another driver, no PMA).
-template <std::size_t N>
-std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subject& s, const History& history,
-                                    History::TimePoint now, const ErrorRatePolicy& policy, Judgement j) {
+template <std::size_t N, class Hist>
+std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subject& s, SubjectHandles& h,
+                                    const Hist& history, History::TimePoint now, const ErrorRatePolicy& policy,
+                                    Judgement j) {
   CheckResult r{"", s.name, Verdict::kOk, "", ""};
   const auto hold = std::chrono::duration_cast<History::Clock::duration>(policy.hold);
   std::vector<std::string_view> held_keys;
-  // The rules that failed within the hold (one lookup: usually none did).
-  const std::string hold_prefix = HoldSeries(s, "");
-  const std::vector<std::string> failed_before = history.Names(hold_prefix);
+  // The rules that failed within the hold.
   for (const Rule& rule : rules) {
-    if (failed_before.empty()) break;
     if (rule.verdict != Verdict::kFailed) continue;
     if (std::find(held_keys.begin(), held_keys.end(), rule.key) != held_keys.end()) continue;
     const bool now_failing = std::any_of(j.findings.begin(), j.findings.end(), [&](const Finding& f) {
       return f.key == rule.key && f.verdict == Verdict::kFailed;
     });
     if (now_failing) continue;
-    if (std::find(failed_before.begin(), failed_before.end(), hold_prefix + std::string(rule.key)) ==
-        failed_before.end()) {
-      continue;
-    }
-    const auto samples = history.Samples(HoldSeries(s, rule.key));
-    if (samples.empty() || now - samples.back().last >= hold) continue;
+    const std::optional<History::Sample> failed = history.Newest(h.Held(rule.key));
+    if (!failed || now - failed->last >= hold) continue;
     held_keys.push_back(rule.key);
-    const double ago = std::chrono::duration<double>(now - samples.back().last).count();
+    const double ago = std::chrono::duration<double>(now - failed->last).count();
     // The rule's warning level, if it tripped now, is part of the held failure.
     std::erase_if(j.findings, [&](const Finding& f) { return f.key == rule.key; });
     j.findings.push_back({Verdict::kFailed, rule.key,
@@ -515,7 +608,7 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     for (const Rule& rule : rules) {
       for (std::string_view c : rule.counters) {
         if (c.empty() || totals.find(std::string(c) + " ") != std::string::npos) continue;
-        const auto v = s.value(c);
+        const auto v = h.Value(c);
         if (!v || *v == 0 || shown == 8) continue;
         totals += (totals.empty() ? "" : ", ") + std::string(c) + " " + std::to_string(*v);
         ++shown;
@@ -527,14 +620,6 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
   r.reason = "no error counter over its limit (" + std::to_string(j.counters) + (j.counters == 1 ? " counter" : " counters");
   r.reason += j.rose.empty() ? ", none rose)" : "; rose: " + j.rose + ")";
   return r;
-}
-
-ValueOf Lookup(const CounterValues& first, const CounterValues* second = nullptr) {
-  return [&first, second](std::string_view name) {
-    auto v = first.Find(name);
-    if (!v && second != nullptr) v = second->Find(name);
-    return v;
-  };
 }
 
 using SubjectFn = std::function<void(const Subject&)>;
@@ -554,9 +639,10 @@ void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, cons
     for (const RdmaPortFacts& p : d.ports) {
       Subject s;
       s.name = p.Subject();
-      s.prefix = std::string(check) + "/" + s.name + "/";
+      s.check = check;
       s.instance = g == generation.end() ? 0 : g->second;
-      s.value = hw ? Lookup(p.hw_counters, &p.counters) : Lookup(p.counters);
+      s.counters = hw ? &p.hw_counters : &p.counters;
+      s.fallback = hw ? &p.counters : nullptr;
       s.netdev = p.netdev;
       s.backoff = &p.read_backoff;
       s.backoff_dirs = hw ? std::array<std::string_view, 2>{"hw_counters/", "counters/"}
@@ -596,7 +682,7 @@ void NetdevSubjects(const Snapshot& snapshot, const SubjectFn& fn) {
     Subject s;
     s.name = n.netdev;
     s.netdev = n.netdev;
-    s.prefix = "netdev_errors/" + n.netdev + "/";
+    s.check = "netdev_errors";
     s.instance = std::hash<std::string>{}(n.netdev);
     if (topology != nullptr) {
       for (const RdmaNetdev& l : netdevs->links) {
@@ -634,14 +720,25 @@ class RuleCheck : public Check {
   void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
     const auto& policy = config.Section<ErrorRatePolicy>();
     std::vector<CheckResult> results;
-    kSubjects(snapshot, [&](const Subject& s) {
-      RecordSubject(kRules, s, history, now);
-      Judgement j = Judge(kRules, s, history, now, policy);
-      for (const Finding& f : j.findings) {
-        if (f.verdict == Verdict::kFailed) history.RecordGauge(HoldSeries(s, f.key), 1, now);
+    {
+      std::lock_guard lock(handles_mu_);
+      kSubjects(snapshot, [&](const Subject& s) {
+        SubjectHandles& h = HandlesOf(handles_, kRules, s);
+        // The history's lock once for the subject's few dozen calls, not once per call.
+        History::Batch batch(history);
+        RecordSubject(s, h, batch, now);
+        Judgement j = Judge(kRules, h, batch, now, policy);
+        for (const Finding& f : j.findings) {
+          if (f.verdict == Verdict::kFailed) batch.RecordGauge(h.Held(f.key), 1, now);
+        }
+        if (auto r = Verdicts(kRules, s, h, batch, now, policy, std::move(j))) results.push_back(std::move(*r));
+      });
+      // The handles of subjects gone from this collection go too: the cache holds this node's subjects.
+      for (auto it = handles_.begin(); it != handles_.end();) {
+        it = it->second.seen ? std::next(it) : handles_.erase(it);
       }
-      if (auto r = Verdicts(kRules, s, history, now, policy, std::move(j))) results.push_back(std::move(*r));
-    });
+      for (auto& [name, h] : handles_) h.seen = false;
+    }
     std::lock_guard lock(mu_);
     recorded_at_ = now;
     recorded_ = std::move(results);
@@ -658,14 +755,20 @@ class RuleCheck : public Check {
       }
     }
     const auto& policy = ctx.config.Section<ErrorRatePolicy>();
+    // Handles for this evaluation only: the kept ones are Record's (its subjects, its history).
+    std::map<std::string, SubjectHandles, std::less<>> handles;
     kSubjects(ctx.snapshot, [&](const Subject& s) {
-      if (auto r = Verdicts(kRules, s, ctx.history, ctx.now, policy, Judge(kRules, s, ctx.history, ctx.now, policy))) {
+      SubjectHandles& h = HandlesOf(handles, kRules, s);
+      if (auto r = Verdicts(kRules, s, h, ctx.history, ctx.now, policy,
+                            Judge(kRules, h, ctx.history, ctx.now, policy))) {
         out.push_back(std::move(*r));
       }
     });
   }
 
  private:
+  mutable std::mutex handles_mu_;
+  mutable std::map<std::string, SubjectHandles, std::less<>> handles_;  // guarded by handles_mu_
   mutable std::mutex mu_;
   mutable std::optional<History::TimePoint> recorded_at_;  // guarded by mu_
   mutable std::vector<CheckResult> recorded_;              // guarded by mu_

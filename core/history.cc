@@ -1,6 +1,7 @@
 #include "core/history.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace rdmahd {
 namespace {
@@ -12,7 +13,14 @@ std::size_t HeapBlock(std::size_t bytes) { return (bytes + sizeof(std::size_t) +
 
 }  // namespace
 
-History::History(Limits limits) : limits_(limits) {
+std::uint64_t History::NextGeneration() {
+  static std::atomic<std::uint64_t> next{0};
+  return ++next;
+}
+
+History::History() : generation_(NextGeneration()) {}
+
+History::History(Limits limits) : limits_(limits), generation_(NextGeneration()) {
   limits_.max_samples = std::max<std::size_t>(limits_.max_samples, 2);
   limits_.max_series = std::max<std::size_t>(limits_.max_series, 1);
 }
@@ -25,6 +33,15 @@ History::Series* History::Find(std::string_view name) {
 const History::Series* History::Find(std::string_view name) const {
   auto it = series_.find(name);
   return it == series_.end() ? nullptr : &it->second;
+}
+
+History::Series* History::Resolve(Handle& h) const {
+  if (h.generation_ != generation_) {
+    auto it = series_.find(h.name_);
+    h.series_ = it == series_.end() ? nullptr : const_cast<Series*>(&it->second);
+    h.generation_ = generation_;
+  }
+  return static_cast<Series*>(h.series_);
 }
 
 History::Series* History::Slot(std::string_view name, bool counter, bool& created) {
@@ -41,9 +58,19 @@ History::Series* History::Slot(std::string_view name, bool counter, bool& create
     series_.erase(oldest);
   }
   created = true;
+  Changed();
   Series& s = series_.emplace(std::string(name), Series{}).first->second;
   s.counter = counter;
   return &s;
+}
+
+History::Series* History::Slot(Handle& h, bool counter, bool& created) {
+  created = false;
+  if (Series* s = Resolve(h); s != nullptr && s->counter == counter) return s;
+  Series* s = Slot(h.name_, counter, created);
+  h.series_ = s;
+  h.generation_ = generation_;
+  return s;
 }
 
 void History::Push(Series& s, const Sample& sample) const {
@@ -86,6 +113,24 @@ History::Baseline History::RecordCounter(std::string_view name, std::uint64_t in
   std::lock_guard lock(mu_);
   bool created = false;
   Series* s = Slot(name, true, created);
+  return RecordCounter(s, created, instance, value, at, bits);
+}
+
+History::Baseline History::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                                         unsigned bits) {
+  Batch batch(*this);
+  return batch.RecordCounter(series, instance, value, at, bits);
+}
+
+History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value,
+                                                TimePoint at, unsigned bits) {
+  bool created = false;
+  Series* s = history_.Slot(series, true, created);
+  return history_.RecordCounter(s, created, instance, value, at, bits);
+}
+
+History::Baseline History::RecordCounter(Series* s, bool created, std::uint64_t instance, std::uint64_t value,
+                                         TimePoint at, unsigned bits) {
   if (s == nullptr) return Baseline::kRefused;
   if (created || s->size() == 0) {
     s->instance = instance;
@@ -112,6 +157,21 @@ bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint 
   std::lock_guard lock(mu_);
   bool created = false;
   Series* s = Slot(name, false, created);
+  return RecordGauge(s, created, value, at);
+}
+
+bool History::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
+  Batch batch(*this);
+  return batch.RecordGauge(series, value, at);
+}
+
+bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
+  bool created = false;
+  Series* s = history_.Slot(series, false, created);
+  return history_.RecordGauge(s, created, value, at);
+}
+
+bool History::RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at) {
   if (s == nullptr) return false;
   if (created || s->size() == 0) {
     Restart(*s, value, at);
@@ -123,17 +183,34 @@ bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint 
 
 void History::Forget(std::string_view name) {
   std::lock_guard lock(mu_);
-  if (auto it = series_.find(name); it != series_.end()) series_.erase(it);
+  if (auto it = series_.find(name); it != series_.end()) {
+    series_.erase(it);
+    Changed();
+  }
 }
 
 void History::Evict(TimePoint now) {
   std::lock_guard lock(mu_);
-  std::erase_if(series_, [&](const auto& kv) { return now - kv.second.last_seen > limits_.idle; });
+  if (std::erase_if(series_, [&](const auto& kv) { return now - kv.second.last_seen > limits_.idle; }) > 0) {
+    Changed();
+  }
 }
 
 std::optional<History::Growth> History::Increase(std::string_view name, Clock::duration window, TimePoint now) const {
   std::lock_guard lock(mu_);
-  const Series* s = Find(name);
+  return Increase(Find(name), window, now);
+}
+
+std::optional<History::Growth> History::Increase(Handle& series, Clock::duration window, TimePoint now) const {
+  std::lock_guard lock(mu_);
+  return Increase(Resolve(series), window, now);
+}
+
+std::optional<History::Growth> History::Batch::Increase(Handle& series, Clock::duration window, TimePoint now) const {
+  return history_.Increase(history_.Resolve(series), window, now);
+}
+
+std::optional<History::Growth> History::Increase(const Series* s, Clock::duration window, TimePoint now) const {
   if (s == nullptr || !s->counter || s->size() == 0) return std::nullopt;
   const TimePoint start = now - window;
   const Sample& newest = s->newest();
@@ -169,8 +246,35 @@ std::optional<History::Growth> History::LastStep(std::string_view name) const {
 
 std::vector<History::Sample> History::Samples(std::string_view name) const {
   std::lock_guard lock(mu_);
+  return Samples(Find(name));
+}
+
+std::vector<History::Sample> History::Samples(Handle& series) const {
+  std::lock_guard lock(mu_);
+  return Samples(Resolve(series));
+}
+
+std::vector<History::Sample> History::Batch::Samples(Handle& series) const {
+  return History::Samples(history_.Resolve(series));
+}
+
+std::optional<History::Sample> History::Newest(Handle& series) const {
+  std::lock_guard lock(mu_);
+  return Newest(Resolve(series));
+}
+
+std::optional<History::Sample> History::Batch::Newest(Handle& series) const {
+  return History::Newest(history_.Resolve(series));
+}
+
+std::optional<History::Sample> History::Newest(const Series* s) {
+  if (s == nullptr || s->size() == 0) return std::nullopt;
+  return s->newest();
+}
+
+std::vector<History::Sample> History::Samples(const Series* s) {
   std::vector<Sample> out;
-  if (const Series* s = Find(name)) {
+  if (s != nullptr) {
     out.reserve(s->size());
     for (std::size_t i = 0; i < s->size(); ++i) out.push_back(s->at(i));
   }

@@ -21,7 +21,16 @@
 // kMaxNameBytes; Evict() drops series not recorded for Limits::idle. MemoryBytes() is the heap the
 // history holds; MaxMemoryBytes() its bound (history_test measures both against the allocator).
 //
-// Thread-safe (one mutex); the engine records and checks read on the collecting thread.
+// Handles: a caller that records and asks the same series every collection keeps a Handle per
+// series, so that neither formats the name nor looks it up in the map again. A handle remembers
+// where its series lives and the history's generation it found it in; the generation changes
+// whenever a series is created or dropped (new, forgotten, evicted, recorded as the other kind),
+// and a handle of another generation (or of another History) finds its series by name again. The
+// history keeps nothing per handle, so handles do not change its memory bound.
+//
+// Thread-safe (one mutex); the engine records and checks read on the collecting thread. A Handle
+// is its owner's: one thread at a time. A Batch takes the mutex once for many handle calls (a check
+// recording and judging the twenty counters of a port).
 #pragma once
 
 #include <chrono>
@@ -73,7 +82,39 @@ class History {
     double seconds = 0;
   };
 
-  History() = default;
+  // A series' name and where the history last found it (see above).
+  class Handle {
+   public:
+    Handle() = default;
+    explicit Handle(std::string name) : name_(std::move(name)) {}
+    const std::string& name() const { return name_; }
+
+   private:
+    friend class History;
+    std::string name_;
+    void* series_ = nullptr;        // the series (nullptr: none), while generation_ is current
+    std::uint64_t generation_ = 0;  // 0: not looked up yet
+  };
+
+  // The handle calls below under one hold of the history's lock, for a caller that makes many in a
+  // row. Other calls of the history wait while a Batch lives: make none (not even through another
+  // Batch) on the same thread meanwhile.
+  class Batch {
+   public:
+    explicit Batch(History& history) : history_(history), lock_(history.mu_) {}
+    Baseline RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                           unsigned bits = 64);
+    bool RecordGauge(Handle& series, std::uint64_t value, TimePoint at);
+    std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
+    std::vector<Sample> Samples(Handle& series) const;
+    std::optional<Sample> Newest(Handle& series) const;
+
+   private:
+    History& history_;
+    std::lock_guard<std::mutex> lock_;
+  };
+
+  History();
   explicit History(Limits limits);
   History(const History&) = delete;
   History& operator=(const History&) = delete;
@@ -82,8 +123,11 @@ class History {
   // is ignored). `bits`: the width the kernel keeps the counter in (64, 32, ...).
   Baseline RecordCounter(std::string_view name, std::uint64_t instance, std::uint64_t value, TimePoint at,
                          unsigned bits = 64);
+  Baseline RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                         unsigned bits = 64);
   // Records gauge `name`'s `value` at `at`; false when refused (name too long).
   bool RecordGauge(std::string_view name, std::uint64_t value, TimePoint at);
+  bool RecordGauge(Handle& series, std::uint64_t value, TimePoint at);
   // Drops series `name` (a caller's subject is gone for good).
   void Forget(std::string_view name);
   // Drops every series last recorded before `now - limits.idle`.
@@ -95,6 +139,7 @@ class History {
   // observations was constant in between). Unknown (nullopt) until the window holds two such
   // points, or when the newest sample is older than the window.
   std::optional<Growth> Increase(std::string_view name, Clock::duration window, TimePoint now) const;
+  std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
   // Increase() per second; unknown as Increase() is.
   std::optional<double> Rate(std::string_view name, Clock::duration window, TimePoint now) const;
   // Counter `name`'s increase between its last two collections; unknown after one, or across a
@@ -102,6 +147,9 @@ class History {
   std::optional<Growth> LastStep(std::string_view name) const;
   // The series' samples, oldest first (empty when unknown).
   std::vector<Sample> Samples(std::string_view name) const;
+  std::vector<Sample> Samples(Handle& series) const;
+  // The series' newest sample; nullopt when unknown.
+  std::optional<Sample> Newest(Handle& series) const;
   // Names of the series that start with `prefix`, in order.
   std::vector<std::string> Names(std::string_view prefix) const;
 
@@ -132,9 +180,22 @@ class History {
 
   Series* Find(std::string_view name);
   const Series* Find(std::string_view name) const;
+  // The handle's series, found by name when the handle is of another generation.
+  Series* Resolve(Handle& h) const;
+  // A series was created or dropped: every handle looks its series up again.
+  void Changed() { generation_ = NextGeneration(); }
+  // Unique across all Histories, so a handle used with another History looks its series up.
+  static std::uint64_t NextGeneration();
   // The series to record into, created (evicting the least recently recorded one when full);
   // nullptr when the name is refused.
   Series* Slot(std::string_view name, bool counter, bool& created);
+  Series* Slot(Handle& h, bool counter, bool& created);
+  Baseline RecordCounter(Series* s, bool created, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                         unsigned bits);
+  bool RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at);
+  std::optional<Growth> Increase(const Series* s, Clock::duration window, TimePoint now) const;
+  static std::vector<Sample> Samples(const Series* s);
+  static std::optional<Sample> Newest(const Series* s);
   // Adds a sample (the oldest goes when full).
   void Push(Series& s, const Sample& sample) const;
   void Append(Series& s, std::uint64_t value, TimePoint at) const;
@@ -142,7 +203,8 @@ class History {
 
   Limits limits_;
   mutable std::mutex mu_;
-  std::map<std::string, Series, std::less<>> series_;  // guarded by mu_
+  std::map<std::string, Series, std::less<>> series_;  // guarded by mu_; nodes stay put (handles point at them)
+  std::uint64_t generation_;                           // guarded by mu_
 };
 
 }  // namespace rdmahd

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <atomic>
 #include <memory>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace rdmahd {
 namespace {
@@ -157,6 +161,174 @@ TEST(HistoryTest, IdleSeriesAreEvictedAndTheLeastRecentGoesWhenFull) {
   // Hostile names are refused, not stored.
   EXPECT_EQ(h.RecordCounter(std::string(History::kMaxNameBytes + 1, 'x'), 1, 1, At(90)), Baseline::kRefused);
   EXPECT_EQ(h.series(), 1u);
+}
+
+TEST(HistoryTest, AHandleRecordsAndAsksTheSeriesItsNameDoes) {
+  History h;
+  History::Handle c("c");
+  EXPECT_FALSE(h.Increase(c, seconds(60), At(0)));  // nothing recorded yet
+  EXPECT_FALSE(h.Newest(c));
+  EXPECT_EQ(h.RecordCounter(c, 1, 100, At(0)), Baseline::kFirst);
+  EXPECT_EQ(h.RecordCounter(c, 1, 160, At(30)), Baseline::kContinued);
+  EXPECT_EQ(h.RecordCounter("c", 1, 170, At(40)), Baseline::kContinued);  // the same series by name
+  auto g = h.Increase(c, seconds(60), At(40));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->increase, 70u);
+  EXPECT_DOUBLE_EQ(g->seconds, 40);
+  EXPECT_EQ(h.Samples(c).size(), 3u);
+  EXPECT_EQ(h.Samples(c).back().value, h.Samples("c").back().value);
+  EXPECT_EQ(h.Newest(c)->value, 170u);
+  EXPECT_EQ(h.RecordCounter(c, 1, 5, At(50)), Baseline::kReset);
+
+  // A series another caller creates by name after the handle found none is found.
+  History::Handle g1("g");
+  EXPECT_FALSE(h.Newest(g1));
+  EXPECT_TRUE(h.RecordGauge("g", 7, At(0)));
+  ASSERT_TRUE(h.Newest(g1));
+  EXPECT_EQ(h.Newest(g1)->value, 7u);
+  EXPECT_TRUE(h.RecordGauge(g1, 8, At(10)));
+  EXPECT_EQ(h.Samples("g").back().value, 8u);
+  // Recorded as the other kind, the series starts over, as by name.
+  EXPECT_EQ(h.RecordCounter(g1, 1, 3, At(20)), Baseline::kFirst);
+  EXPECT_EQ(h.Samples("g").size(), 1u);
+  EXPECT_FALSE(h.Increase(c, seconds(1), At(1000)));  // window past the newest sample
+  // Names past the limit are refused through a handle too.
+  History::Handle long_name(std::string(History::kMaxNameBytes + 1, 'x'));
+  EXPECT_EQ(h.RecordCounter(long_name, 1, 1, At(60)), Baseline::kRefused);
+  EXPECT_FALSE(h.RecordGauge(long_name, 1, At(60)));
+  EXPECT_EQ(h.series(), 2u);
+}
+
+TEST(HistoryTest, AHandleOfAForgottenOrEvictedSeriesFindsItUnknownThenRecordsAnew) {
+  History h(History::Limits{.max_samples = 4, .max_series = 2, .idle = seconds(60)});
+  History::Handle a("a"), b("b"), c("c");
+  h.RecordCounter(a, 1, 1, At(0));
+  h.RecordCounter(a, 1, 2, At(10));
+  ASSERT_TRUE(h.Increase(a, seconds(60), At(10)));
+  h.Forget("a");
+  EXPECT_FALSE(h.Increase(a, seconds(60), At(10)));
+  EXPECT_TRUE(h.Samples(a).empty());
+  EXPECT_EQ(h.RecordCounter(a, 1, 3, At(20)), Baseline::kFirst);  // a new series, one sample
+  EXPECT_EQ(h.Samples(a).size(), 1u);
+
+  // Full: recording c evicts a (recorded least recently); a's handle sees that.
+  h.RecordCounter(b, 1, 1, At(30));
+  h.RecordCounter(c, 1, 1, At(40));
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"b", "c"}));
+  EXPECT_FALSE(h.Newest(a));
+  EXPECT_EQ(h.Newest(c)->value, 1u);
+
+  // Idle: c (recorded at 40, then 95) stays, b goes.
+  h.RecordCounter(c, 1, 2, At(95));
+  h.Evict(At(100));
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"c"}));
+  EXPECT_FALSE(h.Newest(b));
+  EXPECT_EQ(h.Newest(c)->value, 2u);
+  EXPECT_EQ(h.RecordCounter(b, 1, 9, At(110)), Baseline::kFirst);
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"b", "c"}));
+}
+
+TEST(HistoryTest, AHandleUsedWithAnotherHistoryFindsThatHistorysSeries) {
+  History::Handle c("c");
+  auto first = std::make_unique<History>();
+  first->RecordCounter(c, 1, 1, At(0));
+  first->RecordCounter(c, 1, 5, At(10));
+  first.reset();
+  // Possibly at the same address as the first: the handle must not reach the freed series.
+  auto second = std::make_unique<History>();
+  EXPECT_FALSE(second->Newest(c));
+  second->RecordCounter("c", 1, 40, At(20));
+  EXPECT_EQ(second->Newest(c)->value, 40u);
+  EXPECT_EQ(second->Samples(c).size(), 1u);
+}
+
+TEST(HistoryTest, ABatchRecordsAndAsksAsTheHandleCallsDo) {
+  History h;
+  History::Handle c("c"), g("g");
+  {
+    History::Batch batch(h);
+    EXPECT_FALSE(batch.Newest(c));
+    EXPECT_EQ(batch.RecordCounter(c, 1, 10, At(0)), Baseline::kFirst);
+    EXPECT_EQ(batch.RecordCounter(c, 1, 25, At(30)), Baseline::kContinued);
+    EXPECT_TRUE(batch.RecordGauge(g, 1, At(30)));
+    ASSERT_TRUE(batch.Increase(c, seconds(60), At(30)));
+    EXPECT_EQ(batch.Increase(c, seconds(60), At(30))->increase, 15u);
+    EXPECT_EQ(batch.Samples(c).size(), 2u);
+    EXPECT_EQ(batch.Newest(g)->value, 1u);
+  }
+  // Released: the history's own calls see what the batch recorded.
+  EXPECT_EQ(h.Increase("c", seconds(60), At(30))->increase, 15u);
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"c", "g"}));
+}
+
+// One thread records through handles in batches while another forgets and re-creates the same
+// series by name: every handle call finds the series that exists at that moment.
+TEST(HistoryTest, HandlesStayValidWhileAnotherThreadDropsTheirSeries) {
+  History h(History::Limits{.max_samples = 8, .max_series = 8, .idle = std::chrono::hours(1)});
+  std::atomic<bool> done{false};
+  std::thread churn([&] {
+    for (int i = 0; !done.load(); ++i) {
+      std::string name = "s";
+      name += std::to_string(i % 12);
+      if (i % 3 == 0) {
+        h.Forget(name);
+      } else {
+        h.RecordCounter(name, 2, static_cast<std::uint64_t>(i), At(i));
+      }
+    }
+  });
+  std::vector<History::Handle> handles;
+  for (int i = 0; i < 12; ++i) {
+    std::string name = "s";
+    name += std::to_string(i);
+    handles.emplace_back(std::move(name));
+  }
+  for (int round = 0; round < 2000; ++round) {
+    History::Batch batch(h);
+    for (History::Handle& handle : handles) {
+      batch.RecordCounter(handle, 1, static_cast<std::uint64_t>(round), At(round));
+      (void)batch.Increase(handle, seconds(60), At(round));
+      if (auto newest = batch.Newest(handle)) {
+        EXPECT_LE(newest->first, newest->last);
+      }
+    }
+  }
+  done = true;
+  churn.join();
+  EXPECT_LE(h.series(), 8u);
+  EXPECT_LE(h.MemoryBytes(), History::MaxMemoryBytes(h.limits()));
+}
+
+// Handles hold nothing of the history: recording through them keeps the same bounds.
+TEST(HistoryTest, RecordingThroughHandlesKeepsTheMemoryBound) {
+  const History::Limits limits{.max_samples = 8, .max_series = 100, .idle = std::chrono::hours(1)};
+  History h(limits);
+  std::vector<History::Handle> handles;
+  for (int i = 0; i < 300; ++i) {
+    std::string name = "port_errors/mlx5_" + std::to_string(i) + "/1/";
+    name.resize(History::kMaxNameBytes, 'x');
+    handles.emplace_back(std::move(name));
+  }
+  for (int round = 0; round < 20; ++round) {
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      h.RecordCounter(handles[i], 1, static_cast<std::uint64_t>(round), At(round * 1000 + static_cast<int>(i)));
+    }
+    EXPECT_LE(h.series(), limits.max_series);
+    EXPECT_LE(h.MemoryBytes(), History::MaxMemoryBytes(limits));
+  }
+  // The last 100 recorded are the ones kept, and their handles find them.
+  EXPECT_EQ(h.series(), limits.max_series);
+  EXPECT_FALSE(h.Newest(handles.front()));
+  EXPECT_EQ(h.Newest(handles.back())->value, 19u);
+  // Recorded on while nothing else is, they fill to max_samples and no further.
+  for (int round = 20; round < 40; ++round) {
+    for (std::size_t i = 200; i < handles.size(); ++i) {
+      h.RecordCounter(handles[i], 1, static_cast<std::uint64_t>(round), At(round * 1000 + static_cast<int>(i)));
+    }
+  }
+  EXPECT_EQ(h.series(), limits.max_series);
+  EXPECT_EQ(h.Samples(handles.back()).size(), limits.max_samples);
+  EXPECT_LE(h.MemoryBytes(), History::MaxMemoryBytes(limits));
 }
 
 // The bound in bytes, measured with the allocator: a history filled past every limit (more series
