@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/pattern.h"
@@ -142,13 +143,12 @@ struct Memory {
 
 Memory Recall(const History& history) {
   Memory m;
-  for (std::string& name : history.Names(kPrefix)) {
+  for (auto& [name, samples] : history.SamplesUnder(kPrefix)) {
     const std::string_view rest = std::string_view(name).substr(kPrefix.size());
     const std::size_t slash = rest.find('/');
     if (slash == std::string_view::npos) continue;
     std::string device(rest.substr(0, slash));
     const std::string_view object = rest.substr(slash + 1);
-    std::vector<History::Sample> samples = history.Samples(name);
     if (samples.empty()) continue;
     if (object == kPci) {
       m.pci[device] = samples.back().value;
@@ -205,36 +205,49 @@ class HardwarePresentCheck : public Check {
       const auto ago = std::chrono::duration_cast<std::chrono::seconds>(now - r.samples.back().last).count();
       return Gone(now_unix, now_unix - ago);
     };
-    std::set<std::string> listed;     // full series names present now
-    std::set<std::string> unlisted_ports_of;  // devices whose ports could not be listed
+    // The objects listed now, by device (sorted names relative to the device's group prefix).
+    std::map<std::string, std::vector<std::string>, std::less<>> listed;
+    std::set<std::string, std::less<>> unlisted_ports_of;  // devices whose ports could not be listed
     for (const TopologyDevice& d : topology->devices) {
-      const std::string prefix = GroupPrefix(d.name);
       if (d.ports_unreadable) unlisted_ports_of.insert(d.name);
-      for (const std::string& object : ListedObjects(d, *topology)) listed.insert(prefix + object);
+      std::vector<std::string> objects = ListedObjects(d, *topology);
+      std::vector<std::string>& into = listed[d.name];
+      into.insert(into.end(), std::make_move_iterator(objects.begin()), std::make_move_iterator(objects.end()));
     }
+    const auto is_listed = [&](std::string_view device, std::string_view object) {
+      const auto it = listed.find(device);
+      return it != listed.end() && std::find(it->second.begin(), it->second.end(), object) != it->second.end();
+    };
     // What is remembered and not listed now is gone (kept as it was if it went earlier, or if it is
     // a port of a device whose ports could not be listed).
     for (const auto& [device, objects] : memory.devices) {
       const std::string prefix = GroupPrefix(device);
       for (const Remembered& r : objects) {
-        const std::string name = prefix + r.object;
-        if (listed.contains(name)) continue;
+        if (is_listed(device, r.object)) continue;
         // Unlisted ports leave their netdevs (named by the ports' GID tables) unknown too.
         const bool unknown = (r.object.starts_with(kPort) || r.object.starts_with(kNetdev)) &&
                              unlisted_ports_of.contains(device);
-        history.RecordGauge(name, r.state() != 0 || unknown ? r.state() : gone_now(r), now);
+        history.RecordGauge(prefix + r.object, r.state() != 0 || unknown ? r.state() : gone_now(r), now);
       }
       if (auto it = memory.pci.find(device); it != memory.pci.end() && !topology->FindDevice(device)) {
         history.RecordGauge(prefix + std::string(kPci), it->second, now);
       }
     }
-    memory = Recall(history);
-    std::vector<std::string> fresh;  // listed and not remembered
-    for (const std::string& name : listed) {
-      if (history.Samples(name).empty()) fresh.push_back(name);
+    // Listed and not remembered: (device, object).
+    std::vector<std::pair<std::string, std::string>> fresh;
+    for (const auto& [device, objects] : listed) {
+      const auto known = memory.devices.find(device);
+      for (const std::string& object : objects) {
+        const bool remembered = known != memory.devices.end() &&
+                                std::any_of(known->second.begin(), known->second.end(),
+                                            [&](const Remembered& r) { return r.object == object; });
+        if (!remembered) fresh.emplace_back(device, object);
+      }
     }
-    // Room for the new objects: the longest-gone are forgotten first.
+    // Room for the new objects: the longest-gone are forgotten first (recalled again for the times
+    // just recorded; only when the bound is reached, so a steady node recalls once per collection).
     if (memory.objects + fresh.size() > kMaxObjects) {
+      memory = Recall(history);
       std::vector<const Remembered*> gone;
       for (const auto& [device, objects] : memory.devices) {
         for (const Remembered& r : objects) {
@@ -250,11 +263,17 @@ class HardwarePresentCheck : public Check {
         --memory.objects;
       }
       const std::size_t room = kMaxObjects > memory.objects ? kMaxObjects - memory.objects : 0;
-      for (std::size_t i = room; i < fresh.size(); ++i) listed.erase(fresh[i]);
+      for (std::size_t i = room; i < fresh.size(); ++i) {
+        std::vector<std::string>& objects = listed[fresh[i].first];
+        objects.erase(std::find(objects.begin(), objects.end(), fresh[i].second));
+      }
     }
-    for (const std::string& name : listed) history.RecordGauge(name, 0, now);
+    for (const auto& [device, objects] : listed) {
+      const std::string prefix = GroupPrefix(device);
+      for (const std::string& object : objects) history.RecordGauge(prefix + object, 0, now);
+    }
     for (const TopologyDevice& d : topology->devices) {
-      if (!d.pci_address || !listed.contains(GroupPrefix(d.name) + std::string(kDevice))) continue;
+      if (!d.pci_address || !is_listed(d.name, kDevice)) continue;
       if (auto packed = PackPci(*d.pci_address)) history.RecordGauge(GroupPrefix(d.name) + std::string(kPci), *packed, now);
     }
   }

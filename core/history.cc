@@ -290,6 +290,16 @@ std::vector<std::string> History::Names(std::string_view prefix) const {
   return out;
 }
 
+std::vector<std::pair<std::string, std::vector<History::Sample>>> History::SamplesUnder(
+    std::string_view prefix) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, std::vector<Sample>>> out;
+  for (auto it = series_.lower_bound(prefix); it != series_.end() && it->first.starts_with(prefix); ++it) {
+    out.emplace_back(it->first, Samples(&it->second));
+  }
+  return out;
+}
+
 std::size_t History::series() const {
   std::lock_guard lock(mu_);
   return series_.size();

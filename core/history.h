@@ -41,6 +41,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rdmahd {
@@ -152,6 +153,9 @@ class History {
   std::optional<Sample> Newest(Handle& series) const;
   // Names of the series that start with `prefix`, in order.
   std::vector<std::string> Names(std::string_view prefix) const;
+  // Each series that starts with `prefix`, in order, with its samples (one walk, one hold of the lock:
+  // Names() and then Samples() of each name looks every name up again).
+  std::vector<std::pair<std::string, std::vector<Sample>>> SamplesUnder(std::string_view prefix) const;
 
   std::size_t series() const;
   std::size_t MemoryBytes() const;

@@ -163,6 +163,32 @@ TEST(HistoryTest, IdleSeriesAreEvictedAndTheLeastRecentGoesWhenFull) {
   EXPECT_EQ(h.series(), 1u);
 }
 
+TEST(HistoryTest, SamplesUnderAPrefixAreEachSeriesInOrderAsSamplesGivesThem) {
+  History h;
+  h.RecordGauge("hw/mlx5_10/device", 0, At(0));
+  h.RecordGauge("hw/mlx5_1/port/1", 0, At(0));
+  h.RecordGauge("hw/mlx5_1/port/1", 7, At(15));
+  h.RecordGauge("hw/mlx5_1/device", 0, At(15));
+  h.RecordGauge("hwx/other", 1, At(15));
+  h.RecordCounter("flaps/mlx5_1", 1, 3, At(15));
+  const auto under = h.SamplesUnder("hw/mlx5_1/");
+  ASSERT_EQ(under.size(), 2u);
+  EXPECT_EQ(under[0].first, "hw/mlx5_1/device");
+  EXPECT_EQ(under[1].first, "hw/mlx5_1/port/1");
+  for (const auto& [name, samples] : under) {
+    const auto one_by_one = h.Samples(name);
+    ASSERT_EQ(samples.size(), one_by_one.size()) << name;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      EXPECT_EQ(samples[i].value, one_by_one[i].value);
+      EXPECT_EQ(samples[i].first, one_by_one[i].first);
+      EXPECT_EQ(samples[i].last, one_by_one[i].last);
+    }
+  }
+  EXPECT_EQ(under[1].second.back().value, 7u);
+  EXPECT_EQ(h.SamplesUnder("hw/").size(), 3u);
+  EXPECT_TRUE(h.SamplesUnder("nothing/").empty());
+}
+
 TEST(HistoryTest, AHandleRecordsAndAsksTheSeriesItsNameDoes) {
   History h;
   History::Handle c("c");
