@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "collectors/dcb_json.h"
+#include "collectors/device_reader.h"
 #include "common/layout_cache.h"
 #include "common/parse.h"
 
@@ -49,9 +50,6 @@ std::int64_t EcnParameters::at(std::string_view name) const {
 
 // ---- Held layouts ---------------------------------------------------------------------------------
 namespace {
-
-// The kernel object behind a held descriptor or a path is gone (netdev unregistered or re-created).
-bool IsGoneErrno(int err) { return err == ENODEV || err == ENOENT || err == ENXIO; }
 
 // Held reads for one collection: counts (re)opens, and remembers when a read said the object is
 // gone. The returned view is valid until the next Read.

@@ -7,8 +7,9 @@
 namespace rdmahd {
 namespace {
 
-// The context outlived its kernel device (removed, driver unbound, device reset).
-bool IsGoneErrno(int err) { return err == ENODEV || err == EIO || err == ENXIO; }
+// A verbs call's errno when the context outlived its kernel device (removed, driver unbound, device
+// reset): not the sysfs set of IsGoneErrno (a verbs call answers EIO, never ENOENT).
+bool ContextOutlivedDevice(int err) { return err == ENODEV || err == EIO || err == ENXIO; }
 
 struct DeviceLimit {
   std::string_view metric;
@@ -109,7 +110,7 @@ Status VerbsDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snaps
         auto attrs = d.handle->QueryPort(port);
         if (attrs.ok()) {
           dev.ports.push_back(*attrs);
-        } else if (IsGoneErrno(attrs.error().errno_value)) {
+        } else if (ContextOutlivedDevice(attrs.error().errno_value)) {
           return attrs.error().message;
         } else {
           port_errors.push_back("port " + id.name + "/" + std::to_string(port) + " skipped: " + attrs.error().message);
