@@ -9,7 +9,7 @@ third run on the large tree with RLIMIT_NOFILE at 1,200 (a held-file budget of 1
 values are read open/read/close): the difference in anonymous memory over the difference in held
 files (the descriptors' kernel memory is not in RSS).
 
-usage: memory_bench.py --rdma-healthd BUILD/rdma-healthd [--devices 1000] [--small 10] [--scrapes 5]
+usage: memory_bench.py --rdma-healthd BUILD/rdma-healthd [--devices 1000] [--small 10] [--scrapes 5] [--gzip]
 """
 
 import argparse
@@ -27,8 +27,13 @@ from benchlib import free_port, proc_status_kib, stop, wait_up  # bench/benchlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+GZIP = False  # --gzip: scrape as Prometheus does, asking for a gzip-compressed body
+
+
 def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=120) as r:
+    headers = {"Accept-Encoding": "gzip"} if GZIP else {}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+    with urllib.request.urlopen(req, timeout=120) as r:
         return r.read()
 
 
@@ -95,7 +100,10 @@ def main():
     ap.add_argument("--devices", type=int, default=1000)
     ap.add_argument("--small", type=int, default=10, help="the small tree's devices (the baseline of the differences)")
     ap.add_argument("--scrapes", type=int, default=5)
+    ap.add_argument("--gzip", action="store_true", help="scrape with Accept-Encoding: gzip, as Prometheus does")
     a = ap.parse_args()
+    global GZIP
+    GZIP = a.gzip
     if a.small >= a.devices:
         sys.exit("--small must be below --devices")
 
