@@ -276,6 +276,18 @@ void MetricSink::Clear() {
   }
 }
 
+std::size_t MetricSink::buffer_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& f : families_) bytes += f.samples.size();
+  return bytes;
+}
+
+void MetricSink::ClearAndReleaseAbove(std::size_t bytes) {
+  Clear();
+  if (buffer_bytes() <= bytes) return;
+  for (auto& f : families_) std::string().swap(f.samples);
+}
+
 std::string MetricSink::Serialize() const {
   std::string out;
   SerializeTo(out);

@@ -69,6 +69,12 @@ class MetricSink {
   // Drops every sample but keeps the families and their buffers' capacity, so a sink reused for
   // the next scrape formats into memory it already has (no allocation, no fresh pages to fault in).
   void Clear();
+  // Clear(), and when the sample buffers hold more than `bytes` together, frees them as well: a
+  // node whose exposition is tens of megabytes (a thousand devices) should not keep a second copy
+  // of it resident between scrapes for the sake of formatting without allocating.
+  void ClearAndReleaseAbove(std::size_t bytes);
+  // Bytes the sample buffers hold (their capacity, resident once written).
+  std::size_t buffer_bytes() const;
 
   // Prometheus text exposition format 0.0.4.
   std::string Serialize() const;

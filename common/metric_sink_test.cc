@@ -81,6 +81,30 @@ TEST(MetricSinkTest, HistogramSamplesShareTheFamilysHelpAndType) {
             "rdma_x_seconds_count{peer=\"a\"} 3\n");
 }
 
+TEST(MetricSinkTest, BuffersAreKeptWhileSmallAndFreedAboveTheBoundWithTheSameTextAfter) {
+  MetricSink sink;
+  const auto fill = [&](int n) {
+    auto f = sink.Counter("rdma_port_rcv_packets_total", "Packets.");
+    for (int i = 0; i < n; ++i) f.Add({{"device", "mlx5_" + std::to_string(i)}, {"port", "1"}}, i);
+  };
+  fill(1000);
+  const std::string first = sink.Serialize();
+  const std::size_t kept = sink.buffer_bytes();
+  ASSERT_GT(kept, 1000u * 30);
+
+  sink.ClearAndReleaseAbove(kept);  // not above: kept, emptied
+  EXPECT_EQ(sink.buffer_bytes(), kept);
+  EXPECT_EQ(sink.sample_count(), 0u);
+  fill(1000);
+  EXPECT_EQ(sink.Serialize(), first);
+
+  sink.ClearAndReleaseAbove(kept - 1);  // above: freed
+  EXPECT_EQ(sink.buffer_bytes(), 0u);
+  EXPECT_EQ(sink.sample_count(), 0u);
+  fill(1000);
+  EXPECT_EQ(sink.Serialize(), first);
+}
+
 TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
   MetricSink sink;
   sink.Gauge("rdma_nothing", "No samples.");

@@ -27,6 +27,11 @@ namespace {
 // even when nobody scrapes.
 constexpr std::chrono::seconds kBackgroundEvaluationInterval{60};
 
+// The exposition sink keeps its buffers between scrapes up to this size (formatting into memory it
+// already has is what keeps a scrape cheap); above it (several hundred devices) it frees them after
+// each text is made, so that the served text is the one full-size copy resident between scrapes.
+constexpr std::size_t kSinkBuffersKept = 8u << 20;
+
 // Held attribute descriptors against their budget (common/node_fs.h): process-wide figures.
 void RenderHeldFiles(MetricSink& sink) {
   const HeldFdBudget& budget = HeldFdBudget::Process();
@@ -184,6 +189,8 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   exposition_.reset();
   std::unique_ptr<std::string> text = text_pool_->Take();
   sink.SerializeTo(*text);
+  // The text is what is served; the sink's buffers are kept for the next scrape only while small.
+  sink.ClearAndReleaseAbove(kSinkBuffersKept);
   exposition_ = text_pool_->Share(std::move(text));
   exposition_report_ = std::move(report);
   exposition_config_generation_ = generation;
