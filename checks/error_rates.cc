@@ -245,20 +245,17 @@ struct Judgement {
 // freed, so another list cannot take its address.
 struct Slots {
   std::shared_ptr<const CounterValues::Names> names;
-  std::vector<std::size_t> of;  // per counter; npos when the list lacks it
+  std::vector<std::optional<std::size_t>> of;  // per counter; nullopt when the list lacks it
 
   std::optional<std::uint64_t> Value(const CounterValues& values, const std::vector<std::string_view>& counters,
                                      std::size_t i) {
     if (!values.names()) return std::nullopt;
     if (names != values.names()) {
       names = values.names();
-      of.assign(counters.size(), std::string_view::npos);
-      for (std::size_t k = 0; k < counters.size(); ++k) {
-        const auto it = std::lower_bound(names->begin(), names->end(), counters[k]);
-        if (it != names->end() && *it == counters[k]) of[k] = static_cast<std::size_t>(it - names->begin());
-      }
+      of.clear();
+      for (std::string_view c : counters) of.push_back(values.SlotOf(c));
     }
-    return of[i] == std::string_view::npos ? std::nullopt : values.value(of[i]);
+    return of[i] ? values.value(*of[i]) : std::nullopt;
   }
 };
 
@@ -735,9 +732,8 @@ class RuleCheck : public Check {
       });
       // The handles of subjects gone from this collection go too: the cache holds this node's subjects.
       for (auto it = handles_.begin(); it != handles_.end();) {
-        it = it->second.seen ? std::next(it) : handles_.erase(it);
+        it = std::exchange(it->second.seen, false) ? std::next(it) : handles_.erase(it);
       }
-      for (auto& [name, h] : handles_) h.seen = false;
     }
     std::lock_guard lock(mu_);
     recorded_at_ = now;

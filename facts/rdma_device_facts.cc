@@ -23,11 +23,16 @@ void CounterValues::Set(std::size_t slot, std::uint64_t v) {
   values_[slot] = v;
 }
 
-std::optional<std::uint64_t> CounterValues::Find(std::string_view name) const {
+std::optional<std::size_t> CounterValues::SlotOf(std::string_view name) const {
   if (!names_) return std::nullopt;
   auto it = std::lower_bound(names_->begin(), names_->end(), name);
   if (it == names_->end() || *it != name) return std::nullopt;
-  return values_[static_cast<std::size_t>(it - names_->begin())];
+  return static_cast<std::size_t>(it - names_->begin());
+}
+
+std::optional<std::uint64_t> CounterValues::Find(std::string_view name) const {
+  const std::optional<std::size_t> slot = SlotOf(name);
+  return slot ? values_[*slot] : std::nullopt;
 }
 
 std::uint64_t CounterValues::at(std::string_view name) const {

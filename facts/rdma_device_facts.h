@@ -54,6 +54,8 @@ class CounterValues {
 
   // Lookup by file name (binary search, no allocation).
   std::optional<std::uint64_t> Find(std::string_view name) const;
+  // The slot of file `name` in the name list; nullopt when the list lacks it.
+  std::optional<std::size_t> SlotOf(std::string_view name) const;
   bool contains(std::string_view name) const { return Find(name).has_value(); }
   // Like std::map::at, for tests: throws std::out_of_range when `name` has no value.
   std::uint64_t at(std::string_view name) const;
