@@ -821,6 +821,7 @@ peers:
   bandwidth_queue_depth: 16
   max_latency_p99_us: 12.5
   min_bandwidth_gbps: 90
+  cpus: 2-3,6
   responder:
     enabled: true
     listen_address: "fd00::1"
@@ -829,6 +830,7 @@ peers:
     max_sessions: 4
     max_message_size: 65536
     max_registered_bytes: 1048576
+    cpus: 5
 )");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const PeersPolicy& p = r->Section<PeersPolicy>();
@@ -855,6 +857,8 @@ peers:
   EXPECT_EQ(p.responder.max_sessions, 4u);
   EXPECT_EQ(p.responder.max_message_size, 65536u);
   EXPECT_EQ(p.responder.max_registered_bytes, 1048576u);
+  EXPECT_EQ(p.cpus.ToString(), "2-3,6");
+  EXPECT_EQ(p.responder.cpus.ToString(), "5");
 }
 
 TEST(ConfigPeersTest, DefaultsAreThePolicyDefaults) {
@@ -866,6 +870,8 @@ TEST(ConfigPeersTest, DefaultsAreThePolicyDefaults) {
   EXPECT_FALSE(r->Section<PeersPolicy>().bandwidth);
   EXPECT_FALSE(r->Section<PeersPolicy>().tos);
   EXPECT_FALSE(r->Section<PeersPolicy>().responder.enabled);
+  EXPECT_TRUE(r->Section<PeersPolicy>().cpus.empty());  // any CPU
+  EXPECT_TRUE(r->Section<PeersPolicy>().responder.cpus.empty());
 }
 
 TEST(ConfigPeersTest, BadTargetsNameFileLineColumnAndWhy) {
@@ -891,6 +897,11 @@ TEST(ConfigPeersTest, ValuesAreValidatedWithTheirKey) {
   EXPECT_THAT(ErrorOf("peers:\n  bandwidth_interval: 10s\n  bandwidth_duration: 6s\n"),
               AllOf(StartsWith("t.yaml:2:3: peers:"), HasSubstr("at most half of bandwidth_interval")));
   EXPECT_THAT(ErrorOf("peers:\n  intervall: 1s\n"), HasSubstr("(did you mean \"interval\"?)"));
+  EXPECT_THAT(ErrorOf("peers:\n  cpus: 3-1\n"),
+              AllOf(StartsWith("t.yaml:2:9: peers.cpus:"), HasSubstr("list of CPUs in the kernel's format")));
+  EXPECT_THAT(ErrorOf("peers:\n  cpus: 70000\n"), HasSubstr("numbers up to 65535"));
+  EXPECT_THAT(ErrorOf("peers:\n  cpus: [1, 2]\n"), HasSubstr("peers.cpus: must be a non-empty string"));
+  EXPECT_THAT(ErrorOf("peers:\n  responder:\n    cpus: \"0-3:2/4\"\n"), HasSubstr("peers.responder.cpus:"));
 }
 
 TEST(ConfigPeersTest, ResponderNeedsAnAllowListAndRoomForOneMessage) {

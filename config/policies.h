@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/cpulist.h"
+
 namespace rdmahd {
 
 struct PortPolicy {
@@ -67,6 +69,7 @@ struct PeerResponderPolicy {
   std::uint32_t max_sessions = 8;
   std::uint32_t max_message_size = 1u << 20;         // bytes, per probe
   std::uint64_t max_registered_bytes = 64ull << 20;  // all sessions' memory regions together
+  CpuList cpus;                         // CPUs the session threads run on; empty = any
 };
 
 // Fleet discovery: DNS names whose every A/AAAA record is a peer, e.g. a Kubernetes
@@ -105,6 +108,7 @@ struct PeersPolicy {
   std::uint32_t bandwidth_queue_depth = 128;
   std::optional<double> max_latency_p99_us;        // check policy; unset = not judged
   std::optional<double> min_bandwidth_gbps;        // check policy; unset = not judged
+  CpuList cpus;                                    // CPUs the probe thread runs on; empty = any
   PeerResponderPolicy responder;
   PeerDiscoveryPolicy discovery;
   PeerSelectionPolicy selection;

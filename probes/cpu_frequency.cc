@@ -1,7 +1,5 @@
 #include "probes/cpu_frequency.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <map>
 #include <string_view>
@@ -101,17 +99,6 @@ std::string CpuFrequencyWarning(const std::vector<CpuFrequency>& cpus) {
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out + ": latency samples are stretched and spread; set the performance governor "
                "(`cpupower frequency-set -g performance`) as perftest expects";
-}
-
-CpuList CallingThreadCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
-  std::vector<CpuRange> ranges;
-  for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) ranges.push_back({cpu, cpu});
-  }
-  return CpuList(std::move(ranges));
 }
 
 }  // namespace rdmahd

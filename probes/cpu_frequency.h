@@ -36,7 +36,4 @@ inline constexpr double kConflictingFrequencyShare = 0.05;
 // naming the lowest and highest frequency and their CPUs, and the governors, with the fix.
 std::string CpuFrequencyWarning(const std::vector<CpuFrequency>& cpus);
 
-// The CPUs the calling thread may run on (sched_getaffinity); empty when it cannot be read.
-CpuList CallingThreadCpus();
-
 }  // namespace rdmahd

@@ -105,12 +105,6 @@ TEST(CpuFrequencyTest, HostileOrMissingFilesCostOnlyTheirValue) {
   EXPECT_EQ(ReadCpuFrequencies(fs, Cpus(0, 1000)).size(), kMaxFrequencyCpus);
 }
 
-TEST(CpuFrequencyTest, TheCallingThreadRunsOnItsOwnCpus) {
-  const CpuList cpus = CallingThreadCpus();
-  EXPECT_FALSE(cpus.empty());
-  EXPECT_LE(cpus.count(), static_cast<std::uint64_t>(CPU_SETSIZE));
-}
-
 // The peer_latency reason carries the warning beside the figure, whatever the verdict.
 TEST(CpuFrequencyTest, PeerLatencyReasonSaysTheSamplesMayBeStretched) {
   auto peer = std::make_shared<PeerStatus>();

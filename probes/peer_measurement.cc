@@ -111,7 +111,7 @@ std::string BoundedFailureReason(const std::string& reason) {
 void StartCounting(PeerStatus& status, const char* kind) { AddCount(status.counts, kind, "success", "", 0); }
 
 void MeasureLatency(PeerState& peer, PeerProber& prober, AddressResolver& resolver, const PeersPolicy& p,
-                    const std::atomic<bool>& stop, Clock::time_point now) {
+                    const std::atomic<bool>& stop, Clock::time_point now, std::string_view placement_warning) {
   if (!Resolve(peer, resolver, p, kLatencyProbe, now)) return;
   LatencyRequest request;
   request.message_size = p.latency_message_size;
@@ -133,9 +133,11 @@ void MeasureLatency(PeerState& peer, PeerProber& prober, AddressResolver& resolv
     Count(peer, kLatencyProbe, &failure);
     return;
   }
+  std::string cpu_warning = std::string(placement_warning);
+  if (!samples.cpu_warning.empty()) cpu_warning += (cpu_warning.empty() ? "" : "; ") + samples.cpu_warning;
   peer.status.latency = PeerLatencyRound{stats->min_us,  stats->typical_us, stats->average_us, stats->p99_us,
                                          stats->p99_9_us, stats->max_us,     stats->samples,    samples.clock,
-                                         samples.cpu_warning};
+                                         std::move(cpu_warning)};
   Count(peer, kLatencyProbe, nullptr);
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string_view>
 #include <string>
 
 #include "config/config.h"
@@ -26,9 +27,11 @@ inline constexpr const char* kBandwidthProbe = "bandwidth";
 inline constexpr std::chrono::seconds kPeerResolveTtl{60};
 
 // A latency probe of `peer` (the round started at `now`). A probe cut short by `stop` is not
-// counted: the daemon is stopping, which is not the peer's doing.
+// counted: the daemon is stopping, which is not the peer's doing. `placement_warning` (the probe
+// thread could not be pinned to peers.cpus) goes beside the prober's CPU frequency warning.
 void MeasureLatency(PeerState& peer, PeerProber& prober, AddressResolver& resolver, const PeersPolicy& p,
-                    const std::atomic<bool>& stop, std::chrono::steady_clock::time_point now);
+                    const std::atomic<bool>& stop, std::chrono::steady_clock::time_point now,
+                    std::string_view placement_warning = {});
 // A bandwidth stream to `peer`, likewise.
 void MeasureBandwidth(PeerState& peer, PeerProber& prober, AddressResolver& resolver, const PeersPolicy& p,
                       const std::atomic<bool>& stop);

@@ -81,6 +81,10 @@ void PeerProbe::RunRound(const ProbeContext& ctx, ProbeBoard& board) {
   // The registered probe's prober: librdmacm over the node's RoCE devices (probes/rdma_cm_prober.h).
   if (!prober_) prober_ = options_.prober ? options_.prober() : MakeRdmaCmProber();
   if (!resolver_) resolver_ = options_.resolver ? options_.resolver() : MakeSystemResolver();
+  if (!pinning_) pinning_.emplace();  // on the probe's own thread: its CPUs are the ones to go back to
+  if (pinning_->Apply(ctx.config.Section<PeersPolicy>().cpus)) {
+    pin_warning_ = pinning_->error().empty() ? "" : "peers.cpus not applied, the probe runs on any CPU: " + pinning_->error();
+  }
   const Clock::time_point start = Clock::now();
   Reconcile(ctx.config, start);
   while (!ctx.stopping.load()) {
@@ -93,7 +97,7 @@ void PeerProbe::RunRound(const ProbeContext& ctx, ProbeBoard& board) {
       MeasureBandwidth(*next->peer, *prober_, *resolver_, ctx.config.Section<PeersPolicy>(), ctx.stopping);
     } else {
       next->peer->next_latency = schedule_.NextDue(next->at, interval_, now);
-      MeasureLatency(*next->peer, *prober_, *resolver_, ctx.config.Section<PeersPolicy>(), ctx.stopping, now);
+      MeasureLatency(*next->peer, *prober_, *resolver_, ctx.config.Section<PeersPolicy>(), ctx.stopping, now, pin_warning_);
     }
   }
   Publish(ctx.config, board);
@@ -159,6 +163,19 @@ Status ParsePeerSelection(const ConfigWalker& w, const ConfigNode& v, PeerSelect
   });
 }
 
+// A CPU list in the kernel's format: "3", "2-3", "0,4-7".
+Status ReadCpus(const ConfigWalker& w, const ConfigNode& v, CpuList& out) {
+  std::string text;
+  if (Status st = w.ReadString(v, text); !st.ok() || text.empty()) return st;
+  Result<CpuList> cpus = ParseCpuList(text);
+  if (!cpus.ok() || cpus->empty()) {
+    return w.FailAt(v, "must be a list of CPUs in the kernel's format (\"3\", \"2-3\", \"0,4-7\"; numbers up to " +
+                         std::to_string(CpuList::kMaxId) + ")");
+  }
+  out = std::move(*cpus);
+  return Status::Ok();
+}
+
 Status ParseResponder(const ConfigWalker& w, const ConfigNode& v, PeerResponderPolicy& out) {
   Status st = w.VisitMap(v, {
       {"enabled", [&](const ConfigNode& f) { return w.ReadBool(f, out.enabled); }},
@@ -173,6 +190,7 @@ Status ParseResponder(const ConfigWalker& w, const ConfigNode& v, PeerResponderP
          if (s.ok() && n) out.max_registered_bytes = *n;
          return s;
        }},
+      {"cpus", [&](const ConfigNode& f) { return ReadCpus(w, f, out.cpus); }},
   });
   if (!st.ok()) return st;
   if (out.enabled && out.allow.empty()) {
@@ -205,6 +223,7 @@ Status ParsePeers(const ConfigWalker& w, const ConfigNode& v, PeersPolicy& out) 
       {"bandwidth_queue_depth", [&](const ConfigNode& f) { return w.ReadU32(f, 1, kMaxQueueDepth, out.bandwidth_queue_depth); }},
       {"max_latency_p99_us", [&](const ConfigNode& f) { return w.ReadPositive(f, kMaxLatencyPolicyUs, "microseconds", out.max_latency_p99_us); }},
       {"min_bandwidth_gbps", [&](const ConfigNode& f) { return w.ReadRateGbps(f, out.min_bandwidth_gbps); }},
+      {"cpus", [&](const ConfigNode& f) { return ReadCpus(w, f, out.cpus); }},
       {"responder", [&](const ConfigNode& f) { return ParseResponder(w, f, out.responder); }},
       {"discovery", [&](const ConfigNode& f) { return ParsePeerDiscovery(w, f, out.discovery); }},
       {"selection", [&](const ConfigNode& f) { return ParsePeerSelection(w, f, out.selection); }},
@@ -227,10 +246,11 @@ RDMAHD_REGISTER_CONFIG_SECTION(PeersPolicy, "peers", 60,
      {"peers.latency_iterations", "`1000`"}, {"peers.bandwidth", "`false`"}, {"peers.bandwidth_interval", "`10m`"},
      {"peers.bandwidth_duration", "`1s`"}, {"peers.bandwidth_message_size", "`65536`"},
      {"peers.bandwidth_queue_depth", "`128`"}, {"peers.max_latency_p99_us", "unset"},
-     {"peers.min_bandwidth_gbps", "unset"}, {"peers.responder.enabled", "`false`"},
+     {"peers.min_bandwidth_gbps", "unset"}, {"peers.cpus", "unset (any CPU)"}, {"peers.responder.enabled", "`false`"},
      {"peers.responder.listen_address", "unset (every address)"}, {"peers.responder.port", "`18600`"},
      {"peers.responder.allow", "`[]` (nobody)"}, {"peers.responder.max_sessions", "`8`"},
      {"peers.responder.max_message_size", "`1048576`"}, {"peers.responder.max_registered_bytes", "`67108864`"},
+     {"peers.responder.cpus", "unset (any CPU)"},
      {"peers.discovery.dns", "`[]`"}, {"peers.discovery.dns_server", "unset (`/etc/resolv.conf`)"},
      {"peers.discovery.dns_interval", "`1m`"}, {"peers.selection.max_peers", "`32`"},
      {"peers.selection.same_tor_cap", "`8`"}, {"peers.selection.tor_label", "`tor`"},

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/thread_affinity.h"
 #include "core/probe.h"
 #include "facts/peer_facts.h"
 #include "probes/dns_resolver.h"
@@ -79,6 +80,8 @@ class PeerProbe : public Probe {
   Options options_;
   std::unique_ptr<PeerProber> prober_;
   std::unique_ptr<AddressResolver> resolver_;
+  std::optional<ThreadPinning> pinning_;  // peers.cpus, applied when it changes
+  std::string pin_warning_;              // why peers.cpus is not applied; "" when it is
   PeerSchedule schedule_;
   PeerMembership membership_;
   PeerSet peers_;

@@ -129,6 +129,44 @@ TEST(PeerProbeSchedulerTest, DiscoveryOnlyConfigRunsAtItsIntervals) {
   EXPECT_GE(script->Calls("10.7.0.2"), 8u) << seconds << " s";
 }
 
+// peers.cpus pins the probe thread (the rounds run there); a list this host cannot use leaves the
+// thread where it was and says so beside the round's figures, in the peer_latency reason.
+TEST(PeerProbeTest, CpusPinTheProbeThreadAndAnUnusableListIsSaidInTheRound) {
+  const CpuList mine = CallingThreadCpus();
+  const std::uint32_t last = mine.ranges().back().last;
+  std::thread([&] {
+    Harness h;
+    Config c = PeersConfig({"10.0.0.2"});
+    c.Section<PeersPolicy>().cpus = CpuList({{last, last}});
+    ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.2") >= 1; }));
+    {
+      std::lock_guard lock(h.script->mu);
+      ASSERT_FALSE(h.script->latency_cpus.empty());
+      EXPECT_EQ(h.script->latency_cpus.back(), CpuList({{last, last}}));
+    }
+    c.Section<PeersPolicy>().cpus = CpuList({{CpuList::kMaxId, CpuList::kMaxId}});
+    ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.2") >= 2; }));
+    {
+      std::lock_guard lock(h.script->mu);
+      EXPECT_EQ(h.script->latency_cpus.back(), mine);  // back on every CPU it started with
+    }
+    Snapshot snap;
+    const PeerFacts* facts = h.Facts(snap);
+    ASSERT_NE(facts, nullptr);
+    ASSERT_EQ(facts->peers.size(), 1u);
+    ASSERT_TRUE(facts->peers[0]->latency);
+    EXPECT_THAT(facts->peers[0]->latency->cpu_warning, HasSubstr("peers.cpus not applied, the probe runs on any CPU: "));
+    EXPECT_THAT(facts->peers[0]->latency->cpu_warning, HasSubstr("65535"));
+    // Unset again: the thread runs anywhere it started with, and the warning is gone.
+    c.Section<PeersPolicy>().cpus = CpuList();
+    ASSERT_TRUE(h.RunUntil(c, [&] { return h.script->Calls("10.0.0.2") >= 3; }));
+    Snapshot again;
+    facts = h.Facts(again);
+    ASSERT_NE(facts, nullptr);
+    EXPECT_EQ(facts->peers[0]->latency->cpu_warning, "");
+  }).join();
+}
+
 TEST(PeerProbeTest, IntervalIsATickOfThePeerIntervalAndLongWithoutPeers) {
   PeerProbe probe;
   Config none;

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/thread_affinity.h"
 #include "common/thread_name.h"
 #include "daemon/logging.h"
 #include "probes/rdma_cm_connection.h"
@@ -201,7 +202,7 @@ void RunSession(Session& session, const std::atomic<bool>& stop) {
 
 struct ProbeResponder::Impl {
   PeerResponderPolicy policy;
-  std::mutex mu;                     // guards allow and max_message_size (Apply vs the listener)
+  std::mutex mu;                     // guards allow and policy (Apply vs the listener)
   AddressAllowList allow;
   ResponderBudget budget{0, 0};
   VerbsSession listener;             // channel + listening id only
@@ -270,7 +271,17 @@ void ProbeResponder::Impl::OnConnectRequest(CmEvent& e) {
 }
 
 void ProbeResponder::Impl::Run() {
+  // Session threads start with this thread's CPUs (a new thread inherits them): pinning it pins them.
+  ThreadPinning pinning;
   while (!stop.load()) {
+    const CpuList cpus = [&] {
+      std::lock_guard lock(mu);
+      return policy.cpus;
+    }();
+    if (pinning.Apply(cpus) && !pinning.error().empty()) {
+      log::Warn("probe responder: peers.responder.cpus not applied, sessions run on any CPU",
+                {{"error", pinning.error()}});
+    }
     Result<std::optional<CmEvent>> ev =
         WaitCmEvent(listener.channel.get(), Clock::now() + std::chrono::milliseconds(200), &stop);
     Reap(false);

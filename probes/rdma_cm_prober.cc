@@ -1,12 +1,11 @@
 #include "probes/rdma_cm_prober.h"
 
-#include "probes/cpu_frequency.h"
-
 #include <time.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "common/thread_affinity.h"
 #include "probes/cpu_frequency.h"
 #include "probes/handshake.h"
 #include "probes/rdma_cm_connection.h"

@@ -21,6 +21,7 @@
 
 #include "common/metric_sink.h"
 #include "common/node_fs.h"
+#include "common/thread_affinity.h"
 #include "config/config.h"
 #include "core/probe.h"
 #include "probes/peer_probe.h"
@@ -38,6 +39,7 @@ struct Script {
   std::vector<std::pair<std::string, Clock::time_point>> latency_calls;
   std::vector<std::string> bandwidth_calls;
   std::vector<PeerEndpoint> endpoints;
+  std::vector<CpuList> latency_cpus;  // the CPUs the calling thread could run on, per latency call
   milliseconds delay{0};
   int in_call = 0;
   int max_in_call = 0;
@@ -66,6 +68,7 @@ class FakeProber : public PeerProber {
       std::lock_guard lock(s_->mu);
       s_->latency_calls.emplace_back(peer.name, Clock::now());
       s_->endpoints.push_back(peer);
+      s_->latency_cpus.push_back(CallingThreadCpus());
       s_->max_in_call = std::max(s_->max_in_call, ++s_->in_call);
       auto& q = s_->latency[peer.name];
       if (!q.empty()) {
