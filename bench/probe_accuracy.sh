@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # probe_accuracy.sh: can the probe's latency be told apart from perftest's at 5%?
 #
-#   bench/probe_accuracy.sh [PAIRS [ITERS]]        on the host (default 40 pairs of 200 iterations)
+#   bench/probe_accuracy.sh [--unpinned] [PAIRS [ITERS]]   on the host (default 40 pairs of 200 iterations)
 #
 # Boots the single Soft-RoCE VM (tests/vm/vm-run.sh) and, inside it, on the same rxe0:
 #   1. PAIRS back-to-back pairs of `ib_send_lat -n ITERS` and `rdma-healthd probe --iterations
@@ -12,6 +12,11 @@
 #      one each, between its rounds: each round's median (rdma_peer_latency_quantile_seconds
 #      {quantile="0.5"}) against the mean of the
 #      ib_send_lat runs just before and just after it, and against the CLI runs likewise.
+# Every ping-pong's two ends are pinned to different vCPUs, the same for both tools: the servers
+# (ib_send_lat's, the responder's sessions: peers.responder.cpus) on CPU 1, the clients
+# (ib_send_lat's, the probe CLI, the second daemon's probe thread: peers.cpus) on CPU 0. Two
+# busy-polling ends on one vCPU measure the scheduler (8,000 us for ib_send_lat, 85 us for the
+# probe, which yields now and then); --unpinned leaves placement to the scheduler, as before.
 # Each series of ratios is printed as its median with a 95% bootstrap interval (bench/ratio_ci.py),
 # with the guest's and the host's CPU load while it ran. Short pairs taken back to back share the
 # machine's state, so the pair ratio cancels most of what TCG's noise does to both; the interval
@@ -40,7 +45,14 @@ fi
 # shellcheck source=tests/vm/guest-lib.sh
 source "$RDMAHD_VM_LIB"
 need_daemon
+pinned=1
+if [[ "${1:-}" == --unpinned ]]; then pinned=0; shift; fi
 pairs="${1:-40}" iters="${2:-200}" dir="$RDMAHD_VM_OUT" addr="$RDMAHD_VM_ADDR"
+server_cpus="" client_cpus=()
+if ((pinned)); then
+  export PERFTEST_SERVER_CPUS=1 PERFTEST_CLIENT_CPUS=0  # rxe_self_traffic's ib_send_lat pair
+  server_cpus=$'\n    cpus: "1"' client_cpus=(taskset -c 0)
+fi
 ratio_ci() { python3 "$(dirname "$RDMAHD_BIN")/../bench/ratio_ci.py" "$@"; }
 [[ -f "$(dirname "$RDMAHD_BIN")/../bench/ratio_ci.py" ]] || fail "bench/ratio_ci.py not beside the binary's build dir"
 
@@ -54,11 +66,12 @@ cpu_report() {  # cpu_report LABEL "BUSY0 ALL0"
 
 # probe_cli: t_typical of one `rdma-healthd probe` run (row: #bytes #iterations t_min t_max t_typical ...)
 probe_cli() {
-  timeout 120 "$RDMAHD_BIN" probe "$addr" --iterations "$iters" |
+  timeout 120 "${client_cpus[@]}" "$RDMAHD_BIN" probe "$addr" --iterations "$iters" |
     awk -v n="$iters" '$1 == 2 && $2 == n { print $5 }' | tail -n1
 }
 
-printf 'peers:\n  responder:\n    enabled: true\n    port: 18600\n    allow: [192.0.2.0/24]\n' >"$dir/a.yaml"
+printf 'peers:\n  responder:\n    enabled: true\n    port: 18600\n    allow: [192.0.2.0/24]%s\n' "$server_cpus" >"$dir/a.yaml"
+echo "placement: $( ((pinned)) && echo "servers on CPU 1, clients on CPU 0" || echo "unpinned")"
 start_daemon --config.file="$dir/a.yaml"
 wait_until 15 "responder listening" grep -q 'probe responder listening' "$dir/daemon.log"
 
@@ -83,7 +96,7 @@ cat >"$dir/b.yaml" <<EOF
 peers:
   targets: [$addr]
   interval: ${interval}s
-  latency_iterations: $iters
+  latency_iterations: $iters$( ((pinned)) && printf '\n  cpus: "0"')
   selection:
     self: 192.0.2.254   # so that this host's own address is a peer
 EOF

@@ -69,11 +69,14 @@ hw_counter() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1"; }
 rxe_self_traffic() {
   local iters="${1:-200}" port=18515 server_log client_log
   server_log="$(mktemp)" client_log="$(mktemp)"
-  timeout 60 ib_send_lat -d rxe0 -i 1 -x 1 -n "$iters" -p "$port" >"$server_log" 2>&1 &
+  # PERFTEST_SERVER_CPUS / PERFTEST_CLIENT_CPUS (taskset lists), when set, pin each end.
+  ${PERFTEST_SERVER_CPUS:+taskset -c "$PERFTEST_SERVER_CPUS"} \
+    timeout 60 ib_send_lat -d rxe0 -i 1 -x 1 -n "$iters" -p "$port" >"$server_log" 2>&1 &
   local server=$!
 
   for _ in $(seq 1 50); do
-    if timeout 60 ib_send_lat -d rxe0 -i 1 -x 1 -n "$iters" -p "$port" "$RDMAHD_VM_ADDR" \
+    if ${PERFTEST_CLIENT_CPUS:+taskset -c "$PERFTEST_CLIENT_CPUS"} \
+        timeout 60 ib_send_lat -d rxe0 -i 1 -x 1 -n "$iters" -p "$port" "$RDMAHD_VM_ADDR" \
         >"$client_log" 2>&1; then
       break
     fi
@@ -88,6 +91,18 @@ rxe_self_traffic() {
   [[ -n "$typical" ]] || { cat "$client_log"; fail "ib_send_lat printed no result row"; }
   rm -f "$server_log" "$client_log"
   echo "$typical"
+}
+
+# thread_cpus PID NAME: the Cpus_allowed_list of PID's thread named NAME (the first one), or "none".
+thread_cpus() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [[ "$(cat "$t/comm" 2>/dev/null)" == "$2" ]]; then
+      awk '$1 == "Cpus_allowed_list:" { print $2 }' "$t/status"
+      return
+    fi
+  done
+  echo none
 }
 
 need_daemon() {

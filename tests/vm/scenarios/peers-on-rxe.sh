@@ -9,7 +9,8 @@
 # (SIGHUP), and for the second set of timed scrapes a reload makes its rounds back to back (2000
 # ping-pongs each, due every 100 ms), so that a round runs nearly all the time (rxe0's packet
 # counter, sampled meanwhile, shows it does) and the responder, killed next, most likely dies
-# mid-round.
+# mid-round. Each end is pinned (peers.cpus, peers.responder.cpus) to a vCPU of its own, so the
+# ping-pong's two busy-polling threads never share one.
 # shellcheck source=tests/vm/guest-lib.sh
 source "$RDMAHD_VM_LIB"
 need_daemon
@@ -17,12 +18,13 @@ dir="$RDMAHD_VM_OUT"
 addr="$RDMAHD_VM_ADDR"
 responder_listen=127.0.0.1:9901
 
-printf 'peers:\n  responder:\n    enabled: true\n    port: 18601\n    allow: [%s/32]\n' "$addr" >"$dir/responder.yaml"
+printf 'peers:\n  responder:\n    enabled: true\n    port: 18601\n    allow: [%s/32]\n    cpus: "1"\n' "$addr" >"$dir/responder.yaml"
 # write_prober_config TARGETS [INTERVAL ITERATIONS]: the prober's config.
 write_prober_config() {
   cat >"$dir/prober.yaml" <<YAML
 peers:
   targets: [$1]
+  cpus: "0"
   port: 18601
   interval: ${2:-1s}
   latency_iterations: ${3:-100}
@@ -84,6 +86,9 @@ count="$(metric_one "$dir/m1.prom" rdma_peer_latency_seconds_count peer="$addr")
 expect_num "$count" ">=" 99 "histogram count (99 samples per round)"
 expect_eq "$(metric_one "$dir/m1.prom" rdma_check_status check=peer_reachable subject="$addr" status=ok)" 1 \
   "peer_reachable ok"
+expect_eq "$(thread_cpus "$RDMAHD_DAEMON_PID" probe-peers)" 0 "the prober's probe thread CPUs (peers.cpus)"
+expect_eq "$(thread_cpus "$responder_pid" probe-responder)" 1 \
+  "the responder's listener thread CPUs (peers.responder.cpus; its sessions start with them)"
 
 step "rounds back to back (2000 ping-pongs, due every 100 ms): $scrapes timed scrapes during them"
 write_prober_config "$addr" 100ms 2000
