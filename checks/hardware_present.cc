@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -127,6 +129,28 @@ std::vector<std::string> ListedObjects(const TopologyDevice& d, const Topology& 
   return out;
 }
 
+// What one collection lists: each device's objects, the devices whose ports could not be listed,
+// and the PCI address (packed) of each device that has one.
+struct Listing {
+  std::map<std::string, std::vector<std::string>, std::less<>> objects;
+  std::set<std::string, std::less<>> unlisted_ports_of;
+  std::map<std::string, std::uint64_t, std::less<>> pci;
+};
+
+Listing ListNow(const Topology& topology) {
+  Listing l;
+  for (const TopologyDevice& d : topology.devices) {
+    if (d.ports_unreadable) l.unlisted_ports_of.insert(d.name);
+    std::vector<std::string> objects = ListedObjects(d, topology);
+    std::vector<std::string>& into = l.objects[d.name];
+    into.insert(into.end(), std::make_move_iterator(objects.begin()), std::make_move_iterator(objects.end()));
+    if (d.pci_address) {
+      if (auto packed = PackPci(*d.pci_address)) l.pci[d.name] = *packed;
+    }
+  }
+  return l;
+}
+
 // One remembered object: its series' samples, oldest first.
 struct Remembered {
   std::string device, object;  // "mlx5_1", "port/1"
@@ -173,6 +197,32 @@ class HardwarePresentCheck : public Check {
   void Record(const Snapshot& snapshot, const Config& config, History& history,
               History::TimePoint now) const override {
     const auto* topology = snapshot.Get<Topology>();
+    std::lock_guard lock(mu_);
+    fast_at_.reset();
+    slow_at_.reset();
+    if (topology == nullptr || topology->failure) steady_.on = false;
+    Listing listing;
+    if (topology != nullptr && !topology->failure) {
+      listing = ListNow(*topology);
+      if (steady_.on && listing.objects == steady_.objects && listing.pci == steady_.pci) {
+        // Nothing came or went since a collection that found everything present: the same series
+        // get the same values, through handles, with no recall of the history and no verdict to
+        // work out again.
+        History::Batch batch(history);
+        for (auto& [series, value] : steady_.series) batch.RecordGauge(series, value, now);
+        fast_at_ = now;
+        return;
+      }
+      steady_.on = false;
+    }
+    RecordChanges(snapshot, topology, config, history, now, listing);
+    slow_at_ = now;
+    slow_listing_ = std::move(listing);
+  }
+
+  // The slow path: what is remembered against what is listed, object by object.
+  void RecordChanges(const Snapshot& snapshot, const Topology* topology, const Config& config, History& history,
+                     History::TimePoint now, Listing& listing) const {
     Memory memory = Recall(history);
     const auto keep_all = [&] {  // nothing known this time: keep what is remembered alive
       for (const auto& [device, objects] : memory.devices) {
@@ -205,15 +255,8 @@ class HardwarePresentCheck : public Check {
       const auto ago = std::chrono::duration_cast<std::chrono::seconds>(now - r.samples.back().last).count();
       return Gone(now_unix, now_unix - ago);
     };
-    // The objects listed now, by device (sorted names relative to the device's group prefix).
-    std::map<std::string, std::vector<std::string>, std::less<>> listed;
-    std::set<std::string, std::less<>> unlisted_ports_of;  // devices whose ports could not be listed
-    for (const TopologyDevice& d : topology->devices) {
-      if (d.ports_unreadable) unlisted_ports_of.insert(d.name);
-      std::vector<std::string> objects = ListedObjects(d, *topology);
-      std::vector<std::string>& into = listed[d.name];
-      into.insert(into.end(), std::make_move_iterator(objects.begin()), std::make_move_iterator(objects.end()));
-    }
+    std::map<std::string, std::vector<std::string>, std::less<>>& listed = listing.objects;
+    const std::set<std::string, std::less<>>& unlisted_ports_of = listing.unlisted_ports_of;
     const auto is_listed = [&](std::string_view device, std::string_view object) {
       const auto it = listed.find(device);
       return it != listed.end() && std::find(it->second.begin(), it->second.end(), object) != it->second.end();
@@ -272,15 +315,22 @@ class HardwarePresentCheck : public Check {
       const std::string prefix = GroupPrefix(device);
       for (const std::string& object : objects) history.RecordGauge(prefix + object, 0, now);
     }
-    for (const TopologyDevice& d : topology->devices) {
-      if (!d.pci_address || !is_listed(d.name, kDevice)) continue;
-      if (auto packed = PackPci(*d.pci_address)) history.RecordGauge(GroupPrefix(d.name) + std::string(kPci), *packed, now);
+    for (const auto& [device, packed] : listing.pci) {
+      if (is_listed(device, kDevice)) history.RecordGauge(GroupPrefix(device) + std::string(kPci), packed, now);
     }
   }
 
   void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
     const auto* topology = ctx.snapshot.Get<Topology>();
     if (topology == nullptr) return;
+    std::lock_guard lock(mu_);
+    if (fast_at_ && *fast_at_ == ctx.now) {
+      out.insert(out.end(), steady_.verdicts.begin(), steady_.verdicts.end());
+      JudgeInventory(ctx, *topology, out);
+      return;
+    }
+    const std::size_t first_verdict = out.size();
+    bool steady = !topology->failure;  // every remembered object present and none back lately
     const Memory memory = Recall(ctx.history);
     const std::int64_t now_unix = UnixSeconds(ctx.snapshot.taken_at);
     // A steady time of this collection's history as wall time.
@@ -295,6 +345,7 @@ class HardwarePresentCheck : public Check {
                     " devices, ports and netdevs): its loss would go unseen";
         }
         out.push_back({"", d.name, Verdict::kOk, std::move(reason), ""});
+        steady = false;
       }
     }
     for (const auto& [device, objects] : memory.devices) {
@@ -324,6 +375,7 @@ class HardwarePresentCheck : public Check {
         }
       }
       const std::string where = pci.empty() ? " (no PCI address)" : " (PCI " + pci + ")";
+      if (!gone.empty() || !back.empty()) steady = false;
       if (!gone.empty()) {
         // The device itself first: its ports and netdevs went with it.
         std::stable_sort(gone.begin(), gone.end(),
@@ -369,10 +421,48 @@ class HardwarePresentCheck : public Check {
       }
       out.push_back(std::move(r));
     }
+    if (steady && slow_at_ && *slow_at_ == ctx.now) BecomeSteady(memory, out, first_verdict);
     JudgeInventory(ctx, *topology, out);
   }
 
  private:
+  // The slow path's Record found, and its evaluation confirmed, that what the history remembers is
+  // exactly what this collection listed, every object present: until the listing changes, each
+  // collection records the same values and gets the same verdicts.
+  void BecomeSteady(const Memory& memory, const std::vector<CheckResult>& out, std::size_t first_verdict) const {
+    std::size_t listed = 0;
+    for (const auto& [device, objects] : slow_listing_.objects) listed += objects.size();
+    if (memory.objects != listed || memory.pci.size() != slow_listing_.pci.size()) return;
+    steady_.series.clear();
+    for (const auto& [device, objects] : slow_listing_.objects) {
+      const auto known = memory.devices.find(device);
+      if (known == memory.devices.end() || known->second.size() != objects.size()) return;
+      for (const std::string& object : objects) steady_.series.emplace_back(History::Handle(GroupPrefix(device) + object), 0);
+    }
+    for (const auto& [device, packed] : slow_listing_.pci) {
+      const auto known = memory.pci.find(device);
+      if (known == memory.pci.end() || known->second != packed) return;
+      steady_.series.emplace_back(History::Handle(GroupPrefix(device) + std::string(kPci)), packed);
+    }
+    steady_.objects = slow_listing_.objects;
+    steady_.pci = slow_listing_.pci;
+    steady_.verdicts.assign(out.begin() + static_cast<std::ptrdiff_t>(first_verdict), out.end());
+    steady_.on = true;
+  }
+
+  struct Steady {
+    bool on = false;
+    std::map<std::string, std::vector<std::string>, std::less<>> objects;  // the listing it holds for
+    std::map<std::string, std::uint64_t, std::less<>> pci;
+    std::vector<std::pair<History::Handle, std::uint64_t>> series;  // each series and its value
+    std::vector<CheckResult> verdicts;                                // the devices' (not the inventory's)
+  };
+  mutable std::mutex mu_;
+  mutable Steady steady_;                               // guarded by mu_
+  mutable std::optional<History::TimePoint> fast_at_;  // the collection Record found steady
+  mutable std::optional<History::TimePoint> slow_at_;  // the collection Record went through object by object
+  mutable Listing slow_listing_;                        // and what it listed
+
   static std::string Pci(const std::optional<std::string>& address) {
     return address ? " (PCI " + *address + ")" : std::string();
   }

@@ -120,6 +120,46 @@ TEST(HardwarePresentTest, AVanishedDeviceFailsUntilItReturnsThenSaysRecovered) {
   EXPECT_EQ(r.reason, "present (PCI 0000:3b:00.1), 1 port, netdev ens1f1np1");
 }
 
+// A node whose hardware stays put is judged from what the last full pass found (no recall of the
+// history): every change must still be seen at once, the verdicts must be the ones a full pass gives,
+// and the history must still hold what a later full pass needs (the time each object was last seen).
+TEST(HardwarePresentTest, ASteadyNodeStillSeesEveryChangeAtOnce) {
+  Timeline tl;
+  for (int i = 0; i < 5; ++i) {
+    std::vector<CheckResult> out = tl.At(seconds(15 * i), {kMlx0, kMlx1});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[1].reason, "present (PCI 0000:3b:00.1), 1 port, netdev ens1f1np1") << "collection " << i;
+  }
+  // Gone after steady collections: last seen at the last of them.
+  CheckResult r = tl.Of(seconds(75), {kMlx0}, "mlx5_1");
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("missing since 2026-12-02 22:01:15 UTC (last seen 2026-12-02 22:01:00 UTC)"));
+  // Back; steady again while "recovered" lasts, then plain present.
+  EXPECT_THAT(tl.Of(seconds(90), {kMlx0, kMlx1}, "mlx5_1").reason, HasSubstr("recovered: "));
+  for (int i = 0; i < 3; ++i) EXPECT_THAT(tl.Of(seconds(105 + 15 * i), {kMlx0, kMlx1}, "mlx5_1").reason, HasSubstr("recovered: "));
+  EXPECT_EQ(tl.Of(seconds(95) + hours(1), {kMlx0, kMlx1}, "mlx5_1").reason,
+            "present (PCI 0000:3b:00.1), 1 port, netdev ens1f1np1");
+  EXPECT_EQ(tl.Of(seconds(110) + hours(1), {kMlx0, kMlx1}, "mlx5_1").reason,
+            "present (PCI 0000:3b:00.1), 1 port, netdev ens1f1np1");
+  // A new PCI address, a netdev gone, a new port: each seen in the collection it happens in.
+  const Dev moved{"mlx5_1", "0000:5e:00.1", {1}, {"ens1f1np1"}};
+  EXPECT_THAT(tl.Of(seconds(125) + hours(1), {kMlx0, moved}, "mlx5_1").reason, HasSubstr("(PCI 0000:5e:00.1)"));
+  EXPECT_THAT(tl.Of(seconds(140) + hours(1), {kMlx0, moved}, "mlx5_1").reason, HasSubstr("(PCI 0000:5e:00.1)"));
+  r = tl.Of(seconds(155) + hours(1), {kMlx0, Dev{"mlx5_1", "0000:5e:00.1", {1}, {}}}, "mlx5_1");
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("netdev ens1f1np1 is gone"));
+  EXPECT_THAT(r.reason, HasSubstr("(last seen 2026-12-02 23:02:20 UTC)"));
+  // A failed discovery between steady collections is unknown, not "present".
+  Snapshot broken = Collection({}, seconds(170) + hours(1));
+  Topology failed;
+  failed.failure = "class/infiniband unreadable";
+  broken.Put(std::move(failed));
+  tl.At(seconds(170) + hours(1), {kMlx0, moved});
+  tl.At(seconds(185) + hours(1), {kMlx0, moved});
+  for (const CheckResult& v : tl.At(seconds(200) + hours(1), broken)) EXPECT_EQ(v.verdict, Verdict::kUnknown) << v.subject;
+  EXPECT_EQ(tl.Of(seconds(215) + hours(1), {kMlx0, moved}, "mlx5_0").verdict, Verdict::kOk);
+}
+
 TEST(HardwarePresentTest, APortOrNetdevGoneWhileTheDeviceStaysFailsNamingIt) {
   Timeline tl;
   const Dev two{"mlx5_0", "0000:3b:00.0", {1, 2}, {"ens1f0np0"}};
