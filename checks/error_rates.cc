@@ -275,6 +275,18 @@ struct SubjectHandles {
   History::Handle zeros;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
   bool seen = false;  // a subject of the latest collection
+  // Quiet: the last judgement found every rule known and no error counter risen, nothing held and
+  // nothing in read backoff, under `quiet_policy`. While the error counters stay at `quiet_values`,
+  // no window can hold an increase of one (and a share of packets is only taken of an increase), so
+  // the verdict is `quiet_verdict` again without asking the history, however the packets move.
+  bool quiet = false;
+  std::vector<std::optional<std::uint64_t>> quiet_values;  // the error counters' (values[0, error_counters))
+  bool QuietValuesHold() const {
+    return quiet_values.size() == error_counters &&
+           std::equal(quiet_values.begin(), quiet_values.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(error_counters));
+  }
+  ErrorRatePolicy quiet_policy;
+  std::optional<CheckResult> quiet_verdict;
 
   std::size_t IndexOf(std::string_view counter) const {
     if (counter.empty()) return counters.size();  // a rule's unused place
@@ -361,11 +373,17 @@ std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<Hist
 // one gauge per subject and device instance, "zeros/<instance>", holds a bit per such counter
 // (its place among the rules' counters). When the counter leaves 0 its series starts with the
 // collections the gauge saw it at 0, so the increase is judged as if it had been recorded.
-void RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history, History::TimePoint now) {
+// Returns whether every error counter's series continued its baseline (none new, reset or
+// re-created).
+bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history, History::TimePoint now) {
   const std::optional<History::Sample> zeros = history.Newest(h.zeros);
   const bool seen_before = zeros && zeros->last < now;
   const std::uint64_t zero_before = seen_before ? zeros->value : 0;
   std::uint64_t zero_now = 0;
+  bool continued = true;
+  const auto record = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
+    continued = history.RecordCounter(series, s.instance, value, at) == History::Baseline::kContinued && continued;
+  };
   for (std::size_t i = 0; i < h.counters.size(); ++i) {
     const auto& v = h.values[i];
     if (!v) continue;
@@ -383,12 +401,13 @@ void RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
     }
     if (unrecorded && seen_before) {
       const auto [from, to] = ZeroRun(history.Samples(h.zeros), bit);
-      history.RecordCounter(series, s.instance, 0, from);
-      history.RecordCounter(series, s.instance, 0, to);
+      record(series, 0, from);
+      record(series, 0, to);
     }
-    history.RecordCounter(series, s.instance, *v, now);
+    record(series, *v, now);
   }
   history.RecordGauge(h.zeros, zero_now, now);
+  return continued;
 }
 
 History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy) {
@@ -723,12 +742,25 @@ class RuleCheck : public Check {
         SubjectHandles& h = HandlesOf(handles_, kRules, s);
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
-        RecordSubject(s, h, batch, now);
+        const bool continued = RecordSubject(s, h, batch, now);
+        const bool no_backoff = s.backoff == nullptr || s.backoff->empty();
+        if (h.quiet && continued && no_backoff && h.QuietValuesHold() && policy == h.quiet_policy) {
+          if (h.quiet_verdict) results.push_back(*h.quiet_verdict);
+          return;
+        }
         Judgement j = Judge(kRules, h, batch, now, policy);
         for (const Finding& f : j.findings) {
           if (f.verdict == Verdict::kFailed) batch.RecordGauge(h.Held(f.key), 1, now);
         }
-        if (auto r = Verdicts(kRules, s, h, batch, now, policy, std::move(j))) results.push_back(std::move(*r));
+        const bool quiet = no_backoff && j.findings.empty() && j.unknown.empty() && j.rose.empty();
+        std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
+        h.quiet = quiet && (!r || r->verdict == Verdict::kOk);
+        if (h.quiet) {
+          h.quiet_values.assign(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.error_counters));
+          h.quiet_policy = policy;
+          h.quiet_verdict = r;
+        }
+        if (r) results.push_back(std::move(*r));
       });
       // The handles of subjects gone from this collection go too: the cache holds this node's subjects.
       for (auto it = handles_.begin(); it != handles_.end();) {

@@ -37,6 +37,8 @@ struct ErrorRatePolicy {
   // Fewer packets than this in the window: no share is judged (one error among ten packets says
   // little about a link).
   std::uint64_t min_packets = 1000;
+
+  bool operator==(const ErrorRatePolicy&) const = default;
 };
 
 }  // namespace rdmahd

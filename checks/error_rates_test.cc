@@ -160,6 +160,43 @@ TEST(PortErrorsTest, AnyBufferOverrunFailsThenHoldsThenOk) {
   EXPECT_EQ(r.verdict, Verdict::kOk);
 }
 
+// A port whose counters stand still is not judged again from the history (no window can hold an
+// increase), but anything that could change its verdict is: a counter that moves, a policy reload
+// (a longer hold brings back a failure it had let go), a series the history lost.
+TEST(PortErrorsTest, AQuietPortIsJudgedAgainWhenAnythingCouldChangeItsVerdict) {
+  Timeline tl("port_errors");
+  tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(120'000);
+  Values still{{"symbol_error", 12}, {"excessive_buffer_overrun_errors", 3}, {"port_rcv_packets", 9000}};
+  tl.Port(seconds(0), still);
+  for (int t : {15, 30, 45}) {
+    still["port_rcv_packets"] += 100000;  // traffic: the packets move, the error counters do not
+    CheckResult r = tl.Port(seconds(t), still);
+    EXPECT_EQ(r.verdict, Verdict::kOk) << t;
+    EXPECT_EQ(r.reason, "no error counter over its limit (2 counters, none rose)") << t;
+  }
+  Values moved = still;
+  moved["excessive_buffer_overrun_errors"] = 4;
+  CheckResult r = tl.Port(seconds(60), moved);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +1 in 60 s"));
+  // Past the window (10 min) and the hold (2 min): ok and quiet again.
+  for (int t : {700, 715, 730}) EXPECT_EQ(tl.Port(seconds(t), moved).verdict, Verdict::kOk) << t;
+  // A reload whose hold covers the failure at 60 s holds it failed again, though nothing moved.
+  tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(3'600'000);
+  r = tl.Port(seconds(745), moved);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors was over its limit until 685 s ago"));
+  tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(120'000);
+  EXPECT_EQ(tl.Port(seconds(760), moved).verdict, Verdict::kOk);
+  EXPECT_EQ(tl.Port(seconds(775), moved).verdict, Verdict::kOk);
+  // A series the history dropped starts again: unknown until its window has two samples.
+  tl.history.Forget("port_errors/mlx5_0/1/symbol_error");
+  r = tl.Port(seconds(790), moved);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("no increase known yet for symbol_error"));
+  EXPECT_EQ(tl.Port(seconds(805), moved).verdict, Verdict::kOk);
+}
+
 TEST(PortErrorsTest, ACounterThatLeavesZeroIsJudgedFromItsZeros) {
   Timeline tl("port_errors");
   for (int t : {0, 15, 30}) EXPECT_EQ(tl.Port(seconds(t), {{"excessive_buffer_overrun_errors", 0}}).verdict, Verdict::kOk);
