@@ -131,6 +131,35 @@ TEST(MetricSinkTest, ClearedSinkIsReusedWithoutStaleSamples) {
   EXPECT_EQ(out.data(), previous_buffer);  // the shorter text fits in the buffer it already had
 }
 
+// A reused text buffer fits the text: it neither doubles when the text grows a little (what
+// std::string::reserve would do) nor stays far larger than the text after it shrank.
+TEST(MetricSinkTest, AReusedTextBufferStaysTheSizeOfTheText) {
+  MetricSink sink;
+  const auto fill = [&](int samples) {
+    sink.Clear();
+    auto family = sink.Gauge("rdma_x", "X.");
+    for (int i = 0; i < samples; ++i) family.Add({{"device", "mlx5_" + std::to_string(i)}}, i);
+  };
+  std::string out;
+  fill(20000);
+  sink.SerializeTo(out);
+  const std::size_t first = out.size();
+  EXPECT_LE(out.capacity(), first + first / 16);
+  const char* buffer = out.data();
+  fill(20010);  // a little longer: the spare room takes it
+  sink.SerializeTo(out);
+  EXPECT_GT(out.size(), first);
+  EXPECT_EQ(out.data(), buffer);
+  EXPECT_LE(out.capacity(), first + first / 16);
+  fill(30000);  // much longer: a buffer of its size, not twice the old one
+  sink.SerializeTo(out);
+  EXPECT_LE(out.capacity(), out.size() + out.size() / 16);
+  fill(100);  // much shorter: the big buffer goes
+  sink.SerializeTo(out);
+  EXPECT_LE(out.capacity(), 4096u);
+  EXPECT_EQ(out, sink.Serialize());
+}
+
 TEST(MetricSinkTest, EscapesAtEveryPositionOfLongValues) {
   // The special byte at each offset of a value, first and last included.
   for (char special : {'\\', '\n', '"'}) {
