@@ -12,13 +12,13 @@
 #include <map>
 #include <set>
 
-#include "core/collector.h"
-#include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
 #include "common/cpulist.h"
 #include "common/parse.h"
 #include "config/config_section.h"
+#include "core/collector.h"
 #include "facts/plumbing_facts.h"
+#include "parsers/host_dev_parse.h"
 
 namespace rdmahd {
 namespace {
