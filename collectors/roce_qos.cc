@@ -4,10 +4,10 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "collectors/dcb_json.h"
 #include "collectors/device_reader.h"
 #include "common/layout_cache.h"
 #include "common/parse.h"
+#include "parsers/dcb_json.h"
 
 namespace rdmahd {
 namespace {
