@@ -8,6 +8,7 @@
 #include "common/layout_cache.h"
 #include "common/parse.h"
 #include "parsers/dcb_json.h"
+#include "parsers/ethtool_stats.h"
 
 namespace rdmahd {
 namespace {

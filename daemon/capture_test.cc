@@ -20,6 +20,7 @@
 #include "common/node_fs.h"
 #include "daemon/capture_archive.h"
 #include "parsers/dcb_json.h"
+#include "parsers/ethtool_stats.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {
