@@ -6,7 +6,7 @@ and layout (names as ConnectX-6 exposes them on upstream kernels).
 Each port's netdev gets its /sys/class/net entry and, unless --no-ecn, the MLNX_OFED ECN folders
 (ecn/roce_np and ecn/roce_rp: enable/0..7 and the DCQCN parameter files, names as mlx5 OFED shows
 them); ROOT/dcb/<netdev>/ gets `dcb -j pfc show` and `dcb -j app show` output, the --path.dcb input
-(collectors/dcb_json.h), so that the netdev and roce collectors run without asking this machine's
+(collectors/dcb_capture.h), so that the netdev and roce collectors run without asking this machine's
 kernel about netdevs it does not have."""
 
 import argparse

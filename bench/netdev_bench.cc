@@ -18,6 +18,7 @@
 
 #include "collectors/topology_discovery.h"
 #include "collectors/roce_qos.h"
+#include "parsers/ethtool_stats.h"
 #include "tests/support/stat_list_driver.h"
 
 namespace {

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "common/duration_text.h"
 #include "core/topology.h"
 #include "facts/kernel_log_facts.h"
 #include "facts/netdev_facts.h"
@@ -18,7 +19,6 @@ using std::chrono::duration;
 using TimePoint = LinkFlapPolicy::TimePoint;
 
 double Seconds(std::chrono::steady_clock::duration d) { return duration<double>(d).count(); }
-std::string Secs(double s) { return std::to_string(static_cast<long long>(s + 0.5)) + " s"; }
 
 // The kernel's widths: counters/link_downed is the 8-bit PMA LinkDownedCounter
 // (PORT_PMA_ATTR(link_downed, 2, 8, 56) in drivers/infiniband/core/sysfs.c); carrier_changes is
@@ -316,7 +316,7 @@ void AppendLinkFlapVerdicts(const LinkFlapFacts& facts, std::vector<CheckResult>
   };
   // Runs for every port on every scrape: the text is appended into one buffer per verdict
   // rather than built from chained temporaries (a dozen allocations per port).
-  const std::string window = Secs(facts.window_seconds);
+  const std::string window = FormatSeconds(facts.window_seconds);
   for (const LinkFlapPortFacts& p : facts.ports) {
     std::string subject = p.device;
     subject += '/';
@@ -343,16 +343,17 @@ void AppendLinkFlapVerdicts(const LinkFlapFacts& facts, std::vector<CheckResult>
     }
     std::string reason;
     if (p.link_dropped) {
-      reason = p.down_for_seconds ? "link down for " + Secs(*p.down_for_seconds) + ", longer than the " +
-                                        Secs(facts.drop_window_seconds) + " drop window"
-                                  : "link dropped and came back " + Secs(p.last_drop_age_seconds.value_or(0)) +
-                                        " ago (flagged for the " + Secs(facts.recovery_seconds) + " recovery time)";
+      reason = p.down_for_seconds
+                   ? "link down for " + FormatSeconds(*p.down_for_seconds) + ", longer than the " +
+                         FormatSeconds(facts.drop_window_seconds) + " drop window"
+                   : "link dropped and came back " + FormatSeconds(p.last_drop_age_seconds.value_or(0)) +
+                         " ago (flagged for the " + FormatSeconds(facts.recovery_seconds) + " recovery time)";
     }
     if (p.flapping) {
       if (!reason.empty()) reason += "; ";
       reason += std::to_string(p.flaps_in_window) + " flaps in the last " + window + " (threshold " +
                 std::to_string(facts.threshold) + ")";
-      if (p.last_flap_age_seconds) reason += ", last " + Secs(*p.last_flap_age_seconds) + " ago";
+      if (p.last_flap_age_seconds) reason += ", last " + FormatSeconds(*p.last_flap_age_seconds) + " ago";
     }
     // The kernel log, when it logged link-downs for the port: confirms a flap, or tells of one the
     // counters could not (the daemon started after it: no baseline yet).
@@ -360,7 +361,9 @@ void AppendLinkFlapVerdicts(const LinkFlapFacts& facts, std::vector<CheckResult>
     if (p.kernel_link_downs > 0) {
       kernel = "the kernel logged " + std::to_string(p.kernel_link_downs) + " link down" +
                (p.kernel_link_downs == 1 ? "" : "s") + " in the last " + window;
-      if (p.kernel_last_link_down_age_seconds) kernel += ", last " + Secs(*p.kernel_last_link_down_age_seconds) + " ago";
+      if (p.kernel_last_link_down_age_seconds) {
+        kernel += ", last " + FormatSeconds(*p.kernel_last_link_down_age_seconds) + " ago";
+      }
     }
     const std::string nd = p.netdev.empty() ? std::string("<netdev>") : p.netdev;
     auto fix = [&] {

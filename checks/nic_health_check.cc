@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/duration_text.h"
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/kernel_log_facts.h"
@@ -16,12 +17,6 @@ namespace {
 
 // How long an event keeps its verdict: long enough for an alert to fire and a person to look.
 constexpr std::int64_t kStickySeconds = 24 * 3600;
-
-std::string Ago(std::int64_t seconds) {
-  if (seconds < 120) return std::to_string(std::max<std::int64_t>(seconds, 0)) + " s ago";
-  if (seconds < 7200) return std::to_string(seconds / 60) + " min ago";
-  return std::to_string(seconds / 3600) + " h ago";
-}
 
 std::string FixFor(const KernelEvent& e, const std::string& device) {
   const std::string pci = e.pci_address.empty() ? device : e.pci_address;
@@ -79,7 +74,8 @@ class NicHealthCheck : public Check {
         r.reason = "no NIC health event in the kernel log in the last 24 h";
       } else {
         r.verdict = worst->severity == KernelEventSeverity::kCritical ? Verdict::kFailed : Verdict::kWarning;
-        r.reason = worst->name + " " + Ago(facts->now_unix_s - *worst->realtime_s) + ": " + worst->excerpt;
+        r.reason = worst->name + " " + FormatCoarseDuration(facts->now_unix_s - *worst->realtime_s) + " ago: " +
+                   worst->excerpt;
         if (judged > 1) r.reason += " (" + std::to_string(judged) + " events in the last 24 h)";
         r.fix = FixFor(*worst, d.name);
       }

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/duration_text.h"
 #include "config/policies.h"
 #include "core/check.h"
 #include "core/topology.h"
@@ -172,10 +173,6 @@ const History::Sample* SampleAt(const std::vector<History::Sample>& samples, Tim
   return nullptr;
 }
 
-std::string Seconds(std::chrono::steady_clock::duration d) {
-  return std::to_string(static_cast<long long>(std::chrono::duration<double>(d).count() + 0.5)) + " s";
-}
-
 // Where the probe thread ran: "probe thread on CPU 3 (NUMA node 0; RDMA devices on node 1)".
 std::string Placement(const Snapshot& snapshot, const PeerStatus& p) {
   if (!p.latency_cpu) return "";
@@ -245,7 +242,8 @@ std::string Explain(const CheckContext& ctx, const PeerStatus& p) {
       moved.push_back(name + " on " + l.where + " +" + std::to_string(after->value - before->value) + " (" +
                       std::string(l.meaning) + ")");
     }
-    const std::string span = "the " + Seconds(window->to - window->from) + " between the collections around the round";
+    const std::string span = "the " + FormatSeconds(std::chrono::duration<double>(window->to - window->from).count()) +
+                             " between the collections around the round";
     if (moved.empty()) {
       out = "; no local counter moved during the round (" + span +
             ": pause frames, CNPs, sequence errors, ack timeouts, receive discards): look at the path and the peer";

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/ib_sysfs_parse.h"
+#include "parsers/ib_sysfs_parse.h"
 
 namespace rdmahd {
 namespace {

@@ -4,8 +4,8 @@
 #include <cerrno>
 #include <charconv>
 
-#include "collectors/ib_sysfs_parse.h"
 #include "common/parse.h"
+#include "parsers/ib_sysfs_parse.h"
 
 namespace rdmahd {
 namespace {

@@ -3,8 +3,8 @@
 #include <cerrno>
 #include <functional>
 
-#include "collectors/host_memory_parse.h"
 #include "common/parse.h"
+#include "parsers/host_memory_parse.h"
 
 namespace rdmahd {
 namespace {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
 #include "common/parse.h"
+#include "parsers/host_dev_parse.h"
 
 namespace rdmahd {
 namespace {

@@ -12,13 +12,14 @@
 #include <map>
 #include <set>
 
-#include "core/collector.h"
-#include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
+#include "common/cpu_governor.h"
 #include "common/cpulist.h"
 #include "common/parse.h"
 #include "config/config_section.h"
+#include "core/collector.h"
 #include "facts/plumbing_facts.h"
+#include "parsers/host_dev_parse.h"
 
 namespace rdmahd {
 namespace {
@@ -166,10 +167,7 @@ void ReadGovernors(const NodeFs& fs, const TopologyDevice& d, std::map<std::uint
   for (std::uint32_t cpu : ids) {
     auto it = cache.find(cpu);
     if (it == cache.end()) {
-      std::optional<std::string> gov;
-      auto r = held.Read(fs, fs.Sys("devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/scaling_governor"));
-      if (r && !Trim(*r).empty()) gov = std::string(Trim(*r));
-      it = cache.emplace(cpu, std::move(gov)).first;
+      it = cache.emplace(cpu, ReadScalingGovernor(fs, cpu, &held)).first;
     }
     if (it->second) {
       ++g.cpus_by_governor[*it->second];

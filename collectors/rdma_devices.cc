@@ -9,8 +9,8 @@
 
 #include "collectors/device_metrics.h"
 #include "collectors/device_reader.h"
-#include "collectors/ib_sysfs_parse.h"
 #include "common/parse.h"
+#include "parsers/ib_sysfs_parse.h"
 
 namespace rdmahd {
 namespace {

@@ -11,7 +11,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <stdexcept>
 
 #include "collectors/topology_discovery.h"
 #include "core/check.h"
@@ -503,30 +502,6 @@ TEST(RdmaDevicesTest, PortsWithEqualCounterFilesShareOneNameList) {
   CollectRun again = Collect(c, ProjectFixture("sysfs/mlx5-roce/sys"));
   EXPECT_EQ(again.facts.devices[0].ports[0].hw_counters.names(), a.names());
   EXPECT_EQ(again.facts.devices[0].ports[0].hw_counters.at("np_cnp_sent"), 3600u);
-}
-
-TEST(CounterValuesTest, LookupByNameAndAbsentValues) {
-  auto names = std::make_shared<const CounterValues::Names>(CounterValues::Names{"a", "b", "c"});
-  CounterValues v(names);
-  EXPECT_TRUE(v.empty());
-  EXPECT_EQ(v.slot_count(), 3u);
-  v.Set(2, 7);
-  v.Set(0, 0);  // zero is a value, not absence
-  v.Set(2, 9);  // overwrite does not count twice
-  EXPECT_EQ(v.size(), 2u);
-  EXPECT_EQ(v.Find("a"), 0u);
-  EXPECT_FALSE(v.Find("b"));  // listed, no value
-  EXPECT_FALSE(v.contains("b"));
-  EXPECT_FALSE(v.Find("zz"));  // not listed
-  EXPECT_EQ(v.at("c"), 9u);
-  EXPECT_THROW((void)v.at("b"), std::out_of_range);
-  EXPECT_FALSE(CounterValues().contains("a"));
-  EXPECT_TRUE(CounterValues().empty());
-
-  CounterValues p = CounterValues::FromPairs({{"z", 1}, {"m", 2}});
-  ASSERT_EQ(p.slot_count(), 2u);
-  EXPECT_EQ(p.name(0), "m");
-  EXPECT_EQ(p.at("z"), 1u);
 }
 
 TEST(RdmaDevicesTest, DeviceLeavingTheListingReleasesItsDescriptors) {

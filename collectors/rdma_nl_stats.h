@@ -3,10 +3,10 @@
 // /sys/class/infiniband/DEV/ports/PORT/hw_counters/ (the port's counters plus those of any bound
 // per-QP counters), in one round trip per port instead of one read per counter. No privilege needed.
 //
-// Layers, as for DCB netlink: pure request builders and reply parsers over bytes (tested and
-// fuzzed); an RdmaNetlinkTransport (MnlRdmaTransport talks to the kernel through libmnl, tests
-// substitute recorded answers); RdmaNetlinkStats on top, which also maps device names to the
-// kernel's device indexes.
+// Layers, as for DCB netlink: pure request builders and reply parsers over bytes
+// (parsers/rdma_nl_stats.h); an RdmaNetlinkTransport (MnlRdmaTransport talks to the kernel through
+// libmnl, tests substitute recorded answers); RdmaNetlinkStats on top, which also maps device names
+// to the kernel's device indexes.
 #pragma once
 
 #include <cstdint>
@@ -18,36 +18,9 @@
 
 #include "common/netlink_socket.h"
 #include "common/result.h"
+#include "parsers/rdma_nl_stats.h"
 
 namespace rdmahd {
-
-struct NldevDevice {
-  std::uint32_t index = 0;
-  std::string name;
-};
-
-struct NldevHwCounter {
-  std::string name;
-  std::uint64_t value = 0;
-};
-
-struct NldevPortStats {
-  std::uint32_t dev_index = 0;
-  std::string dev_name;
-  std::uint32_t port = 0;
-  std::vector<NldevHwCounter> counters;
-};
-
-// RDMA_NLDEV_CMD_GET with NLM_F_DUMP: every RDMA device's index and name.
-std::vector<std::uint8_t> BuildNldevGetDumpRequest(std::uint32_t seq);
-// RDMA_NLDEV_CMD_STAT_GET for one port.
-std::vector<std::uint8_t> BuildNldevStatGetRequest(std::uint32_t dev_index, std::uint32_t port, std::uint32_t seq);
-
-// One datagram of the answer to the dump: appends the devices it describes to `out`. True once the
-// dump's NLMSG_DONE has been seen. A kernel error is an Error with its errno.
-Result<bool> ParseNldevGetDump(std::span<const std::uint8_t> datagram, std::vector<NldevDevice>& out);
-// The answer to a STAT_GET request. `expected_seq` (when non-zero) must match.
-Result<NldevPortStats> ParseNldevStatReply(std::span<const std::uint8_t> datagram, std::uint32_t expected_seq = 0);
 
 class RdmaNetlinkTransport {
  public:

@@ -14,62 +14,17 @@
 
 #include "collectors/rdma_devices.h"
 #include "common/netlink_parse.h"
+#include "parsers/nldev_test_message.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/topology.h"
 
 namespace rdmahd {
 namespace {
 
-constexpr std::uint16_t kGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
-constexpr std::uint16_t kStatGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET);
-
-// Builds kernel-style answers with libmnl, message by message, into one datagram.
-class Datagram {
- public:
-  nlmsghdr* Add(std::uint16_t type, std::uint32_t seq) {
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + 4096);
-    nlmsghdr* nlh = mnl_nlmsg_put_header(bytes_.data() + at);
-    nlh->nlmsg_type = type;
-    nlh->nlmsg_seq = seq;
-    last_ = at;
-    return nlh;
-  }
-  void Close(nlmsghdr* nlh) { bytes_.resize(last_ + NLMSG_ALIGN(nlh->nlmsg_len)); }
-  void Error(std::uint32_t seq, int err) {
-    nlmsghdr* nlh = Add(NLMSG_ERROR, seq);
-    auto* e = static_cast<nlmsgerr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(nlmsgerr)));
-    e->error = -err;
-    Close(nlh);
-  }
-  void Done(std::uint32_t seq) {
-    nlmsghdr* nlh = Add(NLMSG_DONE, seq);
-    mnl_nlmsg_put_extra_header(nlh, sizeof(int));
-    Close(nlh);
-  }
-  const std::vector<std::uint8_t>& bytes() const { return bytes_; }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-  std::size_t last_ = 0;
-};
-
-void PutStatReply(Datagram& d, std::uint32_t seq, std::uint32_t index, const std::string& name, std::uint32_t port,
-                  const std::vector<NldevHwCounter>& counters) {
-  nlmsghdr* nlh = d.Add(kStatGet, seq);
-  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
-  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
-  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-  nlattr* table = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-  for (const NldevHwCounter& c : counters) {
-    nlattr* entry = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-    mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, c.name.c_str());
-    mnl_attr_put_u64(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, c.value);
-    mnl_attr_nest_end(nlh, entry);
-  }
-  mnl_attr_nest_end(nlh, table);
-  d.Close(nlh);
-}
+using testing::kNldevGet;
+using testing::kNldevStatGet;
+using testing::NldevDatagram;
+using testing::PutNldevStatReply;
 
 // The kernel's side: a device table (name -> index) and each port's counters, answering the two
 // requests the way rdma_nl does (an unknown index is EINVAL).
@@ -85,19 +40,19 @@ class FakeKernel : public RdmaNetlinkTransport {
     EXPECT_TRUE(messages.ok());
     if (!messages.ok() || messages->size() != 1) return Error{"bad request", EINVAL};
     const nlmsghdr& h = messages->front().header;
-    Datagram d;
+    NldevDatagram d;
     if (fail_with != 0) {
       d.Error(h.nlmsg_seq, fail_with);
       return std::vector<std::vector<std::uint8_t>>{d.bytes()};
     }
-    if (h.nlmsg_type == kGet) {
+    if (h.nlmsg_type == kNldevGet) {
       EXPECT_TRUE(dump);
       EXPECT_TRUE(h.nlmsg_flags & NLM_F_DUMP);
       ++dumps;
       std::vector<std::vector<std::uint8_t>> out;
       for (const auto& [name, index] : index_of) {  // one device per datagram, then DONE
-        Datagram one;
-        nlmsghdr* nlh = one.Add(kGet, h.nlmsg_seq);
+        NldevDatagram one;
+        nlmsghdr* nlh = one.Add(kNldevGet, h.nlmsg_seq);
         mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
         mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
         one.Close(nlh);
@@ -107,7 +62,7 @@ class FakeKernel : public RdmaNetlinkTransport {
       out.push_back(d.bytes());
       return out;
     }
-    EXPECT_EQ(h.nlmsg_type, kStatGet);
+    EXPECT_EQ(h.nlmsg_type, kNldevStatGet);
     EXPECT_FALSE(dump);
     ++stat_gets;
     auto attrs = SplitNlAttrs(messages->front().body, "test", "request");
@@ -124,92 +79,11 @@ class FakeKernel : public RdmaNetlinkTransport {
     if (name.empty() || it == counters.end()) {
       d.Error(h.nlmsg_seq, EINVAL);
     } else {
-      PutStatReply(d, h.nlmsg_seq, index, name, port, it->second);
+      PutNldevStatReply(d, h.nlmsg_seq, index, name, port, it->second);
     }
     return std::vector<std::vector<std::uint8_t>>{d.bytes()};
   }
 };
-
-TEST(RdmaNlStatsTest, RequestsCarryTheCommandAndThePort) {
-  auto req = BuildNldevStatGetRequest(7, 2, 42);
-  auto messages = SplitNlMessages(req, "test");
-  ASSERT_TRUE(messages.ok());
-  ASSERT_EQ(messages->size(), 1u);
-  EXPECT_EQ(messages->front().header.nlmsg_type, kStatGet);
-  EXPECT_EQ(messages->front().header.nlmsg_seq, 42u);
-  EXPECT_EQ(messages->front().header.nlmsg_flags, NLM_F_REQUEST);
-  auto attrs = SplitNlAttrs(messages->front().body, "test", "request");
-  ASSERT_TRUE(attrs.ok());
-  std::map<std::uint16_t, std::uint32_t> got;
-  for (const NlAttr& a : *attrs) {
-    std::uint32_t v;
-    std::memcpy(&v, a.payload.data(), 4);
-    got[a.type] = v;
-  }
-  EXPECT_EQ(got, (std::map<std::uint16_t, std::uint32_t>{{RDMA_NLDEV_ATTR_DEV_INDEX, 7}, {RDMA_NLDEV_ATTR_PORT_INDEX, 2}}));
-
-  auto dump = SplitNlMessages(BuildNldevGetDumpRequest(5), "test");
-  ASSERT_TRUE(dump.ok());
-  EXPECT_EQ(dump->front().header.nlmsg_type, kGet);
-  EXPECT_EQ(dump->front().header.nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
-}
-
-TEST(RdmaNlStatsTest, ParsesAStatReply) {
-  Datagram d;
-  PutStatReply(d, 9, 3, "rxe0", 1, {{"sent_pkts", 800}, {"rcvd_pkts", 1ULL << 40}});
-  auto stats = ParseNldevStatReply(d.bytes(), 9);
-  ASSERT_TRUE(stats.ok()) << stats.error().message;
-  EXPECT_EQ(stats->dev_index, 3u);
-  EXPECT_EQ(stats->dev_name, "rxe0");
-  EXPECT_EQ(stats->port, 1u);
-  ASSERT_EQ(stats->counters.size(), 2u);
-  EXPECT_EQ(stats->counters[0].name, "sent_pkts");
-  EXPECT_EQ(stats->counters[0].value, 800u);
-  EXPECT_EQ(stats->counters[1].value, 1ULL << 40);
-
-  auto wrong_seq = ParseNldevStatReply(d.bytes(), 10);
-  ASSERT_FALSE(wrong_seq.ok());
-  EXPECT_NE(wrong_seq.error().message.find("sequence 9, expected 10"), std::string::npos);
-}
-
-TEST(RdmaNlStatsTest, KernelErrorsAndMalformedRepliesAreErrors) {
-  Datagram err;
-  err.Error(4, EINVAL);
-  auto e = ParseNldevStatReply(err.bytes(), 4);
-  ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.error().errno_value, EINVAL);
-  EXPECT_NE(e.error().message.find("RDMA_NLDEV_CMD_STAT_GET"), std::string::npos);
-
-  Datagram ack;
-  ack.Error(4, 0);
-  EXPECT_EQ(ParseNldevStatReply(ack.bytes(), 4).error().errno_value, EBADMSG);
-
-  Datagram good;
-  PutStatReply(good, 1, 1, "mlx5_0", 1, {{"out_of_buffer", 5}});
-  // Every truncation of a good reply is refused (and, under ASan, never read past).
-  nlmsghdr h;
-  std::memcpy(&h, good.bytes().data(), sizeof h);
-  for (std::size_t n = 0; n < h.nlmsg_len; ++n) {
-    std::vector<std::uint8_t> cut(good.bytes().begin(), good.bytes().begin() + static_cast<std::ptrdiff_t>(n));
-    auto r = ParseNldevStatReply(cut);
-    ASSERT_FALSE(r.ok()) << "cut at " << n;
-    EXPECT_EQ(r.error().errno_value, EBADMSG);
-  }
-
-  // An entry with a name and no value.
-  Datagram no_value;
-  nlmsghdr* nlh = no_value.Add(kStatGet, 1);
-  nlattr* table = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-  nlattr* entry = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "x");
-  mnl_attr_nest_end(nlh, entry);
-  mnl_attr_nest_end(nlh, table);
-  no_value.Close(nlh);
-  auto nv = ParseNldevStatReply(no_value.bytes());
-  ASSERT_FALSE(nv.ok());
-  EXPECT_EQ(nv.error().errno_value, EBADMSG);
-  EXPECT_NE(nv.error().message.find("RDMA netlink reply malformed"), std::string::npos);
-}
 
 TEST(RdmaNlStatsTest, DeviceIndexesAreListedOnceAndAgainWhenStale) {
   auto kernel = std::make_unique<FakeKernel>();

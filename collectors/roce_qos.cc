@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <stdexcept>
 
-#include "collectors/dcb_json.h"
 #include "collectors/device_reader.h"
 #include "common/layout_cache.h"
 #include "common/parse.h"
+#include "parsers/dcb_json.h"
+#include "parsers/ethtool_stats.h"
 
 namespace rdmahd {
 namespace {
@@ -33,19 +33,6 @@ std::optional<TrustMode> DeriveTrust(const DcbState& dcb) {
   bool any_dscp = std::any_of(dcb.app->begin(), dcb.app->end(),
                               [](const DcbAppEntry& e) { return e.selector == kAppSelectorDscp; });
   return any_dscp ? TrustMode::kDscp : TrustMode::kPcp;
-}
-
-std::optional<std::int64_t> EcnParameters::Find(std::string_view name) const {
-  if (!names_) return std::nullopt;
-  auto it = std::lower_bound(names_->begin(), names_->end(), name);
-  if (it == names_->end() || *it != name) return std::nullopt;
-  return values_[static_cast<std::size_t>(it - names_->begin())];
-}
-
-std::int64_t EcnParameters::at(std::string_view name) const {
-  std::optional<std::int64_t> v = Find(name);
-  if (!v) throw std::out_of_range("EcnParameters::at: no value for " + std::string(name));
-  return *v;
 }
 
 // ---- Held layouts ---------------------------------------------------------------------------------

@@ -7,10 +7,11 @@
 // "roce":   the QoS configuration of those netdevs: PFC, APP table (trust mode, DSCP->priority),
 //           DCBX (DCB netlink), and ECN/DCQCN enables and parameters (MLNX_OFED sysfs).
 //
-// When NodeFs::dcb_dir() is set the node is a capture (see dcb_json.h for the folder layout): DCB,
-// ethtool stats and global pause come from the captured files and the local kernel is not asked.
-// Without it they come from the kernel only when NodeFs::asks_kernel() (the live /sys); on any
-// other tree they are unknown, their notes saying "not captured" and how to capture them.
+// When NodeFs::dcb_dir() is set the node is a capture (collectors/dcb_capture.h has the folder
+// layout): DCB, ethtool stats and global pause come from the captured files and the local kernel
+// is not asked. Without it they come from the kernel only when NodeFs::asks_kernel() (the live
+// /sys); on any other tree they are unknown, their notes saying "not captured" and how to capture
+// them.
 //
 // Scrape cost: every file a steady-state collection reads (netdev attributes, ECN files, capture
 // files) is a HeldFile in a per-netdev layout, re-read with one pread; nothing is listed or looked

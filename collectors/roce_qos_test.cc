@@ -608,7 +608,7 @@ TEST_F(HeldLayoutTest, NewEcnFileIsSeenAfterTheRelistInterval) {
   tree.dir.Write("sys/class/net/eth0/ecn/roce_rp/rpg_gd", "11\n");
   Advance(kNetdevRelistInterval - std::chrono::seconds(1));
   Run before = Scrape();
-  EXPECT_FALSE(before.roce().Find("eth0")->ecn_rp.parameters.count("rpg_gd"));
+  EXPECT_FALSE(before.roce().Find("eth0")->ecn_rp.parameters.contains("rpg_gd"));
   Advance(std::chrono::seconds(1));
   Run after = Scrape();
   EXPECT_EQ(after.roce().Find("eth0")->ecn_rp.parameters.at("rpg_gd"), 11);

@@ -3,9 +3,9 @@
 
 #include <cerrno>
 
-#include "collectors/host_dev_parse.h"
 #include "collectors/host_devices.h"
 #include "facts/roce_tos_facts.h"
+#include "parsers/host_dev_parse.h"
 
 namespace rdmahd {
 namespace {

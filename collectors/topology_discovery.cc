@@ -8,10 +8,10 @@
 
 #include "collectors/device_reader.h"
 #include "collectors/gid_table.h"
-#include "collectors/ib_sysfs_parse.h"
 #include "common/layout_cache.h"
 #include "common/parse.h"
 #include "config/config.h"
+#include "parsers/ib_sysfs_parse.h"
 
 namespace rdmahd {
 namespace {

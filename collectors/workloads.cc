@@ -9,9 +9,9 @@
 #include <map>
 #include <set>
 
-#include "collectors/proc_pid_parse.h"
 #include "common/parse.h"
 #include "config/config_section.h"
+#include "parsers/proc_pid_parse.h"
 
 namespace rdmahd {
 namespace {

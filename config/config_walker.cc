@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/duration_text.h"
 #include "common/excerpt.h"
 #include "common/net_address.h"
 #include "common/parse.h"
@@ -243,11 +244,7 @@ Status ConfigWalker::ReadRateGbps(const ConfigNode& v, std::optional<double>& ou
 // "250ms", "0.2s", or a bare integer number of milliseconds; whole milliseconds from 0 to `max`.
 Status ConfigWalker::ReadDuration(const ConfigNode& v, milliseconds min, milliseconds max, milliseconds& out) const {
   if (v.node.IsNull()) return Status::Ok();
-  auto spell = [](milliseconds d) {  // as written in the docs: "250ms", "60s"
-    return d.count() > 0 && d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + "s"
-                                                  : std::to_string(d.count()) + "ms";
-  };
-  const std::string bounds = "must be a duration from " + spell(min) + " to " + spell(max) +
+  const std::string bounds = "must be a duration from " + FormatDuration(min) + " to " + FormatDuration(max) +
                              " (\"200ms\", \"0.2s\" or an integer number of milliseconds), got " +
                              Describe(v.node);
   if (!v.node.IsScalar()) return FailAt(v, bounds);

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/duration_text.h"
 #include "core/exceptions.h"
 #include "core/plugin_worker.h"
 #include "core/probe_scheduler.h"
@@ -14,12 +15,6 @@ namespace rdmahd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// As the config spells a duration: "5s", "1500ms".
-std::string FormatDuration(std::chrono::milliseconds d) {
-  if (d.count() > 0 && d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
-  return std::to_string(d.count()) + "ms";
-}
 
 // A lane hands a collection over to another one when it has claimed nothing for this long (a
 // collector or the topology stage is taking its time), so one slow plug-in never holds up the

@@ -69,7 +69,7 @@ Result<TempDir> OpenCaptureForCheck(Options& options);
 Result<std::string> RedactConfigYaml(std::string_view text);
 
 // What the kernel answered, written as the tools print it, so the readers of a capture
-// (collectors/dcb_json.h, collectors/ethtool_stats.h) read it back: `dcb -j pfc show` and
+// (parsers/dcb_json.h, parsers/ethtool_stats.h) read it back: `dcb -j pfc show` and
 // `dcb -j app show` JSON (PCP entries left out: not judged), `ethtool -S` and `ethtool -a` text.
 std::string PfcJson(const PfcConfig& pfc);
 std::string AppJson(const std::vector<DcbAppEntry>& entries);

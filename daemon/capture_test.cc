@@ -16,10 +16,11 @@
 #include <functional>
 #include <sstream>
 
-#include "collectors/dcb_json.h"
 #include "collectors/ethtool_stats.h"
 #include "common/node_fs.h"
 #include "daemon/capture_archive.h"
+#include "parsers/dcb_json.h"
+#include "parsers/ethtool_stats.h"
 #include "tests/support/test_paths.h"
 
 namespace rdmahd {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/duration_text.h"
 #include "common/excerpt.h"
 #include "daemon/node_summary.h"
 #include "facts/peer_facts.h"
@@ -77,15 +78,6 @@ std::string Microseconds(double us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", us);
   return text;
-}
-
-std::string Duration(double seconds) {
-  auto s = static_cast<long long>(seconds);
-  std::string out;
-  if (s >= 86400) out += std::to_string(s / 86400) + "d ";
-  if (s >= 3600) out += std::to_string(s % 86400 / 3600) + "h ";
-  if (s >= 60) out += std::to_string(s % 3600 / 60) + "m ";
-  return out + std::to_string(s % 60) + "s";
 }
 
 std::string UtcTime(double unix_seconds) {
@@ -255,7 +247,7 @@ void Self(std::string& out, const Report& report, const DaemonStatus& d) {
     out += "<dt>" + HtmlText(k) + "</dt><dd>" + HtmlText(v) + "</dd>";
   };
   row("version", d.version);
-  row("uptime", Duration(d.uptime_seconds));
+  row("uptime", FormatUptime(d.uptime_seconds));
   row("ready", d.ready ? "yes" : "no (first collection running)");
   row("configuration", d.config_source);
   row("last reload", std::string(d.last_reload_ok ? "ok" : "FAILED (the previous configuration is kept)") +

@@ -36,7 +36,7 @@ struct CpuGovernorFacts {
   std::string device;              // RDMA device
   std::string local_cpulist;       // as read from device/local_cpulist (trimmed)
   std::map<std::string, std::uint32_t> cpus_by_governor;  // "performance" -> 16
-  std::uint32_t unreadable_cpus = 0;  // local CPUs without a readable scaling_governor
+  std::uint32_t unreadable_cpus = 0;  // local CPUs whose scaling_governor is unreadable or garbled
   std::string note;                // why nothing was read (no PCI function, no cpufreq, ...)
 };
 

@@ -5,14 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/topology.h"
+#include "facts/named_values.h"
 
 namespace rdmahd {
 
@@ -31,43 +30,9 @@ inline constexpr std::uint32_t kPortStateActive = 4;
 inline constexpr std::uint32_t kPhysStateLinkUp = 5;
 
 // The values of one counter directory (ports/P/counters/, counters_ext/ or hw_counters/) at one
-// collection. The file names are listed once, when the device is discovered, and shared
-// (immutable) between the collector's layout and every snapshot; each collection stores only the
-// values, one slot per name, nullopt when the file was missing, "N/A (no PMA)" or unreadable.
-class CounterValues {
- public:
-  using Names = std::vector<std::string>;  // sorted, unique
-
-  CounterValues() = default;
-  // All slots absent. `names` must be sorted and unique.
-  explicit CounterValues(std::shared_ptr<const Names> names);
-  // Convenience for tests and hand-built facts: the given values, any order, names unique.
-  static CounterValues FromPairs(std::vector<std::pair<std::string, std::uint64_t>> values);
-
-  // Slot access (every listed name, present or not), in name order.
-  std::size_t slot_count() const { return values_.size(); }
-  const std::string& name(std::size_t slot) const { return (*names_)[slot]; }
-  const std::optional<std::uint64_t>& value(std::size_t slot) const { return values_[slot]; }
-  void Set(std::size_t slot, std::uint64_t v);
-  // The shared name list (null for a default-constructed, empty value set).
-  const std::shared_ptr<const Names>& names() const { return names_; }
-
-  // Lookup by file name (binary search, no allocation).
-  std::optional<std::uint64_t> Find(std::string_view name) const;
-  // The slot of file `name` in the name list; nullopt when the list lacks it.
-  std::optional<std::size_t> SlotOf(std::string_view name) const;
-  bool contains(std::string_view name) const { return Find(name).has_value(); }
-  // Like std::map::at, for tests: throws std::out_of_range when `name` has no value.
-  std::uint64_t at(std::string_view name) const;
-  // Number of present values.
-  std::size_t size() const { return present_; }
-  bool empty() const { return present_ == 0; }
-
- private:
-  std::shared_ptr<const Names> names_;
-  std::vector<std::optional<std::uint64_t>> values_;  // parallel to *names_
-  std::size_t present_ = 0;
-};
+// collection: the file names are listed once, when the device is discovered; a value is nullopt
+// when the file was missing, "N/A (no PMA)" or unreadable.
+using CounterValues = NamedValues<std::uint64_t>;
 
 // A file whose reads fail in a way that does not pass by itself (EINVAL, EIO, EOPNOTSUPP, EPERM):
 // read again with backoff (collectors/device_reader.h, ReadBackoff), its value absent meanwhile.

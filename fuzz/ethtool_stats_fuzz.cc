@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-#include "collectors/ethtool_stats.h"
+#include "parsers/ethtool_stats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::uint8_t> bytes(data, size);

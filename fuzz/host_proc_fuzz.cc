@@ -1,14 +1,14 @@
-// libFuzzer target: the host memory parsers (collectors/host_memory_parse.h,
-// collectors/proc_pid_parse.h, common/cpulist.h) on the same bytes, as the collectors feed them a
+// libFuzzer target: the host memory parsers (parsers/host_memory_parse.h,
+// parsers/proc_pid_parse.h, common/cpulist.h) on the same bytes, as the collectors feed them a
 // file's text. Besides "no crash": a cpulist that parses prints back to a list that parses to the
 // same set, and whatever is parsed stays within the bounds the parsers promise.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "collectors/host_memory_parse.h"
-#include "collectors/proc_pid_parse.h"
 #include "common/cpulist.h"
+#include "parsers/host_memory_parse.h"
+#include "parsers/proc_pid_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "collectors/rdma_nl_stats.h"
+#include "parsers/rdma_nl_stats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::uint8_t> bytes(data, size);

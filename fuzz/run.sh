@@ -9,8 +9,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 # Inside the checkout (ignored by git): a build folder shared with another checkout would hold a
 # CMake cache for the wrong source tree.
 BUILD=${RDMAHD_FUZZ_BUILD:-$SRC/build-fuzz}
-TARGETS="dcb_netlink rdma_nl_stats ethtool_stats dcb_json config host_proc handshake targets_file dns_answer"
+TARGETS="dcb_netlink config handshake targets_file dns_answer"
 # The decoders of parsers/.
+TARGETS="$TARGETS rdma_nl_stats ethtool_stats dcb_json host_proc sysfs_text"
 TARGETS="$TARGETS pcie_aer ethtool_std_stats ethtool_fec devlink_health module_eeprom kernel_log"
 # The generic netlink answers the collectors parse before those decoders.
 TARGETS="$TARGETS genl_reply"

@@ -1,9 +1,9 @@
 #include "probes/cpu_frequency.h"
 
-#include <algorithm>
 #include <map>
 #include <string_view>
 
+#include "common/cpu_governor.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -51,14 +51,7 @@ std::vector<CpuFrequency> ReadCpuFrequencies(const NodeFs& fs, const CpuList& cp
       if (auto text = fs.ReadFile(fs.Sys(dir + "scaling_cur_freq")); text.ok()) {
         if (auto khz = ParseU64(*text); khz && *khz > 0) f.mhz = static_cast<double>(*khz) / 1000.0;
       }
-      if (auto text = fs.ReadFile(fs.Sys(dir + "scaling_governor")); text.ok()) {
-        const std::string_view g = Trim(*text);
-        // A governor's name is a short kernel identifier; anything else is not shown.
-        if (g.size() <= 32 && std::all_of(g.begin(), g.end(), [](char c) {
-              return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-            }))
-          f.governor = std::string(g);
-      }
+      if (auto governor = ReadScalingGovernor(fs, f.cpu)) f.governor = std::move(*governor);
       need_cpuinfo = need_cpuinfo || !f.mhz;
       out.push_back(std::move(f));
     }

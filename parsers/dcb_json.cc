@@ -1,9 +1,8 @@
-#include "collectors/dcb_json.h"
+#include "parsers/dcb_json.h"
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
-#include "common/node_fs.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -138,17 +137,6 @@ Result<std::vector<DcbAppEntry>> ParseDcbAppJson(std::string_view text) {
   }
   // pcp_prio keys are names like "1de"; the PCP table does not decide trust, so it is not decoded.
   return out;
-}
-
-Result<DcbState> ReadDcbCapture(const std::string& dir, const std::string& netdev) {
-  // Reads stay inside the capture folder, like every read of a captured tree (common/node_fs.h).
-  const NodeFs capture("", "", dir);
-  const std::string base = dir + "/" + netdev;
-  if (!capture.IsDir(base)) return Error{"no DCB capture for " + netdev + " (" + base + ")", ENOENT};
-  auto pfc = capture.ReadFile(base + "/pfc.json");
-  auto app = capture.ReadFile(base + "/app.json");
-  return DcbStateFromCapture(base, pfc ? std::optional<std::string_view>(*pfc) : std::nullopt,
-                             app ? std::optional<std::string_view>(*app) : std::nullopt);
 }
 
 Result<DcbState> DcbStateFromCapture(const std::string& base, std::optional<std::string_view> pfc_json,

@@ -1,4 +1,4 @@
-#include "collectors/host_memory_parse.h"
+#include "parsers/host_memory_parse.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "collectors/host_dev_parse.h"
+#include "parsers/host_dev_parse.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "collectors/ib_sysfs_parse.h"
+#include "parsers/ib_sysfs_parse.h"
 
 #include <charconv>
 

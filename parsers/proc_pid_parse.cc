@@ -1,4 +1,4 @@
-#include "collectors/proc_pid_parse.h"
+#include "parsers/proc_pid_parse.h"
 
 #include <limits>
 #include <vector>

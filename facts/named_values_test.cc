@@ -1,0 +1,55 @@
+#include "facts/named_values.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+#include "facts/rdma_device_facts.h"
+#include "facts/roce_facts.h"
+
+namespace rdmahd {
+namespace {
+
+TEST(CounterValuesTest, LookupByNameAndAbsentValues) {
+  auto names = std::make_shared<const CounterValues::Names>(CounterValues::Names{"a", "b", "c"});
+  CounterValues v(names);
+  EXPECT_TRUE(v.empty());
+  EXPECT_EQ(v.slot_count(), 3u);
+  v.Set(2, 7);
+  v.Set(0, 0);  // zero is a value, not absence
+  v.Set(2, 9);  // overwrite does not count twice
+  EXPECT_EQ(v.size(), 2u);
+  EXPECT_EQ(v.Find("a"), 0u);
+  EXPECT_FALSE(v.Find("b"));  // listed, no value
+  EXPECT_FALSE(v.contains("b"));
+  EXPECT_FALSE(v.Find("zz"));  // not listed
+  EXPECT_EQ(v.at("c"), 9u);
+  EXPECT_THROW((void)v.at("b"), std::out_of_range);
+  EXPECT_FALSE(CounterValues().contains("a"));
+  EXPECT_TRUE(CounterValues().empty());
+
+  CounterValues p = CounterValues::FromPairs({{"z", 1}, {"m", 2}});
+  ASSERT_EQ(p.slot_count(), 2u);
+  EXPECT_EQ(p.name(0), "m");
+  EXPECT_EQ(p.at("z"), 1u);
+}
+
+// The same class with signed values (DCQCN parameters may be negative).
+TEST(NamedValuesTest, EcnParametersHoldSignedValues) {
+  auto names = std::make_shared<const EcnParameters::Names>(EcnParameters::Names{"cnp_dscp", "rpg_gd"});
+  EcnParameters p(names);
+  EXPECT_TRUE(p.empty());
+  p.Set(1, -3);
+  EXPECT_EQ(p.size(), 1u);
+  EXPECT_EQ(p.at("rpg_gd"), -3);
+  EXPECT_FALSE(p.contains("cnp_dscp"));
+  EXPECT_EQ(p.SlotOf("cnp_dscp"), 0u);
+  EXPECT_FALSE(p.SlotOf("dce_tcp_g"));
+  EXPECT_THROW((void)p.at("cnp_dscp"), std::out_of_range);
+  EXPECT_EQ(EcnParameters::FromPairs({{"b", -1}, {"a", 2}}).name(0), "a");
+}
+
+}  // namespace
+}  // namespace rdmahd
