@@ -21,11 +21,6 @@
 namespace rdmahd {
 namespace {
 
-using testing::kNldevGet;
-using testing::kNldevStatGet;
-using testing::NldevDatagram;
-using testing::PutNldevStatReply;
-
 // The kernel's side: a device table (name -> index) and each port's counters, answering the two
 // requests the way rdma_nl does (an unknown index is EINVAL).
 class FakeKernel : public RdmaNetlinkTransport {
@@ -40,19 +35,19 @@ class FakeKernel : public RdmaNetlinkTransport {
     EXPECT_TRUE(messages.ok());
     if (!messages.ok() || messages->size() != 1) return Error{"bad request", EINVAL};
     const nlmsghdr& h = messages->front().header;
-    NldevDatagram d;
+    testing::NldevDatagram d;
     if (fail_with != 0) {
       d.Error(h.nlmsg_seq, fail_with);
       return std::vector<std::vector<std::uint8_t>>{d.bytes()};
     }
-    if (h.nlmsg_type == kNldevGet) {
+    if (h.nlmsg_type == testing::kNldevGet) {
       EXPECT_TRUE(dump);
       EXPECT_TRUE(h.nlmsg_flags & NLM_F_DUMP);
       ++dumps;
       std::vector<std::vector<std::uint8_t>> out;
       for (const auto& [name, index] : index_of) {  // one device per datagram, then DONE
-        NldevDatagram one;
-        nlmsghdr* nlh = one.Add(kNldevGet, h.nlmsg_seq);
+        testing::NldevDatagram one;
+        nlmsghdr* nlh = one.Add(testing::kNldevGet, h.nlmsg_seq);
         mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
         mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
         one.Close(nlh);
@@ -62,7 +57,7 @@ class FakeKernel : public RdmaNetlinkTransport {
       out.push_back(d.bytes());
       return out;
     }
-    EXPECT_EQ(h.nlmsg_type, kNldevStatGet);
+    EXPECT_EQ(h.nlmsg_type, testing::kNldevStatGet);
     EXPECT_FALSE(dump);
     ++stat_gets;
     auto attrs = SplitNlAttrs(messages->front().body, "test", "request");
@@ -79,7 +74,7 @@ class FakeKernel : public RdmaNetlinkTransport {
     if (name.empty() || it == counters.end()) {
       d.Error(h.nlmsg_seq, EINVAL);
     } else {
-      PutNldevStatReply(d, h.nlmsg_seq, index, name, port, it->second);
+      testing::PutNldevStatReply(d, h.nlmsg_seq, index, name, port, it->second);
     }
     return std::vector<std::vector<std::uint8_t>>{d.bytes()};
   }

@@ -79,6 +79,27 @@ Error Short(std::string_view what, std::size_t have, std::size_t need) {
                EBADMSG};
 }
 
+// The header checks of a reply whose header `Header` counts (in its field `count`) the entries of
+// `entry_bytes` each that follow it (ETHTOOL_GSTRINGS, ETHTOOL_GSTATS): the count must be
+// `expected_count` (else EAGAIN: the driver's stat set changed between the calls) and the buffer
+// must hold that many entries.
+template <class Header>
+Status CheckCountedReply(std::span<const std::uint8_t> buffer, std::string_view command, __u32 Header::*count,
+                         std::string_view entries, std::size_t entry_bytes, std::uint32_t expected_count) {
+  if (buffer.size() < sizeof(Header)) return Short(command, buffer.size(), sizeof(Header));
+  Header hdr;
+  std::memcpy(&hdr, buffer.data(), sizeof(hdr));
+  const std::uint32_t n = hdr.*count;
+  if (n != expected_count) {
+    return Error{std::string(command) + ": " + std::to_string(n) + " " + std::string(entries) + ", expected " +
+                     std::to_string(expected_count) + " (the driver's stat set changed; retry)",
+                 EAGAIN};
+  }
+  const std::size_t need = sizeof(hdr) + std::size_t{n} * entry_bytes;
+  if (buffer.size() < need) return Short(command, buffer.size(), need);
+  return Status::Ok();
+}
+
 // Name `i` of an ETHTOOL_GSTRINGS reply that CheckGstringsReply accepted.
 std::string_view GstringAt(std::span<const std::uint8_t> reply, std::uint32_t i) {
   const char* s = reinterpret_cast<const char*>(reply.data() + sizeof(ethtool_gstrings) +
@@ -126,19 +147,8 @@ Result<std::uint32_t> ParseSsetInfoReply(std::span<const std::uint8_t> buffer) {
 }
 
 Status CheckGstringsReply(std::span<const std::uint8_t> buffer, std::uint32_t expected_count) {
-  if (buffer.size() < sizeof(ethtool_gstrings)) {
-    return Short("ETHTOOL_GSTRINGS", buffer.size(), sizeof(ethtool_gstrings));
-  }
-  ethtool_gstrings hdr;
-  std::memcpy(&hdr, buffer.data(), sizeof(hdr));
-  if (hdr.len != expected_count) {
-    return Error{"ETHTOOL_GSTRINGS: " + std::to_string(hdr.len) + " strings, expected " +
-                     std::to_string(expected_count) + " (the driver's stat set changed; retry)",
-                 EAGAIN};
-  }
-  const std::size_t need = sizeof(hdr) + std::size_t{hdr.len} * ETH_GSTRING_LEN;
-  if (buffer.size() < need) return Short("ETHTOOL_GSTRINGS", buffer.size(), need);
-  return Status::Ok();
+  return CheckCountedReply(buffer, "ETHTOOL_GSTRINGS", &ethtool_gstrings::len, "strings", ETH_GSTRING_LEN,
+                           expected_count);
 }
 
 Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t> buffer,
@@ -151,19 +161,8 @@ Result<std::vector<std::string>> ParseGstringsReply(std::span<const std::uint8_t
 }
 
 Status CheckGstatsReply(std::span<const std::uint8_t> buffer, std::uint32_t expected_count) {
-  if (buffer.size() < sizeof(ethtool_stats)) {
-    return Short("ETHTOOL_GSTATS", buffer.size(), sizeof(ethtool_stats));
-  }
-  ethtool_stats hdr;
-  std::memcpy(&hdr, buffer.data(), sizeof(hdr));
-  if (hdr.n_stats != expected_count) {
-    return Error{"ETHTOOL_GSTATS: " + std::to_string(hdr.n_stats) + " values, expected " +
-                     std::to_string(expected_count) + " (the driver's stat set changed; retry)",
-                 EAGAIN};
-  }
-  const std::size_t need = sizeof(hdr) + std::size_t{hdr.n_stats} * sizeof(std::uint64_t);
-  if (buffer.size() < need) return Short("ETHTOOL_GSTATS", buffer.size(), need);
-  return Status::Ok();
+  return CheckCountedReply(buffer, "ETHTOOL_GSTATS", &ethtool_stats::n_stats, "values", sizeof(std::uint64_t),
+                           expected_count);
 }
 
 Result<std::vector<std::uint64_t>> ParseGstatsReply(std::span<const std::uint8_t> buffer,

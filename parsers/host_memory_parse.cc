@@ -15,26 +15,28 @@ std::string Shown(std::string_view s) {
   return "\"" + out + "\"";
 }
 
-// Calls `line(key, value)` for every "Key: value" line (value trimmed); false when a line has no
-// colon or an empty key.
+// Calls `line(key, value)` for every "Key: value" line of the file `what` (value trimmed). An
+// Error naming `what` at the first line with no colon, an empty key, or that `line` refuses
+// (returns false), or when there is no such line at all (`shape` says what one looks like).
 template <class Fn>
-bool ForEachKeyValue(std::string_view text, Fn&& line, std::string_view& bad) {
+Status ForEachKeyValue(std::string_view text, std::string_view what, std::string_view shape, Fn&& line) {
+  std::size_t lines = 0;
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     std::string_view l = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     if (Trim(l).empty()) continue;
     const std::size_t colon = l.find(':');
-    if (colon == std::string_view::npos || Trim(l.substr(0, colon)).empty()) {
-      bad = l;
-      return false;
+    const std::string_view key = Trim(l.substr(0, colon));
+    bool ok = colon != std::string_view::npos && !key.empty();
+    if (ok) {
+      ++lines;
+      ok = line(key, Trim(l.substr(colon + 1)));
     }
-    if (!line(Trim(l.substr(0, colon)), Trim(l.substr(colon + 1)))) {
-      bad = l;
-      return false;
-    }
+    if (!ok) return Error{std::string(what) + ": malformed line " + Shown(l)};
   }
-  return true;
+  if (lines == 0) return Error{std::string(what) + ": no " + std::string(shape) + " line"};
+  return Status::Ok();
 }
 
 // "2048 kB" -> bytes; nullopt on anything else (or overflow).
@@ -49,12 +51,8 @@ std::optional<std::uint64_t> KibValue(std::string_view v) {
 
 Result<MeminfoHugepages> ParseMeminfoHugepages(std::string_view text) {
   MeminfoHugepages out;
-  std::size_t lines = 0;
-  std::string_view bad;
-  const bool ok = ForEachKeyValue(
-      text,
-      [&](std::string_view key, std::string_view value) {
-        ++lines;
+  const Status st = ForEachKeyValue(
+      text, "meminfo", "\"Key: value\"", [&](std::string_view key, std::string_view value) {
         std::optional<std::uint64_t>* count = key == "HugePages_Total"  ? &out.total
                                               : key == "HugePages_Free" ? &out.free
                                               : key == "HugePages_Rsvd" ? &out.reserved
@@ -72,21 +70,15 @@ Result<MeminfoHugepages> ParseMeminfoHugepages(std::string_view text) {
           return bytes->has_value();
         }
         return true;  // other lines are not ours to judge
-      },
-      bad);
-  if (!ok) return Error{"meminfo: malformed line " + Shown(bad)};
-  if (lines == 0) return Error{"meminfo: no \"Key: value\" line"};
+      });
+  if (!st) return st.error();
   return out;
 }
 
 Result<std::map<int, HugepagePool>> ParseNodeMeminfoHugepages(std::string_view text) {
   std::map<int, HugepagePool> out;
-  std::size_t lines = 0;
-  std::string_view bad;
-  const bool ok = ForEachKeyValue(
-      text,
-      [&](std::string_view key, std::string_view value) {
-        ++lines;
+  const Status st = ForEachKeyValue(
+      text, "node meminfo", "\"Node N Key: value\"", [&](std::string_view key, std::string_view value) {
         // key: "Node 1 HugePages_Total"
         if (!key.starts_with("Node ")) return false;
         key.remove_prefix(5);
@@ -103,10 +95,8 @@ Result<std::map<int, HugepagePool>> ParseNodeMeminfoHugepages(std::string_view t
         if (count == nullptr) return true;
         *count = ParseU64(value);
         return count->has_value();
-      },
-      bad);
-  if (!ok) return Error{"node meminfo: malformed line " + Shown(bad)};
-  if (lines == 0) return Error{"node meminfo: no \"Node N Key: value\" line"};
+      });
+  if (!st) return st.error();
   return out;
 }
 

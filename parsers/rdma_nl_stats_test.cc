@@ -17,17 +17,12 @@
 namespace rdmahd {
 namespace {
 
-using testing::kNldevGet;
-using testing::kNldevStatGet;
-using testing::NldevDatagram;
-using testing::PutNldevStatReply;
-
 TEST(RdmaNlStatsTest, RequestsCarryTheCommandAndThePort) {
   auto req = BuildNldevStatGetRequest(7, 2, 42);
   auto messages = SplitNlMessages(req, "test");
   ASSERT_TRUE(messages.ok());
   ASSERT_EQ(messages->size(), 1u);
-  EXPECT_EQ(messages->front().header.nlmsg_type, kNldevStatGet);
+  EXPECT_EQ(messages->front().header.nlmsg_type, testing::kNldevStatGet);
   EXPECT_EQ(messages->front().header.nlmsg_seq, 42u);
   EXPECT_EQ(messages->front().header.nlmsg_flags, NLM_F_REQUEST);
   auto attrs = SplitNlAttrs(messages->front().body, "test", "request");
@@ -42,13 +37,13 @@ TEST(RdmaNlStatsTest, RequestsCarryTheCommandAndThePort) {
 
   auto dump = SplitNlMessages(BuildNldevGetDumpRequest(5), "test");
   ASSERT_TRUE(dump.ok());
-  EXPECT_EQ(dump->front().header.nlmsg_type, kNldevGet);
+  EXPECT_EQ(dump->front().header.nlmsg_type, testing::kNldevGet);
   EXPECT_EQ(dump->front().header.nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
 }
 
 TEST(RdmaNlStatsTest, ParsesAStatReply) {
-  NldevDatagram d;
-  PutNldevStatReply(d, 9, 3, "rxe0", 1, {{"sent_pkts", 800}, {"rcvd_pkts", 1ULL << 40}});
+  testing::NldevDatagram d;
+  testing::PutNldevStatReply(d, 9, 3, "rxe0", 1, {{"sent_pkts", 800}, {"rcvd_pkts", 1ULL << 40}});
   auto stats = ParseNldevStatReply(d.bytes(), 9);
   ASSERT_TRUE(stats.ok()) << stats.error().message;
   EXPECT_EQ(stats->dev_index, 3u);
@@ -65,19 +60,19 @@ TEST(RdmaNlStatsTest, ParsesAStatReply) {
 }
 
 TEST(RdmaNlStatsTest, KernelErrorsAndMalformedRepliesAreErrors) {
-  NldevDatagram err;
+  testing::NldevDatagram err;
   err.Error(4, EINVAL);
   auto e = ParseNldevStatReply(err.bytes(), 4);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().errno_value, EINVAL);
   EXPECT_NE(e.error().message.find("RDMA_NLDEV_CMD_STAT_GET"), std::string::npos);
 
-  NldevDatagram ack;
+  testing::NldevDatagram ack;
   ack.Error(4, 0);
   EXPECT_EQ(ParseNldevStatReply(ack.bytes(), 4).error().errno_value, EBADMSG);
 
-  NldevDatagram good;
-  PutNldevStatReply(good, 1, 1, "mlx5_0", 1, {{"out_of_buffer", 5}});
+  testing::NldevDatagram good;
+  testing::PutNldevStatReply(good, 1, 1, "mlx5_0", 1, {{"out_of_buffer", 5}});
   // Every truncation of a good reply is refused (and, under ASan, never read past).
   nlmsghdr h;
   std::memcpy(&h, good.bytes().data(), sizeof h);
@@ -89,8 +84,8 @@ TEST(RdmaNlStatsTest, KernelErrorsAndMalformedRepliesAreErrors) {
   }
 
   // An entry with a name and no value.
-  NldevDatagram no_value;
-  nlmsghdr* nlh = no_value.Add(kNldevStatGet, 1);
+  testing::NldevDatagram no_value;
+  nlmsghdr* nlh = no_value.Add(testing::kNldevStatGet, 1);
   nlattr* table = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
   nlattr* entry = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
   mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "x");
