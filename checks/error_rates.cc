@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/duration_text.h"
 #include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
@@ -195,8 +196,6 @@ std::string_view Direction(Packets p) {
   }
   return "";
 }
-
-std::string Secs(double s) { return std::to_string(static_cast<long long>(s + 0.5)) + " s"; }
 
 // "0.05%", "1.2%", "250%": a share as a percentage, two significant digits below 100.
 std::string Percent(double fraction) {
@@ -475,7 +474,7 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
     const std::string what = (parts.find(',') == std::string::npos && parts.starts_with(r.key))
                                  ? parts
                                  : std::string(r.key) + " (" + parts + ")";
-    std::string text = what + " in " + Secs(seconds);
+    std::string text = what + " in " + FormatSeconds(seconds);
     bool tripped = false;
     switch (r.test) {
       case Test::kAnyIncrease:
@@ -567,8 +566,8 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     // The rule's warning level, if it tripped now, is part of the held failure.
     std::erase_if(j.findings, [&](const Finding& f) { return f.key == rule.key; });
     j.findings.push_back({Verdict::kFailed, rule.key,
-                          std::string(rule.key) + " was over its limit until " + Secs(ago) + " ago (held failed for " +
-                              Secs(std::chrono::duration<double>(hold).count()) + " after it falls back)",
+                          std::string(rule.key) + " was over its limit until " + FormatSeconds(ago) + " ago (held failed for " +
+                              FormatSeconds(std::chrono::duration<double>(hold).count()) + " after it falls back)",
                           rule.fix});
   }
   // The rules' counters (and the packet counters of shares) whose reads are in backoff.

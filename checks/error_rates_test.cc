@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <map>
 
-#include "collectors/ethtool_stats.h"
 #include "common/node_fs.h"
 #include "common/parse.h"
 #include "config/config.h"
@@ -19,6 +18,7 @@
 #include "facts/ethtool_std_stats_facts.h"
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
+#include "parsers/ethtool_stats.h"
 #include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
