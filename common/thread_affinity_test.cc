@@ -53,6 +53,18 @@ TEST(ThreadAffinityTest, CpusThatCannotBeUsedAreRefusedByName) {
   });
 }
 
+TEST(ThreadAffinityTest, ALongListIsCutInTheMessage) {
+  std::vector<CpuRange> every_other;
+  for (std::uint32_t cpu = 2000; cpu < 60000; cpu += 2) every_other.push_back({cpu, cpu});
+  OnOwnThread([&] {
+    Status st = PinCallingThread(CpuList(every_other));
+    ASSERT_FALSE(st.ok());
+    EXPECT_THAT(st.error().message, HasSubstr("cpus 2000,2002,"));
+    EXPECT_THAT(st.error().message, HasSubstr(",... (29000 CPUs)"));
+    EXPECT_LT(st.error().message.size(), 300u);
+  });
+}
+
 TEST(ThreadPinningTest, FollowsTheConfiguredListAndGoesBackWhenItIsRemoved) {
   OnOwnThread([] {
     const CpuList original = CallingThreadCpus();
