@@ -274,6 +274,9 @@ struct SubjectHandles {
   History::Handle zeros;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
   bool seen = false;  // a subject of the latest collection
+  // The history's max_series when it had no room for one of these series in the latest collection
+  // (0: it had room).
+  std::size_t history_full = 0;
   // Quiet: the last judgement found every rule known and no error counter risen, nothing held and
   // nothing in read backoff, under `quiet_policy`. While the error counters stay at `quiet_values`,
   // no window can hold an increase of one (and a share of packets is only taken of an increase), so
@@ -380,15 +383,19 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
   const std::uint64_t zero_before = seen_before ? zeros->value : 0;
   std::uint64_t zero_now = 0;
   bool continued = true;
+  h.history_full = 0;
+  const auto refused = [&] { h.history_full = history.limits().max_series; };
   const auto record = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
-    continued = history.RecordCounter(series, s.instance, value, at) == History::Baseline::kContinued && continued;
+    const History::Baseline b = history.RecordCounter(series, s.instance, value, at);
+    if (b == History::Baseline::kRefused) refused();
+    continued = b == History::Baseline::kContinued && continued;
   };
   for (std::size_t i = 0; i < h.counters.size(); ++i) {
     const auto& v = h.values[i];
     if (!v) continue;
     History::Handle& series = h.series[i];
     if (i >= h.error_counters) {  // a packet counter: always recorded
-      history.RecordCounter(series, s.instance, *v, now);
+      if (history.RecordCounter(series, s.instance, *v, now) == History::Baseline::kRefused) refused();
       continue;
     }
     const auto bit = static_cast<unsigned>(i);
@@ -405,8 +412,8 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
     }
     record(series, *v, now);
   }
-  history.RecordGauge(h.zeros, zero_now, now);
-  return continued;
+  if (!history.RecordGauge(h.zeros, zero_now, now)) refused();
+  return continued && h.history_full == 0;
 }
 
 History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy) {
@@ -607,6 +614,15 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     r.reason = "cannot judge every error counter: " + backoff;
     r.fix = "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
             "port is managed, or let the retries find them readable again";
+    return r;
+  }
+  if (!j.unknown.empty() && h.history_full > 0) {
+    r.verdict = Verdict::kUnknown;
+    r.reason = "no increase known: the engine's history is full (it keeps at most " + std::to_string(h.history_full) +
+               " series, and every one was recorded in this collection), so it has no room for this subject's "
+               "counters";
+    r.fix = "raise history.max_series in the configuration (each series costs about 300 bytes while its counter "
+            "does not move, at most 2.5 KB)";
     return r;
   }
   if (!j.unknown.empty()) {

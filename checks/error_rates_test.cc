@@ -119,6 +119,27 @@ TEST(PortErrorsTest, UnknownUntilTheWindowHasTwoSamplesThenOk) {
   EXPECT_EQ(r.subject, "mlx5_0/1");
 }
 
+// A node with more series than the history keeps: the ports without room are unknown and say why,
+// with the setting that makes room, instead of "a rate needs two samples" for ever.
+TEST(PortErrorsTest, APortWithoutRoomInTheHistoryIsUnknownAndNamesTheSetting) {
+  Timeline tl("port_errors");
+  tl.history.SetMaxSeries(2);
+  for (int t : {0, 15}) {
+    const History::TimePoint at = kT0 + seconds(t);
+    tl.history.RecordCounter("other/a", 1, 1, at);  // recorded in the same collection before the port
+    tl.history.RecordCounter("other/b", 1, 1, at);
+    CheckResult r = tl.Port(seconds(t), {{"symbol_error", 12}, {"port_rcv_packets", 5000}});
+    EXPECT_EQ(r.verdict, Verdict::kUnknown);
+    EXPECT_THAT(r.reason, HasSubstr("the engine's history is full (it keeps at most 2 series"));
+    EXPECT_THAT(r.fix, HasSubstr("raise history.max_series"));
+  }
+  EXPECT_GE(tl.history.refused(), 2u);
+  tl.history.SetMaxSeries(16);
+  EXPECT_THAT(tl.Port(seconds(30), {{"symbol_error", 12}, {"port_rcv_packets", 6000}}).reason,
+              HasSubstr("a rate needs two samples"));
+  EXPECT_EQ(tl.Port(seconds(45), {{"symbol_error", 12}, {"port_rcv_packets", 7000}}).verdict, Verdict::kOk);
+}
+
 TEST(PortErrorsTest, SymbolErrorsAboveNvSentinelsHourlyLimitFail) {
   Timeline tl("port_errors");
   tl.Port(seconds(0), {{"symbol_error", 0}});

@@ -235,7 +235,7 @@ TEST(ConfigParseTest, TopLevelMustBeAMap) {
   EXPECT_EQ(ErrorOf("just some words\n"),
             "t.yaml:1:1: not a YAML mapping: the file is one scalar of 15 bytes (not shown); the top level "
             "must be a map of sections (collectors, checks, probes, devices, scrape, ports, limits, firmware, "
-            "roce, host, peers, kernel_log, inventory)");
+            "roce, host, peers, kernel_log, inventory, history)");
 }
 
 // A file that is not a config (a private key, /etc/passwd, /etc/shadow) must not

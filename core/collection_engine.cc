@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/duration_text.h"
+#include "config/config_section.h"
 #include "core/exceptions.h"
 #include "core/plugin_worker.h"
 #include "core/probe_scheduler.h"
@@ -324,6 +325,7 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
   // Each check records what it needs of this collection into the history, then evaluates; what
   // checks derive from the history joins the report for the collectors that render it.
   const Clock::time_point checked_at = Clock::now();
+  history.SetMaxSeries(config->Section<HistoryPolicy>().max_series);
   Snapshot derived;
   for (const auto& check : checks) {
     if (config->CheckEnabled(check.name)) {
@@ -501,5 +503,12 @@ std::string CollectionEngine::ScrapeText(const std::shared_ptr<const Config>& co
   (void)Render(*report, sink);
   return sink.Serialize();
 }
+
+RDMAHD_REGISTER_CONFIG_SECTION(HistoryPolicy, "history", 95, {{"history.max_series", "`262144`"}},
+    [](const ConfigWalker& w, const ConfigNode& v, HistoryPolicy& out) {
+      return w.VisitMap(v, {{"max_series", [&](const ConfigNode& f) {
+                               return w.ReadU32(f, 1024, 16'777'216, out.max_series);
+                             }}});
+    });
 
 }  // namespace rdmahd

@@ -746,5 +746,24 @@ TEST(RegistryDeathTest, DoubleRegistrationStopsTheBinaryNamingThePlugin) {
   EXPECT_DEATH(internal::RegisterOrDie(r, {"gizmo", "", make}), "rdma-healthd: plug-in gizmo registered twice");
 }
 
+// history.max_series: parsed with the walker's bounds and position, and applied to the engine's
+// history at the next collection.
+TEST(CollectionEngineTest, HistoryMaxSeriesIsReadAndAppliedAtTheNextCollection) {
+  Result<Config> bad = ParseConfig("history:\n  max_series: 100\n", "t.yaml", PluginNames{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("t.yaml:2:15"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("1024"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(ParseConfig("history:\n  max_serie: 2048\n", "t.yaml", PluginNames{}).ok());
+
+  Result<Config> good = ParseConfig("history:\n  max_series: 2048\n", "t.yaml", PluginNames{});
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->Section<HistoryPolicy>().max_series, 2048u);
+  EXPECT_EQ(Config{}.Section<HistoryPolicy>().max_series, History::Limits{}.max_series);
+
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), {"test_counting"});
+  engine.ScrapeText(std::make_shared<Config>(std::move(*good)));
+  EXPECT_EQ(engine.history().limits().max_series, 2048u);
+}
+
 }  // namespace
 }  // namespace rdmahd

@@ -44,40 +44,72 @@ History::Series* History::Resolve(Handle& h) const {
   return static_cast<Series*>(h.series_);
 }
 
-History::Series* History::Slot(std::string_view name, bool counter, bool& created) {
+History::Series* History::Slot(std::string_view name, bool counter, TimePoint at, bool& created) {
   created = false;
   if (name.size() > kMaxNameBytes) return nullptr;
   if (Series* s = Find(name)) {
-    if (s->counter == counter) return s;
-    series_.erase(series_.find(name));  // recorded as the other kind: start over
+    if (s->counter == counter) {
+      Touch(*s);
+      return s;
+    }
+    Erase(*s);  // recorded as the other kind: start over
   }
   if (series_.size() >= limits_.max_series) {
-    auto oldest = std::min_element(series_.begin(), series_.end(), [](const auto& a, const auto& b) {
-      return a.second.last_seen < b.second.last_seen;
-    });
-    series_.erase(oldest);
+    // The least recently recorded series goes, unless it was recorded in this collection too:
+    // evicting it would only make the next collection evict another, and so on for ever.
+    if (oldest_ == nullptr || oldest_->last_seen >= at) {
+      ++refused_;
+      return nullptr;
+    }
+    Erase(*oldest_);
   }
   created = true;
   Changed();
-  Series& s = series_.emplace(std::string(name), Series{}).first->second;
+  auto it = series_.emplace(std::string(name), Series{}).first;
+  Series& s = it->second;
   s.counter = counter;
+  s.name = &it->first;
+  Touch(s);
   return &s;
 }
 
-History::Series* History::Slot(Handle& h, bool counter, bool& created) {
+History::Series* History::Slot(Handle& h, bool counter, TimePoint at, bool& created) {
   created = false;
-  if (Series* s = Resolve(h); s != nullptr && s->counter == counter) return s;
-  Series* s = Slot(h.name_, counter, created);
+  if (Series* s = Resolve(h); s != nullptr && s->counter == counter) {
+    Touch(*s);
+    return s;
+  }
+  Series* s = Slot(h.name_, counter, at, created);
   h.series_ = s;
   h.generation_ = generation_;
   return s;
 }
 
+void History::Touch(Series& s) {
+  if (newest_ == &s) return;
+  if (s.older != nullptr || oldest_ == &s) {  // in the list: unlink
+    (s.older ? s.older->newer : oldest_) = s.newer;
+    s.newer->older = s.older;  // not the newest, so it has a newer one
+  }
+  s.older = newest_;
+  s.newer = nullptr;
+  (newest_ ? newest_->newer : oldest_) = &s;
+  newest_ = &s;
+}
+
+void History::Erase(Series& s) {
+  (s.older ? s.older->newer : oldest_) = s.newer;
+  (s.newer ? s.newer->older : newest_) = s.older;
+  series_.erase(series_.find(*s.name));
+  Changed();
+}
+
 void History::Push(Series& s, const Sample& sample) const {
   if (s.ring.size() < limits_.max_samples) {
     if (s.ring.size() == s.ring.capacity()) {
-      // Grow by doubling but never past max_samples: the bound holds for the capacity.
-      s.ring.reserve(std::min(limits_.max_samples, std::max<std::size_t>(4, 2 * s.ring.capacity())));
+      // Grow by doubling from one (most series hold one sample: a counter that does not move) but
+      // never past max_samples: the bound holds for the capacity.
+      s.ring.reserve(std::min(limits_.max_samples, std::max<std::size_t>(1, 2 * s.ring.capacity())));
     }
     // Not yet full: head is 0 and the ring is in order.
     s.ring.push_back(sample);
@@ -112,7 +144,7 @@ History::Baseline History::RecordCounter(std::string_view name, std::uint64_t in
                                          TimePoint at, unsigned bits) {
   std::lock_guard lock(mu_);
   bool created = false;
-  Series* s = Slot(name, true, created);
+  Series* s = Slot(name, true, at, created);
   return RecordCounter(s, created, instance, value, at, bits);
 }
 
@@ -125,7 +157,7 @@ History::Baseline History::RecordCounter(Handle& series, std::uint64_t instance,
 History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value,
                                                 TimePoint at, unsigned bits) {
   bool created = false;
-  Series* s = history_.Slot(series, true, created);
+  Series* s = history_.Slot(series, true, at, created);
   return history_.RecordCounter(s, created, instance, value, at, bits);
 }
 
@@ -156,7 +188,7 @@ History::Baseline History::RecordCounter(Series* s, bool created, std::uint64_t 
 bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint at) {
   std::lock_guard lock(mu_);
   bool created = false;
-  Series* s = Slot(name, false, created);
+  Series* s = Slot(name, false, at, created);
   return RecordGauge(s, created, value, at);
 }
 
@@ -167,7 +199,7 @@ bool History::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
 
 bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
   bool created = false;
-  Series* s = history_.Slot(series, false, created);
+  Series* s = history_.Slot(series, false, at, created);
   return history_.RecordGauge(s, created, value, at);
 }
 
@@ -183,17 +215,19 @@ bool History::RecordGauge(Series* s, bool created, std::uint64_t value, TimePoin
 
 void History::Forget(std::string_view name) {
   std::lock_guard lock(mu_);
-  if (auto it = series_.find(name); it != series_.end()) {
-    series_.erase(it);
-    Changed();
-  }
+  if (Series* s = Find(name)) Erase(*s);
+}
+
+void History::SetMaxSeries(std::size_t max_series) {
+  std::lock_guard lock(mu_);
+  limits_.max_series = std::max<std::size_t>(max_series, 1);
+  while (series_.size() > limits_.max_series) Erase(*oldest_);
 }
 
 void History::Evict(TimePoint now) {
   std::lock_guard lock(mu_);
-  if (std::erase_if(series_, [&](const auto& kv) { return now - kv.second.last_seen > limits_.idle; }) > 0) {
-    Changed();
-  }
+  // Oldest first in the order they were recorded; the engine records at times that never go back.
+  while (oldest_ != nullptr && now - oldest_->last_seen > limits_.idle) Erase(*oldest_);
 }
 
 std::optional<History::Growth> History::Increase(std::string_view name, Clock::duration window, TimePoint now) const {
@@ -303,6 +337,11 @@ std::vector<std::pair<std::string, std::vector<History::Sample>>> History::Sampl
 std::size_t History::series() const {
   std::lock_guard lock(mu_);
   return series_.size();
+}
+
+std::uint64_t History::refused() const {
+  std::lock_guard lock(mu_);
+  return refused_;
 }
 
 std::size_t History::MemoryBytes() const {

@@ -16,10 +16,15 @@
 // callers that replay a timeline, until they age out. Gauges (a port's state as 0/1)
 // take any value and keep their samples.
 //
-// Bounds: at most Limits::max_samples per series (the oldest go first), Limits::max_series series
-// (recording a new one beyond that evicts the one recorded least recently), names of at most
-// kMaxNameBytes; Evict() drops series not recorded for Limits::idle. MemoryBytes() is the heap the
-// history holds; MaxMemoryBytes() its bound (history_test measures both against the allocator).
+// Bounds: at most Limits::max_samples per series (the oldest go first), Limits::max_series series,
+// names of at most kMaxNameBytes; Evict() drops series not recorded for Limits::idle. A new series
+// beyond max_series takes the place of the one recorded least recently, unless that one was recorded
+// at the same time or later (in the same collection): then the new one is refused (kRefused) and
+// counted in refused(). So a node with more series than the bound keeps a stable set of them
+// judged, instead of every collection evicting the series the next one needs. Finding the one to
+// evict costs O(1): the series are also kept in a list in the order they were last recorded.
+// MemoryBytes() is the heap the history holds; MaxMemoryBytes() its bound (history_test measures
+// both against the allocator).
 //
 // Handles: a caller that records and asks the same series every collection keeps a Handle per
 // series, so that neither formats the name nor looks it up in the map again. A handle remembers
@@ -55,7 +60,10 @@ class History {
 
   struct Limits {
     std::size_t max_samples = 64;    // per series (at least 2)
-    std::size_t max_series = 16384;  // a port's link history is three series, a netdev's pause two
+    // A port's link history is three series, its error-rate checks one per error counter that is
+    // not zero and one per packet counter (40-50 on an mlx5 port), a netdev's pause two: room for
+    // the ports of a host with over 2,000 SR-IOV functions.
+    std::size_t max_series = 262144;
     Clock::duration idle = std::chrono::hours(1);
   };
 
@@ -66,7 +74,7 @@ class History {
     kReset,      // the value went down: a new baseline starts
     kWrap,       // went down from the upper half of a counter narrower than 64 bits: a new baseline
     kRecreated,  // another instance of the thing counted: a new baseline
-    kRefused,    // not recorded: the name is longer than kMaxNameBytes
+    kRefused,    // not recorded: the name is longer than kMaxNameBytes, or the history is full
   };
 
   // `first` and `last` are the first and last collection that saw `value` (equal for one);
@@ -109,6 +117,7 @@ class History {
     std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
     std::vector<Sample> Samples(Handle& series) const;
     std::optional<Sample> Newest(Handle& series) const;
+    const Limits& limits() const { return history_.limits(); }
 
    private:
     History& history_;
@@ -131,6 +140,8 @@ class History {
   bool RecordGauge(Handle& series, std::uint64_t value, TimePoint at);
   // Drops series `name` (a caller's subject is gone for good).
   void Forget(std::string_view name);
+  // A new max_series (at least 1); when lower than the series held, the least recently recorded go.
+  void SetMaxSeries(std::size_t max_series);
   // Drops every series last recorded before `now - limits.idle`.
   void Evict(TimePoint now);
 
@@ -158,6 +169,8 @@ class History {
   std::vector<std::pair<std::string, std::vector<Sample>>> SamplesUnder(std::string_view prefix) const;
 
   std::size_t series() const;
+  // New series refused because the history was full, since it was made.
+  std::uint64_t refused() const;
   std::size_t MemoryBytes() const;
   // The most MemoryBytes() can be under `limits`.
   static std::size_t MaxMemoryBytes(const Limits& limits);
@@ -173,6 +186,10 @@ class History {
     bool has_previous = false;
     TimePoint last_seen{};
     std::uint32_t baseline = 0;
+    // The order series were last recorded in (Touch), oldest first; `name` is the map key.
+    Series* older = nullptr;
+    Series* newer = nullptr;
+    const std::string* name = nullptr;
 
     std::size_t size() const { return ring.size(); }
     const Sample& at(std::size_t i) const { return ring[(head + i) % ring.size()]; }
@@ -190,10 +207,14 @@ class History {
   void Changed() { generation_ = NextGeneration(); }
   // Unique across all Histories, so a handle used with another History looks its series up.
   static std::uint64_t NextGeneration();
-  // The series to record into, created (evicting the least recently recorded one when full);
-  // nullptr when the name is refused.
-  Series* Slot(std::string_view name, bool counter, bool& created);
-  Series* Slot(Handle& h, bool counter, bool& created);
+  // The series to record into at `at`, created (in the place of the least recently recorded one
+  // when full); nullptr when refused (see Bounds above).
+  Series* Slot(std::string_view name, bool counter, TimePoint at, bool& created);
+  Series* Slot(Handle& h, bool counter, TimePoint at, bool& created);
+  // `s` was recorded: it becomes the newest in the record order.
+  void Touch(Series& s);
+  // Takes `s` out of the record order and the map.
+  void Erase(Series& s);
   Baseline RecordCounter(Series* s, bool created, std::uint64_t instance, std::uint64_t value, TimePoint at,
                          unsigned bits);
   bool RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at);
@@ -208,7 +229,16 @@ class History {
   Limits limits_;
   mutable std::mutex mu_;
   std::map<std::string, Series, std::less<>> series_;  // guarded by mu_; nodes stay put (handles point at them)
-  std::uint64_t generation_;                           // guarded by mu_
+  Series* oldest_ = nullptr;                           // guarded by mu_: the record order's ends
+  Series* newest_ = nullptr;
+  std::uint64_t generation_;  // guarded by mu_
+  std::uint64_t refused_ = 0;  // guarded by mu_
+};
+
+// The `history` section of the configuration (registered by the collection engine, which owns the
+// history): how many series it keeps.
+struct HistoryPolicy {
+  std::uint32_t max_series = History::Limits{}.max_series;
 };
 
 }  // namespace rdmahd

@@ -225,6 +225,69 @@ TEST(HistoryTest, AHandleRecordsAndAsksTheSeriesItsNameDoes) {
   EXPECT_EQ(h.series(), 2u);
 }
 
+// A node with more series than the bound, recorded every collection at the collection's time: the
+// series that found room keep it (their rates become known), the others are refused and counted,
+// rather than each collection evicting the series the next one needs. Series of a subject that is
+// no longer recorded make room for another at the next collection.
+TEST(HistoryTest, WhenFullTheSeriesOfThisCollectionStayAndNewOnesAreRefused) {
+  History h(History::Limits{.max_samples = 4, .max_series = 3, .idle = std::chrono::hours(1)});
+  std::vector<History::Handle> handles;
+  for (const char* name : {"a", "b", "c", "d", "e"}) handles.emplace_back(name);
+  for (int collection = 0; collection < 3; ++collection) {
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      const Baseline b = h.RecordCounter(handles[i], 1, 10 * static_cast<std::uint64_t>(collection), At(collection * 15));
+      if (i < 3) {
+        EXPECT_EQ(b, collection == 0 ? Baseline::kFirst : Baseline::kContinued) << handles[i].name();
+      } else {
+        EXPECT_EQ(b, Baseline::kRefused) << handles[i].name();
+      }
+    }
+  }
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(h.refused(), 6u);
+  EXPECT_EQ(h.Increase(handles[0], seconds(60), At(30))->increase, 20u);
+  EXPECT_FALSE(h.Increase(handles[4], seconds(60), At(30)));
+
+  // b is not recorded at the next collection: d takes its place; e is still refused.
+  for (std::size_t i : {0, 2, 3, 4}) h.RecordCounter(handles[i], 1, 30, At(45));
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"a", "c", "d"}));
+  EXPECT_EQ(h.refused(), 7u);
+  EXPECT_EQ(h.Samples(handles[3]).size(), 1u);
+  // A gauge is refused the same way.
+  EXPECT_FALSE(h.RecordGauge("f", 1, At(45)));
+  EXPECT_TRUE(h.RecordGauge("f", 1, At(60)));  // a later time: the least recently recorded, a, goes
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"c", "d", "f"}));
+}
+
+// Eviction follows the order series were last recorded in, through forgets and kind changes.
+TEST(HistoryTest, TheLeastRecentlyRecordedGoesFirstThroughForgetsAndKindChanges) {
+  History h(History::Limits{.max_samples = 4, .max_series = 3, .idle = seconds(100)});
+  h.RecordCounter("a", 1, 1, At(0));
+  h.RecordCounter("b", 1, 1, At(1));
+  h.RecordCounter("c", 1, 1, At(2));
+  h.RecordGauge("a", 5, At(3));  // a counter recorded as a gauge starts over, as the newest
+  h.Forget("c");
+  h.RecordCounter("d", 1, 1, At(4));  // room left by c
+  h.RecordCounter("e", 1, 1, At(5));  // full: b goes
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"a", "d", "e"}));
+  h.RecordCounter("f", 1, 1, At(6));  // then a
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"d", "e", "f"}));
+  h.Evict(At(105));  // d, recorded at 4, is idle for 101 s; e (5) for 100, not more
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"e", "f"}));
+  h.Evict(At(200));
+  EXPECT_EQ(h.series(), 0u);
+  h.RecordCounter("g", 1, 1, At(201));  // the emptied order takes a series again
+  h.RecordCounter("h", 1, 1, At(202));
+  h.RecordCounter("i", 1, 1, At(203));
+  h.RecordCounter("j", 1, 1, At(204));
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"h", "i", "j"}));
+  EXPECT_EQ(h.refused(), 0u);
+  h.SetMaxSeries(2);  // lowered: the least recently recorded goes
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"i", "j"}));
+  h.RecordCounter("k", 1, 1, At(205));
+  EXPECT_EQ(h.Names(""), (std::vector<std::string>{"j", "k"}));
+}
+
 TEST(HistoryTest, AHandleOfAForgottenOrEvictedSeriesFindsItUnknownThenRecordsAnew) {
   History h(History::Limits{.max_samples = 4, .max_series = 2, .idle = seconds(60)});
   History::Handle a("a"), b("b"), c("c");
