@@ -21,7 +21,7 @@ std::uint64_t History::NextGeneration() {
 History::History() : generation_(NextGeneration()) {}
 
 History::History(Limits limits) : limits_(limits), generation_(NextGeneration()) {
-  limits_.max_samples = std::max<std::size_t>(limits_.max_samples, 2);
+  limits_.max_samples = std::clamp<std::size_t>(limits_.max_samples, 2, UINT16_MAX);
   limits_.max_series = std::max<std::size_t>(limits_.max_series, 1);
 }
 
@@ -105,18 +105,22 @@ void History::Erase(Series& s) {
 }
 
 void History::Push(Series& s, const Sample& sample) const {
-  if (s.ring.size() < limits_.max_samples) {
-    if (s.ring.size() == s.ring.capacity()) {
+  if (s.count < limits_.max_samples) {
+    if (s.count == s.capacity) {
       // Grow by doubling from one (most series hold one sample: a counter that does not move) but
       // never past max_samples: the bound holds for the capacity.
-      s.ring.reserve(std::min(limits_.max_samples, std::max<std::size_t>(1, 2 * s.ring.capacity())));
+      const std::size_t capacity = std::min(limits_.max_samples, std::max<std::size_t>(1, 2 * s.capacity));
+      auto grown = std::make_unique_for_overwrite<Sample[]>(capacity);
+      std::copy_n(s.ring.get(), s.count, grown.get());
+      s.ring = std::move(grown);
+      s.capacity = static_cast<std::uint16_t>(capacity);
     }
     // Not yet full: head is 0 and the ring is in order.
-    s.ring.push_back(sample);
+    s.ring[s.count++] = sample;
     return;
   }
   s.ring[s.head] = sample;
-  s.head = (s.head + 1) % s.ring.size();
+  s.head = static_cast<std::uint16_t>((s.head + 1) % s.count);
 }
 
 void History::Restart(Series& s, std::uint64_t value, TimePoint at) const {
@@ -130,12 +134,9 @@ void History::Append(Series& s, std::uint64_t value, TimePoint at) const {
   s.previous_seen = s.last_seen;
   s.has_previous = true;
   s.last_seen = at;
-  if (s.size() > 0) {
-    const std::size_t newest = (s.head + s.size() - 1) % s.size();
-    if (s.ring[newest].value == value) {
-      s.ring[newest].last = at;
-      return;
-    }
+  if (s.size() > 0 && s.at(s.size() - 1).value == value) {
+    s.at(s.size() - 1).last = at;
+    return;
   }
   Push(s, Sample{at, at, value, s.baseline});
 }
@@ -350,13 +351,13 @@ std::size_t History::MemoryBytes() const {
   for (const auto& [name, s] : series_) {
     bytes += HeapBlock(sizeof(std::pair<const std::string, Series>) + kNodeOverhead);
     if (name.capacity() > std::string().capacity()) bytes += HeapBlock(name.capacity() + 1);
-    if (s.ring.capacity() > 0) bytes += HeapBlock(s.ring.capacity() * sizeof(Sample));
+    if (s.capacity > 0) bytes += HeapBlock(s.capacity * sizeof(Sample));
   }
   return bytes;
 }
 
 std::size_t History::MaxMemoryBytes(const Limits& limits) {
-  const std::size_t samples = std::max<std::size_t>(limits.max_samples, 2);
+  const std::size_t samples = std::clamp<std::size_t>(limits.max_samples, 2, UINT16_MAX);
   const std::size_t per_series = HeapBlock(sizeof(std::pair<const std::string, Series>) + kNodeOverhead) +
                                  HeapBlock(kMaxNameBytes + 1) + HeapBlock(samples * sizeof(Sample));
   return std::max<std::size_t>(limits.max_series, 1) * per_series;

@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -59,7 +60,7 @@ class History {
   static constexpr std::size_t kMaxNameBytes = 256;
 
   struct Limits {
-    std::size_t max_samples = 64;    // per series (at least 2)
+    std::size_t max_samples = 64;    // per series (at least 2, at most 65,535)
     // A port's link history is three series, its error-rate checks one per error counter that is
     // not zero and one per packet counter (40-50 on an mlx5 port), a netdev's pause two: room for
     // the ports of a host with over 2,000 SR-IOV functions.
@@ -177,22 +178,24 @@ class History {
   const Limits& limits() const { return limits_; }
 
  private:
+  // Kept small: a node of thousands of ports holds a series per counter, most with one sample.
   struct Series {
-    bool counter = false;
     std::uint64_t instance = 0;
-    std::vector<Sample> ring;  // at most limits_.max_samples; oldest at `head` once full
-    std::size_t head = 0;
-    TimePoint previous_seen{};  // the collection before the last (LastStep)
-    bool has_previous = false;
+    std::unique_ptr<Sample[]> ring;  // `capacity` samples, `count` used; oldest at `head` once full
+    TimePoint previous_seen{};       // the collection before the last (LastStep)
     TimePoint last_seen{};
-    std::uint32_t baseline = 0;
     // The order series were last recorded in (Touch), oldest first; `name` is the map key.
     Series* older = nullptr;
     Series* newer = nullptr;
     const std::string* name = nullptr;
+    std::uint32_t baseline = 0;
+    std::uint16_t count = 0, capacity = 0, head = 0;
+    bool counter = false;
+    bool has_previous = false;
 
-    std::size_t size() const { return ring.size(); }
-    const Sample& at(std::size_t i) const { return ring[(head + i) % ring.size()]; }
+    std::size_t size() const { return count; }
+    const Sample& at(std::size_t i) const { return ring[(head + i) % count]; }
+    Sample& at(std::size_t i) { return ring[(head + i) % count]; }
     const Sample& newest() const { return at(size() - 1); }
   };
   // Heap bytes of one map node beyond the Series itself: the tree node's links and colour, and
