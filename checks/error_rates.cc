@@ -258,17 +258,44 @@ struct Slots {
   }
 };
 
+// The rules' counters, each once: first the error counters (a counter's place among them is its
+// bit in the zeros gauge), then the packet counters of the shares. The same for every subject of a
+// check: made once per rule table.
+struct RuleCounters {
+  std::vector<std::string_view> names;
+  std::size_t errors = 0;  // names[0, errors) are the error counters
+};
+
+template <std::size_t N>
+RuleCounters CountersOf(const std::array<Rule, N>& rules) {
+  RuleCounters out;
+  auto add = [&out](std::string_view c) {
+    if (!c.empty() && std::find(out.names.begin(), out.names.end(), c) == out.names.end()) out.names.push_back(c);
+  };
+  for (const Rule& r : rules) {
+    for (std::string_view c : r.counters) add(c);
+  }
+  out.errors = out.names.size();
+  for (const Rule& r : rules) {
+    for (const auto& alternative : PacketCounters(r.packets)) {
+      for (std::string_view c : alternative) add(c);
+    }
+  }
+  return out;
+}
+
 // The history handles of one subject's series, kept by its check from one collection to the next:
 // a port records and asks some twenty counters per collection, and formatting and looking up each
 // name every time costs more than judging them.
 struct SubjectHandles {
   std::uint64_t instance = 0;
   std::string prefix;  // "<check>/<subject>/"
-  // The rules' counters, each once: first the error counters (a counter's place among them is its
-  // bit in the zeros gauge), then the packet counters of the shares.
-  std::vector<std::string_view> counters;
-  std::size_t error_counters = 0;
-  std::vector<History::Handle> series;               // counters[i]'s
+  const RuleCounters* rule_counters = nullptr;  // the check's (static)
+  const std::vector<std::string_view>& counters() const { return rule_counters->names; }
+  std::size_t error_counters() const { return rule_counters->errors; }
+  // counters()[i]'s; named at the first collection that has a value for it (a port has only some of
+  // the rules' counters, and a name is heap memory for each of thousands of ports).
+  std::vector<History::Handle> series;
   std::vector<std::optional<std::uint64_t>> values;  // counters[i]'s in this collection (Load)
   Slots slots, fallback_slots;                       // a port's, for Load
   History::Handle zeros;
@@ -284,13 +311,15 @@ struct SubjectHandles {
   bool quiet = false;
   std::vector<std::optional<std::uint64_t>> quiet_values;  // the error counters' (values[0, error_counters))
   bool QuietValuesHold() const {
-    return quiet_values.size() == error_counters &&
-           std::equal(quiet_values.begin(), quiet_values.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(error_counters));
+    return quiet_values.size() == error_counters() &&
+           std::equal(quiet_values.begin(), quiet_values.end(), values.begin(),
+                      values.begin() + static_cast<std::ptrdiff_t>(error_counters()));
   }
   ErrorRatePolicy quiet_policy;
   std::optional<CheckResult> quiet_verdict;
 
   std::size_t IndexOf(std::string_view counter) const {
+    const std::vector<std::string_view>& counters = this->counters();
     if (counter.empty()) return counters.size();  // a rule's unused place
     // The rules' names are the very string_views `counters` was made of: their addresses match.
     for (std::size_t i = 0; i < counters.size(); ++i) {
@@ -306,6 +335,7 @@ struct SubjectHandles {
   }
   // Reads the subject's counters once for recording and judging.
   void Load(const Subject& s) {
+    const std::vector<std::string_view>& counters = this->counters();
     values.resize(counters.size());
     for (std::size_t i = 0; i < counters.size(); ++i) {
       if (s.counters == nullptr) {
@@ -325,38 +355,24 @@ struct SubjectHandles {
   }
 };
 
-template <std::size_t N>
-SubjectHandles MakeHandles(const std::array<Rule, N>& rules, const Subject& s) {
+SubjectHandles MakeHandles(const RuleCounters& counters, const Subject& s) {
   SubjectHandles h;
   h.instance = s.instance;
-  auto add = [&h](std::string_view c) {
-    if (!c.empty() && std::find(h.counters.begin(), h.counters.end(), c) == h.counters.end()) h.counters.push_back(c);
-  };
-  for (const Rule& r : rules) {
-    for (std::string_view c : r.counters) add(c);
-  }
-  h.error_counters = h.counters.size();
-  for (const Rule& r : rules) {
-    for (const auto& alternative : PacketCounters(r.packets)) {
-      for (std::string_view c : alternative) add(c);
-    }
-  }
+  h.rule_counters = &counters;
   h.prefix = std::string(s.check) + "/" + s.name + "/";
-  h.series.reserve(h.counters.size());
-  for (std::string_view c : h.counters) h.series.emplace_back(h.prefix + std::string(c));
+  h.series.resize(counters.names.size());
   h.zeros = History::Handle(h.prefix + "zeros/" + std::to_string(s.instance));
   return h;
 }
 
 // The subject's handles in `cache` (by subject name), made anew for a new subject or instance.
-template <std::size_t N>
-SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& cache, const std::array<Rule, N>& rules,
+SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& cache, const RuleCounters& counters,
                           const Subject& s) {
   auto it = cache.find(s.name);
   if (it == cache.end()) {
-    it = cache.emplace(s.name, MakeHandles(rules, s)).first;
+    it = cache.emplace(s.name, MakeHandles(counters, s)).first;
   } else if (it->second.instance != s.instance) {
-    it->second = MakeHandles(rules, s);
+    it->second = MakeHandles(counters, s);
   }
   it->second.seen = true;
   it->second.Load(s);
@@ -390,11 +406,12 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
     if (b == History::Baseline::kRefused) refused();
     continued = b == History::Baseline::kContinued && continued;
   };
-  for (std::size_t i = 0; i < h.counters.size(); ++i) {
+  for (std::size_t i = 0; i < h.counters().size(); ++i) {
     const auto& v = h.values[i];
     if (!v) continue;
     History::Handle& series = h.series[i];
-    if (i >= h.error_counters) {  // a packet counter: always recorded
+    if (series.name().empty()) series = History::Handle(h.prefix + std::string(h.counters()[i]));
+    if (i >= h.error_counters()) {  // a packet counter: always recorded
       if (history.RecordCounter(series, s.instance, *v, now) == History::Baseline::kRefused) refused();
       continue;
     }
@@ -754,7 +771,7 @@ class RuleCheck : public Check {
     {
       std::lock_guard lock(handles_mu_);
       kSubjects(snapshot, [&](const Subject& s) {
-        SubjectHandles& h = HandlesOf(handles_, kRules, s);
+        SubjectHandles& h = HandlesOf(handles_, Counters(), s);
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
         const bool continued = RecordSubject(s, h, batch, now);
@@ -771,7 +788,7 @@ class RuleCheck : public Check {
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
         h.quiet = quiet && (!r || r->verdict == Verdict::kOk);
         if (h.quiet) {
-          h.quiet_values.assign(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.error_counters));
+          h.quiet_values.assign(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.error_counters()));
           h.quiet_policy = policy;
           h.quiet_verdict = r;
         }
@@ -801,7 +818,7 @@ class RuleCheck : public Check {
     // Handles for this evaluation only: the kept ones are Record's (its subjects, its history).
     std::map<std::string, SubjectHandles, std::less<>> handles;
     kSubjects(ctx.snapshot, [&](const Subject& s) {
-      SubjectHandles& h = HandlesOf(handles, kRules, s);
+      SubjectHandles& h = HandlesOf(handles, Counters(), s);
       if (auto r = Verdicts(kRules, s, h, ctx.history, ctx.now, policy,
                             Judge(kRules, h, ctx.history, ctx.now, policy))) {
         out.push_back(std::move(*r));
@@ -810,6 +827,10 @@ class RuleCheck : public Check {
   }
 
  private:
+  static const RuleCounters& Counters() {
+    static const RuleCounters counters = CountersOf(kRules);
+    return counters;
+  }
   mutable std::mutex handles_mu_;
   mutable std::map<std::string, SubjectHandles, std::less<>> handles_;  // guarded by handles_mu_
   mutable std::mutex mu_;
