@@ -1,52 +1,56 @@
 #include "daemon/verdict_tracker.h"
 
+#include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "core/collection_engine.h"
 #include "daemon/logging.h"
 
 namespace rdmahd {
 
+namespace {
+
+bool KeyLess(const CheckResult* a, const CheckResult* b) {
+  return std::tie(a->check, a->subject) < std::tie(b->check, b->subject);
+}
+
+}  // namespace
+
 std::vector<VerdictChange> VerdictTracker::Observe(const std::shared_ptr<const Report>& report) {
   std::lock_guard lock(mu_);
   std::vector<VerdictChange> changes;
-  if (!report || report.get() == last_report_) return changes;
-  last_report_ = report.get();
-  keep_alive_ = report;  // so the address cannot be reused by a later report
-
-  const std::uint64_t gen = ++generation_;
-  const std::vector<CheckResult>& verdicts = report->verdicts;
-  auto update = [&](const CheckResult& r, Entry& e) {
-    e.seen_in = gen;
-    if (e.verdict != r.verdict) {
-      changes.push_back({r, e.verdict});
-      e.verdict = r.verdict;
+  if (!report || report == last_) return changes;
+  const std::shared_ptr<const Report> previous = std::exchange(last_, report);
+  static const std::vector<CheckResult> kNone;
+  const std::vector<CheckResult>& before = previous ? previous->verdicts : kNone;
+  const std::vector<CheckResult>& now = report->verdicts;
+  auto compare = [&](const CheckResult& r, const CheckResult* was) {
+    if (was == nullptr) {
+      changes.push_back({r, std::nullopt});
+    } else if (was->verdict != r.verdict) {
+      changes.push_back({r, was->verdict});
     }
   };
+  // A report lists its subjects in the same order as the one before while nothing was added or
+  // removed: matched by position with two string equalities each.
   std::size_t i = 0;
-  for (; i < verdicts.size() && i < order_.size(); ++i) {
-    const CheckResult& r = verdicts[i];
-    Map::value_type& node = *order_[i];
-    if (node.first.subject != r.subject || node.first.check != r.check) break;
-    update(r, node.second);
+  for (; i < now.size() && i < before.size(); ++i) {
+    if (now[i].subject != before[i].subject || now[i].check != before[i].check) break;
+    compare(now[i], &before[i]);
   }
-  if (i == verdicts.size() && i == order_.size()) return changes;  // same subjects, same order
-
-  order_.resize(i);
-  order_.reserve(verdicts.size());
-  for (; i < verdicts.size(); ++i) {
-    const CheckResult& r = verdicts[i];
-    auto it = last_.find(r);  // CheckResult has .check and .subject: compared in place
-    if (it == last_.end()) {
-      changes.push_back({r, std::nullopt});
-      it = last_.emplace(Key{r.check, r.subject}, Entry{r.verdict, gen}).first;
-    } else {
-      update(r, it->second);
-    }
-    order_.push_back(&*it);
+  if (i == now.size()) return changes;
+  // From the first difference on, by (check, subject) among the rest of the previous report. A
+  // subject the previous report did not have (new, or back after it vanished) is a first sighting.
+  std::vector<const CheckResult*> rest;
+  rest.reserve(before.size() - std::min(i, before.size()));
+  for (std::size_t k = i; k < before.size(); ++k) rest.push_back(&before[k]);
+  std::sort(rest.begin(), rest.end(), KeyLess);
+  for (; i < now.size(); ++i) {
+    auto it = std::lower_bound(rest.begin(), rest.end(), &now[i], KeyLess);
+    const bool found = it != rest.end() && (*it)->check == now[i].check && (*it)->subject == now[i].subject;
+    compare(now[i], found ? *it : nullptr);
   }
-  // Subjects that vanished (device removed) are forgotten, so their return is logged again. None
-  // of them is in order_: every entry it points to was seen in this report.
-  std::erase_if(last_, [gen](const auto& kv) { return kv.second.seen_in != gen; });
   return changes;
 }
 

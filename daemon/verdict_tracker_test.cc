@@ -103,5 +103,18 @@ TEST(VerdictTrackerTest, SubjectsAddedAndRemovedBetweenReportsShowInTheNext) {
             (Strings{"b:new>ok"}));
 }
 
+// The tracker compares with the last report itself and keeps no copy of its verdicts: the report
+// before it is let go as soon as nobody else holds it.
+TEST(VerdictTrackerTest, OnlyTheLastReportIsKept) {
+  VerdictTracker t;
+  auto first = ReportWith({R("a", Verdict::kOk)});
+  std::weak_ptr<const Report> watch = first;
+  (void)t.Observe(first);
+  first.reset();
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(Changes(t.Observe(ReportWith({R("a", Verdict::kFailed)}))), (Strings{"a:ok>failed"}));
+  EXPECT_TRUE(watch.expired());
+}
+
 }  // namespace
 }  // namespace rdmahd
