@@ -243,8 +243,9 @@ struct Judgement {
 // searched by name for every counter of every collection. Holding the list keeps it from being
 // freed, so another list cannot take its address.
 struct Slots {
+  static constexpr std::uint32_t kAbsent = UINT32_MAX;
   std::shared_ptr<const CounterValues::Names> names;
-  std::vector<std::optional<std::size_t>> of;  // per counter; nullopt when the list lacks it
+  std::vector<std::uint32_t> of;  // per counter; kAbsent when the list lacks it (kept for thousands of ports)
 
   std::optional<std::uint64_t> Value(const CounterValues& values, const std::vector<std::string_view>& counters,
                                      std::size_t i) {
@@ -252,9 +253,12 @@ struct Slots {
     if (names != values.names()) {
       names = values.names();
       of.clear();
-      for (std::string_view c : counters) of.push_back(values.SlotOf(c));
+      for (std::string_view c : counters) {
+        const std::optional<std::size_t> slot = values.SlotOf(c);
+        of.push_back(slot && *slot < kAbsent ? static_cast<std::uint32_t>(*slot) : kAbsent);
+      }
     }
-    return of[i] ? values.value(*of[i]) : std::nullopt;
+    return of[i] != kAbsent ? values.value(of[i]) : std::nullopt;
   }
 };
 
