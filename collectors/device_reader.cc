@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "common/layout_cache.h"
+#include "common/shared_names.h"
 #include "common/parse.h"
 
 namespace rdmahd {
@@ -35,10 +36,10 @@ RdmaCounterFiles DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, 
     if (names.error().errno_value != ENOENT) errors.push_back(names.error().message);
     return out;
   }
-  out.files.reserve(names->size());
+  out.names = ShareNames(std::move(*names));
+  out.files.reserve(out.names->size());
   auto shared_dir = std::make_shared<const std::string>(dir);
-  for (const std::string& n : *names) out.files.emplace_back(shared_dir, n);
-  out.names = std::make_shared<const CounterValues::Names>(std::move(*names));
+  for (std::size_t i = 0; i < out.names->size(); ++i) out.files.emplace_back(shared_dir, NameAt(out.names, i));
   return out;
 }
 
@@ -84,28 +85,6 @@ RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir
     p.hw_counters = DiscoverCounterFiles(fs, port_dir + "/hw_counters", d.discovery_errors);
   }
   return d;
-}
-
-void AddCounterNameLists(const RdmaDeviceFiles& files, CounterNameLists& known) {
-  for (const RdmaPortFiles& p : files.ports) {
-    for (const RdmaCounterFiles* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-      if (dir->names && std::find(known.begin(), known.end(), dir->names) == known.end()) known.push_back(dir->names);
-    }
-  }
-}
-
-void ShareEqualCounterNames(CounterNameLists& known, RdmaDeviceFiles& fresh) {
-  for (RdmaPortFiles& p : fresh.ports) {
-    for (RdmaCounterFiles* dir : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-      if (!dir->names) continue;
-      auto same = std::find_if(known.begin(), known.end(), [&](const auto& k) { return *k == *dir->names; });
-      if (same != known.end()) {
-        dir->names = *same;
-      } else {
-        known.push_back(dir->names);
-      }
-    }
-  }
 }
 
 int ReadBackoff::ErrnoIndex(int err) {

@@ -119,15 +119,12 @@ struct RdmaDeviceFiles {
   std::size_t HeldDescriptors() const;
 };
 
-// Lists the files of the device whose directory is `dir` (inode `inode`) for its `ports`.
+// Lists the files of the device whose directory is `dir` (inode `inode`) for its `ports`. Ports of
+// one driver list the same counter files: equal name lists are one list (ShareNames), so the
+// renderer maps named counters once per distinct list and a thousand ports hold the names once.
 RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir, ino_t inode,
                                         const std::vector<std::uint32_t>& ports);
 
-// Ports of one driver list the same counter files: `fresh` takes the equal name list of `known`
-// (and adds its own new ones to it), so the renderer maps named counters once per distinct list.
-using CounterNameLists = std::vector<std::shared_ptr<const CounterValues::Names>>;
-void AddCounterNameLists(const RdmaDeviceFiles& files, CounterNameLists& known);
-void ShareEqualCounterNames(CounterNameLists& known, RdmaDeviceFiles& fresh);
 
 class DeviceReader {
  public:

@@ -110,7 +110,7 @@ namespace {
 // The files of `td` as the topology stage discovered them, or (a topology source that does not
 // read sysfs, or a device re-created since the topology stage read it) discovered now, for this
 // collection only: the topology stage discovers the new device object on its next collection.
-std::shared_ptr<RdmaDeviceFiles> DiscoverNow(const NodeFs& fs, const Topology& topology, const TopologyDevice& td,
+std::shared_ptr<RdmaDeviceFiles> DiscoverNow(const NodeFs& fs, const TopologyDevice& td,
                                              std::optional<std::string>& gone) {
   const std::string dir = fs.Sys("class/infiniband") + "/" + td.name;
   struct stat st {};
@@ -121,13 +121,7 @@ std::shared_ptr<RdmaDeviceFiles> DiscoverNow(const NodeFs& fs, const Topology& t
   std::vector<std::uint32_t> ports;
   ports.reserve(td.ports.size());
   for (const TopologyPort& p : td.ports) ports.push_back(p.port);
-  auto files = std::make_shared<RdmaDeviceFiles>(DiscoverRdmaDeviceFiles(fs, dir, st.st_ino, ports));
-  CounterNameLists known;
-  for (const TopologyDevice& other : topology.devices) {
-    if (other.files) AddCounterNameLists(*other.files, known);
-  }
-  ShareEqualCounterNames(known, *files);
-  return files;
+  return std::make_shared<RdmaDeviceFiles>(DiscoverRdmaDeviceFiles(fs, dir, st.st_ino, ports));
 }
 
 }  // namespace
@@ -219,7 +213,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
     if (td.files) gone = read(*td.files);
     if (!td.files || gone) {
       gone.reset();
-      fresh = DiscoverNow(ctx.fs, topology, td, gone);
+      fresh = DiscoverNow(ctx.fs, td, gone);
       if (fresh) gone = read(*fresh);
     }
     if (gone) {

@@ -6,6 +6,7 @@
 #include "collectors/device_reader.h"
 #include "common/layout_cache.h"
 #include "common/parse.h"
+#include "common/shared_names.h"
 #include "parsers/dcb_json.h"
 #include "parsers/ethtool_stats.h"
 
@@ -99,11 +100,10 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
   }
   out.present = true;
   auto shared_dir = std::make_shared<const std::string>(dir);
-  auto names = std::make_shared<EcnParameters::Names>();
+  EcnParameters::Names parameter_names;
   for (const std::string& name : *entries) {  // sorted
     if (name != "enable") {
-      names->push_back(name);
-      out.parameters.emplace_back(std::in_place, shared_dir, name);
+      parameter_names.push_back(name);
       continue;
     }
     ++work.listings;
@@ -115,7 +115,11 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
       if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable[*v].emplace(enable_dir, p);
     }
   }
-  out.parameter_names = std::move(names);
+  out.parameter_names = ShareNames(std::move(parameter_names));
+  out.parameters.reserve(out.parameter_names->size());
+  for (std::size_t i = 0; i < out.parameter_names->size(); ++i) {
+    out.parameters.emplace_back(std::in_place, shared_dir, NameAt(out.parameter_names, i));
+  }
   return out;
 }
 

@@ -120,13 +120,7 @@ void TopologyDiscovery::DiscoverFiles(const NodeFs& fs, DeviceLayout& layout) {
   std::vector<std::uint32_t> ports;
   ports.reserve(layout.ports.size());
   for (const PortLayout& p : layout.ports) ports.push_back(p.port);
-  auto files = std::make_shared<RdmaDeviceFiles>(DiscoverRdmaDeviceFiles(fs, layout.dir, layout.inode, ports));
-  CounterNameLists known;
-  layouts_.ForEach([&](const std::string&, const DeviceLayout& other) {
-    if (&other != &layout && other.files) AddCounterNameLists(*other.files, known);
-  });
-  ShareEqualCounterNames(known, *files);
-  layout.files = std::move(files);
+  layout.files = std::make_shared<RdmaDeviceFiles>(DiscoverRdmaDeviceFiles(fs, layout.dir, layout.inode, ports));
 }
 
 TopologyDiscovery::TopologyDiscovery(SteadyNow now) : now_(std::move(now)) {}

@@ -49,7 +49,7 @@ class TopologyDiscovery : public TopologySource {
   struct DeviceLayout;  // opaque: one device's cached layout and held files
 
  private:
-  // Lists `layout`'s RdmaDeviceFiles anew, sharing counter name lists with the other devices.
+  // Lists `layout`'s RdmaDeviceFiles anew (counter name lists shared with the other devices: ShareNames).
   void DiscoverFiles(const NodeFs& fs, DeviceLayout& layout);
 
   SteadyNow now_;

@@ -187,10 +187,16 @@ class HeldFdBudget {
 // next time). Move-only; closes on destruction. Not thread-safe.
 class HeldFile {
  public:
-  explicit HeldFile(std::string path) : name_(std::move(path)) {}
+  explicit HeldFile(std::string path) : name_(std::make_shared<const std::string>(std::move(path))) {}
   // The file `name` in the folder `dir`, which many HeldFiles share (a device has thousands of
   // held files in a few folders: one copy of each folder's path, not one per file).
-  HeldFile(std::shared_ptr<const std::string> dir, std::string name) : dir_(std::move(dir)), name_(std::move(name)) {}
+  HeldFile(std::shared_ptr<const std::string> dir, std::string name)
+      : dir_(std::move(dir)), name_(std::make_shared<const std::string>(std::move(name))) {}
+  // The same with a name shared too: an element of the folder's listing, which the listing's
+  // owner keeps (an aliasing shared_ptr: a node of a thousand devices lists the same names in
+  // each device's folders, and a listing can be shared by all of them).
+  HeldFile(std::shared_ptr<const std::string> dir, std::shared_ptr<const std::string> name)
+      : dir_(std::move(dir)), name_(std::move(name)) {}
   ~HeldFile() { Close(); }
   HeldFile(HeldFile&& other) noexcept;
   HeldFile& operator=(HeldFile&& other) noexcept;
@@ -201,13 +207,13 @@ class HeldFile {
   // `buf` changes. `fs` is used only to open. Errors name the path and carry errno (ENODEV once
   // the kernel object is gone).
   Result<std::string_view> Read(const NodeFs& fs, std::string& buf);
-  std::string path() const { return dir_ ? *dir_ + "/" + name_ : name_; }
+  std::string path() const { return dir_ ? *dir_ + "/" + *name_ : *name_; }
   bool is_open() const { return fd_ >= 0; }
   void Close();
 
  private:
   std::shared_ptr<const std::string> dir_;  // null: name_ is the whole path
-  std::string name_;
+  std::shared_ptr<const std::string> name_;
   int fd_ = -1;  // >= 0: held, and counted in HeldFdBudget::Process()
 };
 
