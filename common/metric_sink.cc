@@ -294,9 +294,26 @@ std::string MetricSink::Serialize() const {
   return out;
 }
 
-void MetricSink::SerializeTo(std::string& out) const {
+std::size_t MetricSink::SerializedSizeBound() const {
   std::size_t size = 0;
   for (const auto& f : families_) size += f.used + 2 * f.help.size() + 2 * f.name.size() + 32;
+  return size;
+}
+
+void MetricSink::AppendHeader(const FamilyData& f, std::string& out) {
+  out += "# HELP ";
+  out += f.name;
+  out += ' ';
+  AppendEscaped(out, f.help, /*quote=*/false);
+  out += "\n# TYPE ";
+  out += f.name;
+  out += ' ';
+  out += TypeName(f.type);
+  out += '\n';
+}
+
+void MetricSink::SerializeTo(std::string& out) const {
+  const std::size_t size = SerializedSizeBound();
   // Asked for a little more than it has, std::string::reserve takes twice its capacity: a reused
   // buffer would double whenever the text grew by a byte (an 18 MiB buffer for a 9 MiB text). A
   // buffer too small, or more than twice too big, is replaced by one of the size needed, with
@@ -308,19 +325,7 @@ void MetricSink::SerializeTo(std::string& out) const {
     out.swap(fresh);
   }
   out.clear();
-  for (const auto& f : families_) {
-    if (f.count == 0) continue;
-    out += "# HELP ";
-    out += f.name;
-    out += ' ';
-    AppendEscaped(out, f.help, /*quote=*/false);
-    out += "\n# TYPE ";
-    out += f.name;
-    out += ' ';
-    out += TypeName(f.type);
-    out += '\n';
-    out.append(f.samples.data(), f.used);
-  }
+  ForEachPiece([&out](std::string_view piece) { out.append(piece); });
 }
 
 }  // namespace rdmahd

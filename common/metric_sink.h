@@ -80,6 +80,22 @@ class MetricSink {
   std::string Serialize() const;
   // The same into `out` (replacing its content, reusing its capacity).
   void SerializeTo(std::string& out) const;
+  // The same text as consecutive pieces, passed to `piece` in order (each family's HELP and TYPE
+  // lines, then its samples): for a consumer that does not need the text in one buffer, such as a
+  // compressor. A piece is valid only during the call.
+  template <class F>
+  void ForEachPiece(F&& piece) const {
+    std::string header;
+    for (const FamilyData& f : families_) {
+      if (f.count == 0) continue;
+      header.clear();
+      AppendHeader(f, header);
+      piece(std::string_view(header));
+      piece(std::string_view(f.samples.data(), f.used));
+    }
+  }
+  // At least the size of the text (a little more).
+  std::size_t SerializedSizeBound() const;
 
   // Value formatting, exposed for tests: integral values up to 2^53 print as integers, others in
   // the shortest form that reads back exactly; NaN and infinities as Prometheus spells them.
@@ -96,6 +112,9 @@ class MetricSink {
     std::size_t used = 0;
     std::size_t count = 0;
   };
+  // The family's HELP and TYPE lines.
+  static void AppendHeader(const FamilyData& f, std::string& out);
+
   std::vector<FamilyData> families_;
   std::unordered_map<std::string, std::size_t> index_;
 };

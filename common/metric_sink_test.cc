@@ -131,6 +131,29 @@ TEST(MetricSinkTest, ClearedSinkIsReusedWithoutStaleSamples) {
   EXPECT_EQ(out.data(), previous_buffer);  // the shorter text fits in the buffer it already had
 }
 
+// The pieces a compressor reads are the text, in its order: a family's HELP and TYPE lines, then
+// its samples; a family without samples gives no piece.
+TEST(MetricSinkTest, PiecesAreTheTextInOrder) {
+  MetricSink sink;
+  sink.Counter("rdma_a_total", "A \\ with\nnewline.").Add({{"device", "mlx5_0"}}, 1);
+  sink.Gauge("rdma_empty", "No samples.");
+  sink.Gauge("rdma_b", "B.").Add({}, 2);
+  sink.Counter("rdma_a_total", "ignored").Add({{"device", "mlx5_1"}}, 3);
+  std::vector<std::string> pieces;
+  sink.ForEachPiece([&pieces](std::string_view piece) { pieces.emplace_back(piece); });
+  const std::vector<std::string> expected = {
+      "# HELP rdma_a_total A \\\\ with\\nnewline.\n# TYPE rdma_a_total counter\n",
+      "rdma_a_total{device=\"mlx5_0\"} 1\nrdma_a_total{device=\"mlx5_1\"} 3\n",
+      "# HELP rdma_b B.\n# TYPE rdma_b gauge\n",
+      "rdma_b 2\n",
+  };
+  EXPECT_EQ(pieces, expected);
+  std::string joined;
+  for (const std::string& piece : pieces) joined += piece;
+  EXPECT_EQ(joined, sink.Serialize());
+  EXPECT_GE(sink.SerializedSizeBound(), joined.size());
+}
+
 // A reused text buffer fits the text: it neither doubles when the text grows a little (what
 // std::string::reserve would do) nor stays far larger than the text after it shrank.
 TEST(MetricSinkTest, AReusedTextBufferStaysTheSizeOfTheText) {
