@@ -246,7 +246,9 @@ void MetricSink::FamilyRef::AddRange(std::string_view suffix, std::string_view p
   FamilyData& f = sink_->families_[index_];
   const std::size_t bound =
       f.name.size() + suffix.size() + prefix.size() + 3 + LabelsBound(begin, end) + kMaxValueChars + 2;
-  if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
+  if (f.used + bound > f.samples.size()) {
+    f.samples.resize(std::max({2 * f.samples.size(), f.used + bound, f.first_size}));
+  }
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
   p = WriteShort(p, suffix);  // (an empty view may hold nullptr: WriteShort reads nothing then)
@@ -283,9 +285,13 @@ std::size_t MetricSink::buffer_bytes() const {
 }
 
 void MetricSink::ClearAndReleaseAbove(std::size_t bytes) {
+  if (buffer_bytes() > bytes) {
+    for (auto& f : families_) {
+      f.first_size = f.used + f.used / 32;  // room for the next scrape's values to grow a little
+      std::string().swap(f.samples);
+    }
+  }
   Clear();
-  if (buffer_bytes() <= bytes) return;
-  for (auto& f : families_) std::string().swap(f.samples);
 }
 
 std::string MetricSink::Serialize() const {

@@ -71,7 +71,8 @@ class MetricSink {
   void Clear();
   // Clear(), and when the sample buffers hold more than `bytes` together, frees them as well: a
   // node whose exposition is tens of megabytes (a thousand devices) should not keep a second copy
-  // of it resident between scrapes for the sake of formatting without allocating.
+  // of it resident between scrapes for the sake of formatting without allocating. A freed buffer
+  // comes back at the size its samples took (a little more), not regrown by doubling.
   void ClearAndReleaseAbove(std::size_t bytes);
   // Bytes the sample buffers hold (their capacity, resident once written).
   std::size_t buffer_bytes() const;
@@ -111,6 +112,9 @@ class MetricSink {
     std::string samples;
     std::size_t used = 0;
     std::size_t count = 0;
+    // The size the buffer starts at once freed: doubling up to the samples' size again would take
+    // up to twice their bytes, all of them resident while the exposition is made.
+    std::size_t first_size = 0;
   };
   // The family's HELP and TYPE lines.
   static void AppendHeader(const FamilyData& f, std::string& out);

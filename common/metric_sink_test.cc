@@ -103,6 +103,11 @@ TEST(MetricSinkTest, BuffersAreKeptWhileSmallAndFreedAboveTheBoundWithTheSameTex
   EXPECT_EQ(sink.sample_count(), 0u);
   fill(1000);
   EXPECT_EQ(sink.Serialize(), first);
+  // Refilled at the size the samples took, not doubled up to it again.
+  const std::size_t samples = first.size() - first.find("rdma_port_rcv_packets_total{");
+  EXPECT_GE(sink.buffer_bytes(), samples);
+  EXPECT_LE(sink.buffer_bytes(), samples + samples / 16);
+  EXPECT_GT(kept, samples + samples / 16);  // which doubling gave
 }
 
 TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
