@@ -165,7 +165,7 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
   std::shared_ptr<const Report> report = CurrentReport();
   std::lock_guard lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
-  if (exposition_ && exposition_report_ == report && exposition_config_generation_ == generation) {
+  if (exposition_ && exposition_report_.lock() == report && exposition_config_generation_ == generation) {
     return exposition_;
   }
   MetricSink& sink = exposition_sink_;
@@ -205,7 +205,7 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
   // The exposition is what is served; the sink's buffers are kept for the next scrape only while
   // small.
   sink.ClearAndReleaseAbove(kSinkBuffersKept);
-  exposition_report_ = std::move(report);
+  exposition_report_ = report;
   exposition_config_generation_ = generation;
   return exposition_;
 }

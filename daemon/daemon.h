@@ -128,7 +128,9 @@ class Daemon {
   // still holds it, a text's buffer are reused by the next render, so a steady-state scrape
   // allocates almost nothing.
   std::mutex exposition_mu_;
-  std::shared_ptr<const Report> exposition_report_;        // guarded by exposition_mu_
+  // Watched, not held: after a background evaluation the engine has a newer report, and this one
+  // need not stay in memory until the next scrape only to be compared with it.
+  std::weak_ptr<const Report> exposition_report_;          // guarded by exposition_mu_
   std::uint64_t exposition_config_generation_ = 0;         // guarded by exposition_mu_
   std::shared_ptr<SharedBody> exposition_;                 // guarded by exposition_mu_
   std::shared_ptr<TextBufferPool> text_pool_ = TextBufferPool::Create();
