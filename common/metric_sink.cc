@@ -284,14 +284,16 @@ std::size_t MetricSink::buffer_bytes() const {
   return bytes;
 }
 
-void MetricSink::ClearAndReleaseAbove(std::size_t bytes) {
-  if (buffer_bytes() > bytes) {
+bool MetricSink::ClearAndReleaseAbove(std::size_t bytes) {
+  const bool release = buffer_bytes() > bytes;
+  if (release) {
     for (auto& f : families_) {
       f.first_size = f.used + f.used / 32;  // room for the next scrape's values to grow a little
       std::string().swap(f.samples);
     }
   }
   Clear();
+  return release;
 }
 
 std::string MetricSink::Serialize() const {

@@ -72,8 +72,9 @@ class MetricSink {
   // Clear(), and when the sample buffers hold more than `bytes` together, frees them as well: a
   // node whose exposition is tens of megabytes (a thousand devices) should not keep a second copy
   // of it resident between scrapes for the sake of formatting without allocating. A freed buffer
-  // comes back at the size its samples took (a little more), not regrown by doubling.
-  void ClearAndReleaseAbove(std::size_t bytes);
+  // comes back at the size its samples took (a little more), not regrown by doubling. True when
+  // the buffers were freed.
+  bool ClearAndReleaseAbove(std::size_t bytes);
   // Bytes the sample buffers hold (their capacity, resident once written).
   std::size_t buffer_bytes() const;
 

@@ -92,13 +92,13 @@ TEST(MetricSinkTest, BuffersAreKeptWhileSmallAndFreedAboveTheBoundWithTheSameTex
   const std::size_t kept = sink.buffer_bytes();
   ASSERT_GT(kept, 1000u * 30);
 
-  sink.ClearAndReleaseAbove(kept);  // not above: kept, emptied
+  EXPECT_FALSE(sink.ClearAndReleaseAbove(kept));  // not above: kept, emptied
   EXPECT_EQ(sink.buffer_bytes(), kept);
   EXPECT_EQ(sink.sample_count(), 0u);
   fill(1000);
   EXPECT_EQ(sink.Serialize(), first);
 
-  sink.ClearAndReleaseAbove(kept - 1);  // above: freed
+  EXPECT_TRUE(sink.ClearAndReleaseAbove(kept - 1));  // above: freed
   EXPECT_EQ(sink.buffer_bytes(), 0u);
   EXPECT_EQ(sink.sample_count(), 0u);
   fill(1000);

@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -203,8 +204,10 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
     exposition_ = SharedBody::FromText(text_pool_->Share(std::move(text)));
   }
   // The exposition is what is served; the sink's buffers are kept for the next scrape only while
-  // small.
-  sink.ClearAndReleaseAbove(kSinkBuffersKept);
+  // small. Freed, they are given back to the system: glibc returns only the top of its heap on
+  // free(), and the buffers of a big exposition, made while a collection allocates around them,
+  // leave megabytes of free pages below live memory that would otherwise stay resident.
+  if (sink.ClearAndReleaseAbove(kSinkBuffersKept)) malloc_trim(0);
   exposition_report_ = report;
   exposition_config_generation_ = generation;
   return exposition_;
