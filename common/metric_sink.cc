@@ -246,7 +246,9 @@ void MetricSink::FamilyRef::AddRange(std::string_view suffix, std::string_view p
   FamilyData& f = sink_->families_[index_];
   const std::size_t bound =
       f.name.size() + suffix.size() + prefix.size() + 3 + LabelsBound(begin, end) + kMaxValueChars + 2;
-  if (f.used + bound > f.samples.size()) f.samples.resize(std::max(2 * f.samples.size(), f.used + bound));
+  if (f.used + bound > f.samples.size()) {
+    f.samples.resize(std::max({2 * f.samples.size(), f.used + bound, f.first_size}));
+  }
   char* const start = f.samples.data() + f.used;
   char* p = WriteRaw(start, f.name);
   p = WriteShort(p, suffix);  // (an empty view may hold nullptr: WriteShort reads nothing then)
@@ -282,10 +284,16 @@ std::size_t MetricSink::buffer_bytes() const {
   return bytes;
 }
 
-void MetricSink::ClearAndReleaseAbove(std::size_t bytes) {
+bool MetricSink::ClearAndReleaseAbove(std::size_t bytes) {
+  const bool release = buffer_bytes() > bytes;
+  if (release) {
+    for (auto& f : families_) {
+      f.first_size = f.used + f.used / 32;  // room for the next scrape's values to grow a little
+      std::string().swap(f.samples);
+    }
+  }
   Clear();
-  if (buffer_bytes() <= bytes) return;
-  for (auto& f : families_) std::string().swap(f.samples);
+  return release;
 }
 
 std::string MetricSink::Serialize() const {
@@ -294,9 +302,26 @@ std::string MetricSink::Serialize() const {
   return out;
 }
 
-void MetricSink::SerializeTo(std::string& out) const {
+std::size_t MetricSink::SerializedSizeBound() const {
   std::size_t size = 0;
   for (const auto& f : families_) size += f.used + 2 * f.help.size() + 2 * f.name.size() + 32;
+  return size;
+}
+
+void MetricSink::AppendHeader(const FamilyData& f, std::string& out) {
+  out += "# HELP ";
+  out += f.name;
+  out += ' ';
+  AppendEscaped(out, f.help, /*quote=*/false);
+  out += "\n# TYPE ";
+  out += f.name;
+  out += ' ';
+  out += TypeName(f.type);
+  out += '\n';
+}
+
+void MetricSink::SerializeTo(std::string& out) const {
+  const std::size_t size = SerializedSizeBound();
   // Asked for a little more than it has, std::string::reserve takes twice its capacity: a reused
   // buffer would double whenever the text grew by a byte (an 18 MiB buffer for a 9 MiB text). A
   // buffer too small, or more than twice too big, is replaced by one of the size needed, with
@@ -308,19 +333,7 @@ void MetricSink::SerializeTo(std::string& out) const {
     out.swap(fresh);
   }
   out.clear();
-  for (const auto& f : families_) {
-    if (f.count == 0) continue;
-    out += "# HELP ";
-    out += f.name;
-    out += ' ';
-    AppendEscaped(out, f.help, /*quote=*/false);
-    out += "\n# TYPE ";
-    out += f.name;
-    out += ' ';
-    out += TypeName(f.type);
-    out += '\n';
-    out.append(f.samples.data(), f.used);
-  }
+  ForEachPiece([&out](std::string_view piece) { out.append(piece); });
 }
 
 }  // namespace rdmahd

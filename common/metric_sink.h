@@ -71,8 +71,10 @@ class MetricSink {
   void Clear();
   // Clear(), and when the sample buffers hold more than `bytes` together, frees them as well: a
   // node whose exposition is tens of megabytes (a thousand devices) should not keep a second copy
-  // of it resident between scrapes for the sake of formatting without allocating.
-  void ClearAndReleaseAbove(std::size_t bytes);
+  // of it resident between scrapes for the sake of formatting without allocating. A freed buffer
+  // comes back at the size its samples took (a little more), not regrown by doubling. True when
+  // the buffers were freed.
+  bool ClearAndReleaseAbove(std::size_t bytes);
   // Bytes the sample buffers hold (their capacity, resident once written).
   std::size_t buffer_bytes() const;
 
@@ -80,6 +82,22 @@ class MetricSink {
   std::string Serialize() const;
   // The same into `out` (replacing its content, reusing its capacity).
   void SerializeTo(std::string& out) const;
+  // The same text as consecutive pieces, passed to `piece` in order (each family's HELP and TYPE
+  // lines, then its samples): for a consumer that does not need the text in one buffer, such as a
+  // compressor. A piece is valid only during the call.
+  template <class F>
+  void ForEachPiece(F&& piece) const {
+    std::string header;
+    for (const FamilyData& f : families_) {
+      if (f.count == 0) continue;
+      header.clear();
+      AppendHeader(f, header);
+      piece(std::string_view(header));
+      piece(std::string_view(f.samples.data(), f.used));
+    }
+  }
+  // At least the size of the text (a little more).
+  std::size_t SerializedSizeBound() const;
 
   // Value formatting, exposed for tests: integral values up to 2^53 print as integers, others in
   // the shortest form that reads back exactly; NaN and infinities as Prometheus spells them.
@@ -95,7 +113,13 @@ class MetricSink {
     std::string samples;
     std::size_t used = 0;
     std::size_t count = 0;
+    // The size the buffer starts at once freed: doubling up to the samples' size again would take
+    // up to twice their bytes, all of them resident while the exposition is made.
+    std::size_t first_size = 0;
   };
+  // The family's HELP and TYPE lines.
+  static void AppendHeader(const FamilyData& f, std::string& out);
+
   std::vector<FamilyData> families_;
   std::unordered_map<std::string, std::size_t> index_;
 };

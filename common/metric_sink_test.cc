@@ -92,17 +92,22 @@ TEST(MetricSinkTest, BuffersAreKeptWhileSmallAndFreedAboveTheBoundWithTheSameTex
   const std::size_t kept = sink.buffer_bytes();
   ASSERT_GT(kept, 1000u * 30);
 
-  sink.ClearAndReleaseAbove(kept);  // not above: kept, emptied
+  EXPECT_FALSE(sink.ClearAndReleaseAbove(kept));  // not above: kept, emptied
   EXPECT_EQ(sink.buffer_bytes(), kept);
   EXPECT_EQ(sink.sample_count(), 0u);
   fill(1000);
   EXPECT_EQ(sink.Serialize(), first);
 
-  sink.ClearAndReleaseAbove(kept - 1);  // above: freed
+  EXPECT_TRUE(sink.ClearAndReleaseAbove(kept - 1));  // above: freed
   EXPECT_EQ(sink.buffer_bytes(), 0u);
   EXPECT_EQ(sink.sample_count(), 0u);
   fill(1000);
   EXPECT_EQ(sink.Serialize(), first);
+  // Refilled at the size the samples took, not doubled up to it again.
+  const std::size_t samples = first.size() - first.find("rdma_port_rcv_packets_total{");
+  EXPECT_GE(sink.buffer_bytes(), samples);
+  EXPECT_LE(sink.buffer_bytes(), samples + samples / 16);
+  EXPECT_GT(kept, samples + samples / 16);  // which doubling gave
 }
 
 TEST(MetricSinkTest, EmptyFamiliesAreNotPrinted) {
@@ -129,6 +134,29 @@ TEST(MetricSinkTest, ClearedSinkIsReusedWithoutStaleSamples) {
             "# TYPE rdma_a_total counter\n"
             "rdma_a_total{device=\"mlx5_1\"} 5\n");
   EXPECT_EQ(out.data(), previous_buffer);  // the shorter text fits in the buffer it already had
+}
+
+// The pieces a compressor reads are the text, in its order: a family's HELP and TYPE lines, then
+// its samples; a family without samples gives no piece.
+TEST(MetricSinkTest, PiecesAreTheTextInOrder) {
+  MetricSink sink;
+  sink.Counter("rdma_a_total", "A \\ with\nnewline.").Add({{"device", "mlx5_0"}}, 1);
+  sink.Gauge("rdma_empty", "No samples.");
+  sink.Gauge("rdma_b", "B.").Add({}, 2);
+  sink.Counter("rdma_a_total", "ignored").Add({{"device", "mlx5_1"}}, 3);
+  std::vector<std::string> pieces;
+  sink.ForEachPiece([&pieces](std::string_view piece) { pieces.emplace_back(piece); });
+  const std::vector<std::string> expected = {
+      "# HELP rdma_a_total A \\\\ with\\nnewline.\n# TYPE rdma_a_total counter\n",
+      "rdma_a_total{device=\"mlx5_0\"} 1\nrdma_a_total{device=\"mlx5_1\"} 3\n",
+      "# HELP rdma_b B.\n# TYPE rdma_b gauge\n",
+      "rdma_b 2\n",
+  };
+  EXPECT_EQ(pieces, expected);
+  std::string joined;
+  for (const std::string& piece : pieces) joined += piece;
+  EXPECT_EQ(joined, sink.Serialize());
+  EXPECT_GE(sink.SerializedSizeBound(), joined.size());
 }
 
 // A reused text buffer fits the text: it neither doubles when the text grows a little (what

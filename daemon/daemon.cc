@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -29,7 +30,7 @@ constexpr std::chrono::seconds kBackgroundEvaluationInterval{60};
 
 // The exposition sink keeps its buffers between scrapes up to this size (formatting into memory it
 // already has is what keeps a scrape cheap); above it (several hundred devices) it frees them after
-// each text is made, so that the served text is the one full-size copy resident between scrapes.
+// each exposition is made, so that the served exposition is the one copy resident between scrapes.
 constexpr std::size_t kSinkBuffersKept = 8u << 20;
 
 // Held attribute descriptors against their budget (common/node_fs.h): process-wide figures.
@@ -161,11 +162,11 @@ std::vector<std::string> Daemon::Problems(const Report& report) const {
   return problems;
 }
 
-std::shared_ptr<const std::string> Daemon::Metrics() {
+std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
   std::shared_ptr<const Report> report = CurrentReport();
   std::lock_guard lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
-  if (exposition_ && exposition_report_ == report && exposition_config_generation_ == generation) {
+  if (exposition_ && exposition_report_.lock() == report && exposition_config_generation_ == generation) {
     return exposition_;
   }
   MetricSink& sink = exposition_sink_;
@@ -184,15 +185,30 @@ std::shared_ptr<const std::string> Daemon::Metrics() {
   RenderHeldFiles(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
       .Add({{"version", RDMAHD_VERSION}}, 1);
-  // Let go of the stale text first: when no request still sends it, its buffer is the one the
-  // pool lends out for the new text.
+  // Let go of the stale exposition first: when no request still sends its text, that buffer is
+  // the one the pool lends out for a new text.
   exposition_.reset();
-  std::unique_ptr<std::string> text = text_pool_->Take();
-  sink.SerializeTo(*text);
-  // The text is what is served; the sink's buffers are kept for the next scrape only while small.
-  sink.ClearAndReleaseAbove(kSinkBuffersKept);
-  exposition_ = text_pool_->Share(std::move(text));
-  exposition_report_ = std::move(report);
+  if (accepts_gzip) {
+    // Compressed from the sink's buffers as they are: no full text is made (a plain request
+    // decompresses one), and none is kept in the pool either.
+    text_pool_->DropSpare();
+    GzipStream gzip(sink.SerializedSizeBound());
+    sink.ForEachPiece([&gzip](std::string_view piece) { gzip.Write(piece); });
+    if (std::optional<std::string> compressed = gzip.Finish()) {
+      exposition_ = SharedBody::FromGzip(std::move(*compressed), gzip.size_in());
+    }
+  }
+  if (!exposition_) {
+    std::unique_ptr<std::string> text = text_pool_->Take();
+    sink.SerializeTo(*text);
+    exposition_ = SharedBody::FromText(text_pool_->Share(std::move(text)));
+  }
+  // The exposition is what is served; the sink's buffers are kept for the next scrape only while
+  // small. Freed, they are given back to the system: glibc returns only the top of its heap on
+  // free(), and the buffers of a big exposition, made while a collection allocates around them,
+  // leave megabytes of free pages below live memory that would otherwise stay resident.
+  if (sink.ClearAndReleaseAbove(kSinkBuffersKept)) malloc_trim(0);
+  exposition_report_ = report;
   exposition_config_generation_ = generation;
   return exposition_;
 }
@@ -404,8 +420,8 @@ int Daemon::Run() {
     http.web = std::move(web).value();
   }
   std::map<std::string, HttpRoute> routes;
-  routes["/metrics"] = {[this] {
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", Metrics()};
+  routes["/metrics"] = {[this](const HttpRequest& request) {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", MetricsBody(request.accepts_gzip)};
   }};
   // The JSON API (docs/api.md): what `check --output=json` prints, and the devices at a glance.
   auto json = [](std::string body) {

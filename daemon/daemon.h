@@ -18,6 +18,7 @@
 #include "common/metric_sink.h"
 #include "config/config.h"
 #include "daemon/collector_error_log.h"
+#include "daemon/http_server.h"
 #include "daemon/options.h"
 #include "daemon/probe_round_log.h"
 #include "daemon/text_buffer_pool.h"
@@ -76,9 +77,12 @@ class Daemon {
   // only in the daemon mode: `check` and `check-config` keep the default actions).
   static void BlockDaemonSignals();
 
-  // The /metrics body (exposed for tests). Scrapes served from the same collection share one
-  // rendered text; the text stays valid for as long as the caller holds it.
-  std::shared_ptr<const std::string> Metrics();
+  // The /metrics body. Scrapes served from the same collection share one exposition, made for the
+  // first of them: gzip-compressed straight from the sink when that request accepts gzip (the
+  // exposition then holds no text; see SharedBody), else as text.
+  std::shared_ptr<SharedBody> MetricsBody(bool accepts_gzip);
+  // Its text (tests); valid for as long as the caller holds it.
+  std::shared_ptr<const std::string> Metrics() { return MetricsBody(false)->Text(); }
 
  private:
   // The report a request is answered from (a collection, or the engine's cached one), observed
@@ -120,13 +124,15 @@ class Daemon {
   std::atomic<std::int64_t> last_loop_tick_ns_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
-  // The last /metrics text and what it was rendered from. The sink and, when no request still
-  // holds it, the text's buffer are reused by the next render, so a steady-state scrape allocates
-  // almost nothing.
+  // The last /metrics exposition and what it was rendered from. The sink and, when no request
+  // still holds it, a text's buffer are reused by the next render, so a steady-state scrape
+  // allocates almost nothing.
   std::mutex exposition_mu_;
-  std::shared_ptr<const Report> exposition_report_;        // guarded by exposition_mu_
+  // Watched, not held: after a background evaluation the engine has a newer report, and this one
+  // need not stay in memory until the next scrape only to be compared with it.
+  std::weak_ptr<const Report> exposition_report_;          // guarded by exposition_mu_
   std::uint64_t exposition_config_generation_ = 0;         // guarded by exposition_mu_
-  std::shared_ptr<const std::string> exposition_;          // guarded by exposition_mu_
+  std::shared_ptr<SharedBody> exposition_;                 // guarded by exposition_mu_
   std::shared_ptr<TextBufferPool> text_pool_ = TextBufferPool::Create();
   MetricSink exposition_sink_;                             // guarded by exposition_mu_
 

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "collectors/rdma_devices.h"
 #include "tests/support/blocking_collector.h"
@@ -74,6 +75,63 @@ TEST(DaemonMetricsTest, ATextStillHeldIsNeverWrittenOver) {
   EXPECT_NE(next->find(std::string(kSeries) + "7\n"), std::string::npos);
 }
 
+
+// Prometheus asks for gzip: the exposition is then compressed from the sink and holds no text. A
+// plain request in the cache window shares it and gets the text that compresses to those bytes.
+TEST(DaemonMetricsTest, AGzipScrapeKeepsOnlyTheCompressedExposition) {
+  TempDir dir;
+  Daemon daemon = MakeDaemon(dir, std::chrono::milliseconds(10'000));
+  std::shared_ptr<SharedBody> gzipped = daemon.MetricsBody(true);
+  EXPECT_FALSE(gzipped->text_in_memory());
+  std::shared_ptr<const std::string> gzip = gzipped->Gzipped();
+  ASSERT_NE(gzip, nullptr);
+
+  std::shared_ptr<SharedBody> plain = daemon.MetricsBody(false);
+  EXPECT_EQ(plain.get(), gzipped.get());
+  std::shared_ptr<const std::string> text = plain->Text();
+  ASSERT_NE(text, nullptr);
+  EXPECT_NE(text->find(std::string(kSeries) + "1785\n"), std::string::npos) << *text;
+  EXPECT_EQ(text->size(), plain->text_size());
+  EXPECT_EQ(Gzip(*text), *gzip);  // the bytes the whole text compresses to
+  const std::string copy = *text;
+  text.reset();
+  EXPECT_FALSE(gzipped->text_in_memory());  // the plain request's text went with it
+  EXPECT_EQ(*daemon.Metrics(), copy);
+  EXPECT_EQ(daemon.MetricsBody(true)->Gzipped(), gzip);
+}
+
+// A plain scrape first: the exposition is its text, as before, and a gzip request in the window
+// gets that text compressed.
+TEST(DaemonMetricsTest, APlainScrapeKeepsTheTextAndGzipCompressesIt) {
+  TempDir dir;
+  Daemon daemon = MakeDaemon(dir, std::chrono::milliseconds(10'000));
+  std::shared_ptr<SharedBody> plain = daemon.MetricsBody(false);
+  EXPECT_TRUE(plain->text_in_memory());
+  std::shared_ptr<SharedBody> gzipped = daemon.MetricsBody(true);
+  EXPECT_EQ(gzipped.get(), plain.get());
+  ASSERT_NE(gzipped->Gzipped(), nullptr);
+  EXPECT_EQ(*gzipped->Gzipped(), Gzip(*plain->Text()));
+}
+
+// Scrapes at once within the cache window, whichever encoding they ask for, share one exposition.
+TEST(DaemonMetricsTest, ConcurrentScrapesInTheWindowShareOneExposition) {
+  TempDir dir;
+  Daemon daemon = MakeDaemon(dir, std::chrono::milliseconds(10'000));
+  std::vector<std::shared_ptr<SharedBody>> bodies(8);
+  std::vector<std::thread> scrapes;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    scrapes.emplace_back([&, i] { bodies[i] = daemon.MetricsBody(i % 2 == 0); });
+  }
+  for (auto& t : scrapes) t.join();
+  for (const auto& body : bodies) EXPECT_EQ(body.get(), bodies[0].get());
+  std::vector<std::shared_ptr<const std::string>> texts(8);
+  scrapes.clear();
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    scrapes.emplace_back([&, i] { texts[i] = bodies[i]->Text(); });
+  }
+  for (auto& t : scrapes) t.join();
+  for (const auto& text : texts) EXPECT_EQ(text.get(), texts[0].get());
+}
 
 // Sysfs root without an RDMA class (a wrong --path.sysfs): still served, and said so.
 TEST(DaemonMetricsTest, SysfsRootWithoutRdmaClassIsExported) {

@@ -114,53 +114,42 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-std::optional<std::string> Gzip(const std::string& in) {
+// zlib counts in 32 bits: longer input is fed, and output room given, at most this much at a time.
+constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
+
+// `gzip` decompressed, when it is one gzip stream of exactly `size` bytes.
+std::optional<std::string> Gunzip(std::string_view gzip, std::size_t size) {
+  if (gzip.size() > kZlibChunk || size > kZlibChunk) return std::nullopt;
   z_stream z{};
-  // 15 + 16: a gzip wrapper; level 1: metric text compresses ~10x even so, at a fraction of the CPU.
-  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
-  // Sized for that ratio and grown when short, not sized to deflateBound(): the bound is the input's
-  // size, and a string resized to it is zero-filled, so all of it would be resident for as long as
-  // the compressed copy is cached (27 MB for a 1,000-device node's 28 MB exposition).
-  std::string out(std::max<std::size_t>(in.size() / 8, 4096), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  int rc = Z_OK;
-  while (true) {
-    z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
-    z.avail_out = static_cast<uInt>(out.size() - z.total_out);
-    rc = deflate(&z, Z_FINISH);
-    if (rc != Z_OK && rc != Z_BUF_ERROR) break;  // Z_STREAM_END: done
-    out.resize(out.size() * 2);
-  }
-  out.resize(z.total_out);
-  out.shrink_to_fit();
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) return std::nullopt;
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return std::nullopt;
+  std::string out(size, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gzip.data()));
+  z.avail_in = static_cast<uInt>(gzip.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&z, Z_FINISH);
+  const bool whole = rc == Z_STREAM_END && z.total_out == size && z.avail_in == 0;
+  inflateEnd(&z);
+  if (!whole) return std::nullopt;
   return out;
 }
 
-// The compressed copy of the last shared body. It watches the body through a weak_ptr: once the
-// daemon and every request have let go of a body, its buffer goes back to the daemon's pool for
-// the next exposition (holding it here kept a second full-size text resident). A weak_ptr cannot
-// mistake that next text for the old one: it expires with the old body's control block, and a
-// body shared again gets a new one.
-class GzipCache {
- public:
-  std::shared_ptr<const std::string> Get(const std::shared_ptr<const std::string>& body) {
-    std::lock_guard lock(mu_);  // one compression per body, even when two workers ask at once
-    if (compressed_ && source_.lock() == body) return compressed_;
-    auto gz = Gzip(*body);
-    if (!gz) return nullptr;
-    source_ = body;
-    compressed_ = std::make_shared<const std::string>(std::move(*gz));
-    return compressed_;
+// Runs deflate with `flush` until it has taken all of z.next_in (Z_FINISH: until the stream is
+// complete), doubling `out` whenever it is full.
+bool Deflate(z_stream& z, std::string& out, int flush) {
+  for (;;) {
+    if (z.total_out == out.size()) out.resize(2 * out.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
+    z.avail_out = static_cast<uInt>(std::min(out.size() - z.total_out, kZlibChunk));
+    const int rc = deflate(&z, flush);
+    if (rc == Z_STREAM_END) return true;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) return false;
+    if (z.avail_out == 0) continue;  // more room, and on
+    // Stopped with room to spare: all the input is taken, or (finishing short of the stream's end)
+    // it cannot go on.
+    return flush != Z_FINISH && z.avail_in == 0;
   }
-
- private:
-  std::mutex mu_;
-  std::weak_ptr<const std::string> source_;        // guarded by mu_
-  std::shared_ptr<const std::string> compressed_;  // guarded by mu_
-};
+}
 
 // RFC 9110 Accept-Encoding: "gzip" or "*" with a non-zero q.
 bool AcceptsGzip(const char* header) {
@@ -195,9 +184,9 @@ std::string_view OpaqueTag(std::string_view tag) {
   return tag;
 }
 
-HttpResponse RunHandler(const HttpHandler& handler) {
+HttpResponse RunHandler(const HttpHandler& handler, const HttpRequest& request) {
   try {
-    return handler();
+    return handler(request);
   } catch (const std::exception& e) {
     return {500, kTextPlain, std::string("internal error: ") + e.what() + "\n"};
   } catch (...) {
@@ -469,6 +458,96 @@ std::string ClientAddressText(MHD_Connection* conn) {
 
 }  // namespace
 
+struct GzipStream::State {
+  z_stream z{};
+  std::string out;
+  bool ok = false;
+};
+
+GzipStream::GzipStream(std::size_t expected_size) : state_(std::make_unique<State>()) {
+  // 15 + 16: a gzip wrapper; level 1: metric text compresses ~10x even so, at a fraction of the CPU.
+  state_->ok = deflateInit2(&state_->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  // Sized for that ratio and grown when short, not sized to deflateBound(): the bound is the input's
+  // size, and a string resized to it is zero-filled, so all of it would be resident for as long as
+  // the compressed copy is kept.
+  state_->out.resize(std::max<std::size_t>(expected_size / 8, 4096));
+}
+
+GzipStream::~GzipStream() { deflateEnd(&state_->z); }  // a no-op once ended, or never started
+
+std::size_t GzipStream::size_in() const { return state_->z.total_in; }
+
+void GzipStream::Write(std::string_view bytes) {
+  State& s = *state_;
+  while (s.ok && !bytes.empty()) {
+    const std::size_t n = std::min(bytes.size(), kZlibChunk);
+    s.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    s.z.avail_in = static_cast<uInt>(n);
+    s.ok = Deflate(s.z, s.out, Z_NO_FLUSH);
+    bytes.remove_prefix(n);
+  }
+}
+
+std::optional<std::string> GzipStream::Finish() {
+  State& s = *state_;
+  if (s.ok) s.ok = Deflate(s.z, s.out, Z_FINISH);
+  const std::size_t size = s.z.total_out;
+  deflateEnd(&s.z);
+  if (!s.ok) return std::nullopt;
+  s.ok = false;
+  s.out.resize(size);
+  s.out.shrink_to_fit();
+  return std::move(s.out);
+}
+
+std::optional<std::string> Gzip(std::string_view body) {
+  GzipStream stream(body.size());
+  stream.Write(body);
+  return stream.Finish();
+}
+
+SharedBody::SharedBody(std::shared_ptr<const std::string> text, std::shared_ptr<const std::string> gzip,
+                       std::size_t text_size)
+    : text_size_(text_size), text_(std::move(text)), gzip_(std::move(gzip)) {}
+
+std::shared_ptr<SharedBody> SharedBody::FromText(std::shared_ptr<const std::string> text) {
+  const std::size_t size = text->size();
+  return std::shared_ptr<SharedBody>(new SharedBody(std::move(text), nullptr, size));
+}
+
+std::shared_ptr<SharedBody> SharedBody::FromGzip(std::string gzip, std::size_t text_size) {
+  return std::shared_ptr<SharedBody>(
+      new SharedBody(nullptr, std::make_shared<const std::string>(std::move(gzip)), text_size));
+}
+
+std::shared_ptr<const std::string> SharedBody::Text() {
+  std::lock_guard lock(mu_);
+  if (text_) return text_;
+  if (auto text = decompressed_.lock()) return text;
+  std::optional<std::string> text = Gunzip(*gzip_, text_size_);
+  if (!text) return nullptr;
+  auto shared = std::make_shared<const std::string>(std::move(*text));
+  decompressed_ = shared;
+  return shared;
+}
+
+std::shared_ptr<const std::string> SharedBody::Gzipped() {
+  std::lock_guard lock(mu_);
+  if (text_size_ < kMinGzipBytes) return nullptr;
+  if (gzip_ || gzip_failed_) return gzip_;
+  if (auto gzip = Gzip(*text_)) {
+    gzip_ = std::make_shared<const std::string>(std::move(*gzip));
+  } else {
+    gzip_failed_ = true;
+  }
+  return gzip_;
+}
+
+bool SharedBody::text_in_memory() const {
+  std::lock_guard lock(mu_);
+  return text_ != nullptr || !decompressed_.expired();
+}
+
 std::string WeakEtag(std::string_view body) {
   std::uint64_t h = 14695981039346656037ull;
   for (unsigned char c : body) {
@@ -501,12 +580,37 @@ bool IfNoneMatchHits(std::string_view header, std::string_view etag) {
   return false;
 }
 
+// What goes out for a response: a 304 without a body when the request's If-None-Match names its
+// ETag, else its body, gzip-compressed when the request accepts it and it is worth it.
+struct Encoded {
+  std::shared_ptr<const std::string> bytes;  // nullptr: a shared body that did not decompress
+  bool gzip = false;
+  bool not_modified = false;
+};
+
+Encoded Encode(const HttpResponse& r, bool gzip, std::string_view if_none_match) {
+  if (r.status == 200 && !r.etag.empty() && !if_none_match.empty() && IfNoneMatchHits(if_none_match, r.etag)) {
+    return {std::make_shared<const std::string>(), false, true};
+  }
+  if (r.shared_body) {
+    if (gzip) {
+      if (auto compressed = r.shared_body->Gzipped()) return {std::move(compressed), true};
+    }
+    return {r.shared_body->Text(), false};
+  }
+  if (gzip && r.body.size() >= kMinGzipBytes) {
+    if (auto compressed = Gzip(r.body)) return {std::make_shared<const std::string>(std::move(*compressed)), true};
+  }
+  return {std::make_shared<const std::string>(r.body), false};
+}
+
 // One request's state, owned by libmicrohttpd's con_cls slot from the first callback to
-// RequestCompleted. While the connection is suspended only the worker touches `response`; it
-// publishes it with `done` (release) before resuming, and the event thread reads it after an
-// acquire of `done`.
+// RequestCompleted. While the connection is suspended only the worker touches `response` and
+// `encoded`; it publishes them with `done` (release) before resuming, and the event thread reads
+// them after an acquire of `done`.
 struct RequestState {
   HttpResponse response;
+  Encoded encoded;
   bool started = false;        // the access handler's first call (header complete) is past
   bool nul_in_target = false;  // seen in the raw target by the URI log callback
   bool head = false;
@@ -522,7 +626,6 @@ struct HttpServer::Impl {
   std::shared_ptr<BasicAuth> auth;
   std::optional<TlsServerConfig> tls;
   std::string tls_priorities;
-  GzipCache gzip_cache;
   std::unique_ptr<WorkerPool> pool;
   // Declared after the pool, so destroyed before it: its callbacks post to the pool.
   std::unique_ptr<PasswordCheckQueue> password_checks;
@@ -562,26 +665,17 @@ struct HttpServer::Impl {
   // a body when `if_none_match` names its ETag.
   MHD_Result Queue(MHD_Connection* conn, const HttpResponse& r, bool gzip, bool close = false,
                    std::string_view if_none_match = {}) {
-    const bool not_modified = r.status == 200 && !r.etag.empty() && !if_none_match.empty() &&
-                              IfNoneMatchHits(if_none_match, r.etag);
-    std::shared_ptr<const std::string> body =
-        not_modified ? std::make_shared<const std::string>()
-                     : r.shared_body ? r.shared_body : std::make_shared<const std::string>(r.body);
-    bool compressed = false;
-    if (gzip && body->size() >= kMinGzipBytes) {
-      std::shared_ptr<const std::string> gz;
-      if (r.shared_body) {
-        gz = gzip_cache.Get(r.shared_body);
-      } else if (auto z = Gzip(*body)) {
-        gz = std::make_shared<const std::string>(std::move(*z));
-      }
-      if (gz) {
-        body = std::move(gz);
-        compressed = true;
-      }
+    return Send(conn, r, Encode(r, gzip, if_none_match), close);
+  }
+
+  // Sends `r` as `encoded` says.
+  MHD_Result Send(MHD_Connection* conn, const HttpResponse& r, const Encoded& encoded, bool close = false) {
+    if (encoded.bytes == nullptr) {
+      return Queue(conn, {500, kTextPlain, "internal error: the body does not decompress\n"}, false, close);
     }
-    // The response points into the shared text; the holder keeps it alive until libmicrohttpd is
-    // done with the response (a slow reader may take a while).
+    // The response points into the body's bytes; the holder keeps them alive until libmicrohttpd
+    // is done with the response (a slow reader may take a while).
+    const std::shared_ptr<const std::string>& body = encoded.bytes;
     auto* holder = new std::shared_ptr<const std::string>(body);
     MHD_Response* resp = MHD_create_response_from_buffer_with_free_callback_cls(
         body->size(), const_cast<char*>(body->data()),
@@ -595,7 +689,7 @@ struct HttpServer::Impl {
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, r.etag.empty() ? "no-store" : "no-cache");
     if (!r.etag.empty()) MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, r.etag.c_str());
     MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-    if (compressed) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (encoded.gzip) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     if (close) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (r.status == 405) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     if (r.retry_after_seconds != 0) {
@@ -604,7 +698,7 @@ struct HttpServer::Impl {
     if (r.status == 401) {
       MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"rdma-healthd\"");
     }
-    MHD_Result rc = MHD_queue_response(conn, not_modified ? 304u : static_cast<unsigned>(r.status), resp);
+    MHD_Result rc = MHD_queue_response(conn, encoded.not_modified ? 304u : static_cast<unsigned>(r.status), resp);
     MHD_destroy_response(resp);
     return rc;
   }
@@ -615,16 +709,17 @@ struct HttpServer::Impl {
     ++deferred_outstanding;
     MHD_suspend_connection(conn);
     pool->Post([conn, state, work = std::move(work)](bool cancelled) {
-      state->response = cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : work();
-      state->done.store(true, std::memory_order_release);
-      MHD_resume_connection(conn);
+      Finish(conn, state, cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : work());
     });
     return MHD_YES;
   }
 
-  // Sets the answer of a suspended request and resumes its connection (any thread, once).
+  // Sets the answer of a suspended request and resumes its connection (any thread, once). The
+  // body is encoded here, so a compression or decompression runs on the worker that made the
+  // answer, not on the event thread.
   static void Finish(MHD_Connection* conn, RequestState* state, HttpResponse r) {
     state->response = std::move(r);
+    state->encoded = Encode(state->response, state->gzip, state->if_none_match);
     state->done.store(true, std::memory_order_release);
     MHD_resume_connection(conn);
   }
@@ -645,7 +740,8 @@ struct HttpServer::Impl {
           if (route == nullptr) return Finish(conn, state, fixed);
           pool->Post([conn, state, route](bool cancelled) {
             Finish(conn, state,
-                   cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : RunHandler(route->handler));
+                   cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"}
+                             : RunHandler(route->handler, HttpRequest{state->gzip}));
           });
         },
         [conn, state] { Finish(conn, state, {503, kTextPlain, "shutting down\n"}); });
@@ -730,9 +826,7 @@ struct HttpServer::Impl {
       }
       return MHD_YES;
     }
-    if (state->done.load(std::memory_order_acquire)) {
-      return Queue(conn, state->response, state->gzip, false, state->if_none_match);
-    }
+    if (state->done.load(std::memory_order_acquire)) return Send(conn, state->response, state->encoded);
     if (state->queued) return MHD_YES;  // resumed without a response cannot happen; be safe
     if (*upload_size != 0) {  // a request body: not wanted, read and dropped
       *upload_size = 0;
@@ -773,8 +867,9 @@ struct HttpServer::Impl {
     }
     auto [r, fixed] = answer();
     if (r == nullptr) return Queue(conn, fixed, state->gzip);
-    if (r->inline_ok) return Queue(conn, RunHandler(r->handler), state->gzip, false, state->if_none_match);
-    return Defer(conn, state, [r = r] { return RunHandler(r->handler); });
+    const HttpRequest request{state->gzip};
+    if (r->inline_ok) return Queue(conn, RunHandler(r->handler, request), state->gzip, false, state->if_none_match);
+    return Defer(conn, state, [r = r, request] { return RunHandler(r->handler, request); });
   }
 
   // Makes the TLS handshake itself demand (and, where asked, verify) a client certificate, as

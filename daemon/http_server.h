@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,11 +32,68 @@
 
 namespace rdmahd {
 
+// Gzip-compresses a body given in pieces: the bytes Gzip() gives for the pieces joined, without
+// the joined text ever being made.
+class GzipStream {
+ public:
+  // `expected_size`: about the bytes that will be written (sizes the first output buffer).
+  explicit GzipStream(std::size_t expected_size = 0);
+  ~GzipStream();
+  GzipStream(const GzipStream&) = delete;
+  GzipStream& operator=(const GzipStream&) = delete;
+
+  void Write(std::string_view bytes);
+  // The compressed body, or nullopt when zlib failed. Nothing may be written after.
+  std::optional<std::string> Finish();
+  // Bytes written so far.
+  std::size_t size_in() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// `body` gzip-compressed (zlib level 1), or nullopt when zlib failed.
+std::optional<std::string> Gzip(std::string_view body);
+
+// A body shared by every request that asks for it while it is current (the /metrics exposition),
+// held in the encodings that were asked for. One made from its text keeps the text and makes the
+// gzip copy at the first request that accepts gzip. One made compressed keeps only the gzip
+// bytes: a request that does not accept gzip gets them decompressed, into a text that is shared
+// while any request still sends it and freed after. Thread-safe.
+class SharedBody {
+ public:
+  static std::shared_ptr<SharedBody> FromText(std::shared_ptr<const std::string> text);
+  // `gzip`: a gzip stream (GzipStream) of a `text_size`-byte text.
+  static std::shared_ptr<SharedBody> FromGzip(std::string gzip, std::size_t text_size);
+
+  // The text; throws when the gzip bytes do not decompress to `text_size` bytes.
+  std::shared_ptr<const std::string> Text();
+  // The gzip-compressed body, or nullptr when it is not worth compressing (a body under 1 KiB
+  // goes out as it is) or zlib failed.
+  std::shared_ptr<const std::string> Gzipped();
+
+  std::size_t text_size() const { return text_size_; }
+  // Whether a text of the body is in memory: held here, or decompressed and still being sent.
+  bool text_in_memory() const;
+
+ private:
+  SharedBody(std::shared_ptr<const std::string> text, std::shared_ptr<const std::string> gzip,
+             std::size_t text_size);
+
+  const std::size_t text_size_;
+  mutable std::mutex mu_;  // one compression or decompression at once, shared by all who wait
+  std::shared_ptr<const std::string> text_;                // guarded by mu_
+  std::weak_ptr<const std::string> decompressed_;          // guarded by mu_
+  std::shared_ptr<const std::string> gzip_;                // guarded by mu_
+  bool gzip_failed_ = false;                               // guarded by mu_
+};
+
 struct HttpResponse {
   HttpResponse() = default;
   HttpResponse(int status_code, std::string type, std::string text)
       : status(status_code), content_type(std::move(type)), body(std::move(text)) {}
-  HttpResponse(int status_code, std::string type, std::shared_ptr<const std::string> shared)
+  HttpResponse(int status_code, std::string type, std::shared_ptr<SharedBody> shared)
       : status(status_code), content_type(std::move(type)), shared_body(std::move(shared)) {}
 
   int status = 200;
@@ -43,9 +101,8 @@ struct HttpResponse {
   std::string body;
   // When not 0, a Retry-After header with this many seconds (429, 503).
   unsigned retry_after_seconds = 0;
-  // When set, sent instead of `body`: a body shared with other requests (the /metrics text).
-  // Requests that share one body also share one gzip-compressed copy of it.
-  std::shared_ptr<const std::string> shared_body;
+  // When set, sent instead of `body`, in the encoding the request accepts.
+  std::shared_ptr<SharedBody> shared_body;
   // When not empty, an ETag header with this entity tag (WeakEtag), and Cache-Control: no-cache
   // instead of no-store; a 200 whose tag an If-None-Match of the request names is sent as a 304
   // without a body (RFC 9110, 13.1.2).
@@ -60,9 +117,21 @@ std::string WeakEtag(std::string_view body);
 // "*" names any). A malformed list matches nothing past the point it stops parsing.
 bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag);
 
-using HttpHandler = std::function<HttpResponse()>;
+// What a handler may need to know of the request.
+struct HttpRequest {
+  // The body may go out gzip-compressed (Accept-Encoding).
+  bool accepts_gzip = false;
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct HttpRoute {
+  HttpRoute() = default;
+  HttpRoute(HttpHandler h, bool inline_answer = false) : handler(std::move(h)), inline_ok(inline_answer) {}
+  // A handler that does not look at the request.
+  HttpRoute(std::function<HttpResponse()> h, bool inline_answer = false)
+      : handler([h = std::move(h)](const HttpRequest&) { return h(); }), inline_ok(inline_answer) {}
+
   HttpHandler handler;
   // Answered on the event thread. Only for handlers that return in microseconds and never wait on
   // a lock a collection may hold.

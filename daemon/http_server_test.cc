@@ -15,7 +15,10 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -239,8 +242,9 @@ TEST(HttpServerTest, GzipWhenAskedAndOneCompressedCopyPerSharedBody) {
   auto text = std::make_shared<std::string>();
   for (int i = 0; i < 2000; ++i) *text += "rdma_port_rcv_data_bytes_total{device=\"mlx5_" + std::to_string(i) + "\"} 1\n";
   std::shared_ptr<const std::string> shared = text;
+  std::shared_ptr<SharedBody> body = SharedBody::FromText(shared);
   std::map<std::string, HttpRoute> routes;
-  routes["/metrics"] = {[shared] { return HttpResponse{200, "text/plain", shared}; }};
+  routes["/metrics"] = {[body] { return HttpResponse{200, "text/plain", body}; }};
   auto server = HttpServer::Start(Local(), routes);
   ASSERT_TRUE(server.ok());
   int port = (*server)->port();
@@ -250,24 +254,124 @@ TEST(HttpServerTest, GzipWhenAskedAndOneCompressedCopyPerSharedBody) {
   EXPECT_NE(plain.find("Vary: Accept-Encoding"), std::string::npos);
   EXPECT_EQ(Body(plain), *shared);
 
-  const long held = shared.use_count();  // `text`, `shared` and the routes' copies
+  const long held = body.use_count();  // `body` and the routes' copies
   std::string gz = Get(port, "GET", "/metrics", "Accept-Encoding: gzip\r\n");
   EXPECT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz.substr(0, 300);
   EXPECT_NE(gz.find("Vary: Accept-Encoding"), std::string::npos);
   EXPECT_LT(Body(gz).size(), shared->size() / 4);
   EXPECT_EQ(Gunzip(Body(gz)), *shared);
+  EXPECT_EQ(Body(gz), *body->Gzipped());  // the copy every gzip request gets
   EXPECT_EQ(Gunzip(Body(Get(port, "GET", "/metrics", "Accept-Encoding: deflate, gzip;q=0.5\r\n"))), *shared);
 
-  // The compressed copy does not keep the text: once the responses are gone, only the holders from
-  // before hold it (a text nobody holds goes back to the daemon's pool for the next exposition).
-  for (int i = 0; i < 100 && shared.use_count() != held; ++i) {
+  // Once the responses are gone the server holds nothing of the body.
+  for (int i = 0; i < 100 && body.use_count() != held; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_EQ(shared.use_count(), held);
+  EXPECT_EQ(body.use_count(), held);
 
   EXPECT_EQ(Get(port, "GET", "/metrics", "Accept-Encoding: gzip;q=0\r\n").find("Content-Encoding"), std::string::npos);
   EXPECT_EQ(Get(port, "GET", "/metrics", "Accept-Encoding: identity\r\n").find("Content-Encoding"), std::string::npos);
   EXPECT_NE(Get(port, "GET", "/metrics", "Accept-Encoding: *\r\n").find("Content-Encoding: gzip"), std::string::npos);
+}
+
+// zlib's one-shot compression as the server did it before bodies could be compressed in pieces:
+// what a body split into pieces must still compress to, byte for byte.
+std::string OneShotGzip(const std::string& in) {
+  z_stream z{};
+  deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, in.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return rc == Z_STREAM_END ? out : "<deflate failed>";
+}
+
+// A metrics-like text of about `lines` series.
+std::string MetricsText(int lines) {
+  std::string text;
+  for (int i = 0; i < lines; ++i) {
+    text += "rdma_port_hw_counters_total{device=\"mlx5_" + std::to_string(i % 97) + "\",counter=\"c" +
+            std::to_string(i) + "\"} " + std::to_string(i * 7919) + "\n";
+  }
+  return text;
+}
+
+TEST(HttpGzipTest, PiecesCompressToTheBytesOfTheWholeText) {
+  const std::string text = MetricsText(40000);  // ~2.6 MB: several output growths
+  const std::string reference = OneShotGzip(text);
+  EXPECT_EQ(Gzip(text), reference);
+  std::mt19937 random(7);
+  for (std::size_t most : {std::size_t{1}, std::size_t{100}, std::size_t{70000}, std::size_t{1} << 20}) {
+    GzipStream stream(most == 1 ? 0 : text.size());  // also from the smallest first buffer
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t n = std::min(text.size() - at, std::uniform_int_distribution<std::size_t>(0, most)(random));
+      stream.Write(std::string_view(text).substr(at, n));
+      at += n;
+    }
+    EXPECT_EQ(stream.size_in(), text.size());
+    std::optional<std::string> gz = stream.Finish();
+    ASSERT_TRUE(gz.has_value());
+    EXPECT_EQ(*gz, reference) << "pieces of at most " << most << " bytes";
+  }
+  EXPECT_EQ(Gunzip(*Gzip("")), "");
+}
+
+TEST(HttpGzipTest, ABodyMadeCompressedHoldsATextOnlyWhileItIsSent) {
+  const std::string text = MetricsText(5000);
+  std::shared_ptr<SharedBody> body = SharedBody::FromGzip(*Gzip(text), text.size());
+  EXPECT_FALSE(body->text_in_memory());
+  EXPECT_EQ(*body->Gzipped(), *Gzip(text));
+  EXPECT_FALSE(body->text_in_memory());
+
+  std::shared_ptr<const std::string> sent = body->Text();
+  ASSERT_NE(sent, nullptr);
+  EXPECT_EQ(*sent, text);
+  EXPECT_TRUE(body->text_in_memory());
+  EXPECT_EQ(body->Text().get(), sent.get());  // requests at once share one text
+  sent.reset();
+  EXPECT_FALSE(body->text_in_memory());
+  EXPECT_EQ(*body->Text(), text);  // and a later one gets the same bytes again
+
+  // Bytes that do not decompress to the size given: no text (the server answers 500).
+  EXPECT_EQ(SharedBody::FromGzip(*Gzip(text), text.size() + 1)->Text(), nullptr);
+  EXPECT_EQ(SharedBody::FromGzip(*Gzip(text), text.size() - 1)->Text(), nullptr);
+  EXPECT_EQ(SharedBody::FromGzip("not gzip", text.size())->Text(), nullptr);
+}
+
+// Over HTTP: a gzip request gets the compressed bytes as they are, a plain one the text, and
+// neither leaves a text behind. A body under 1 KiB goes out plain to both, as any body does.
+TEST(HttpServerTest, ABodyMadeCompressedIsServedInBothEncodings) {
+  const std::string text = MetricsText(3000);
+  const std::string gzip = *Gzip(text);
+  std::shared_ptr<SharedBody> body = SharedBody::FromGzip(gzip, text.size());
+  const std::string tiny_text = "up 1\n";
+  std::shared_ptr<SharedBody> tiny = SharedBody::FromGzip(*Gzip(tiny_text), tiny_text.size());
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[body] { return HttpResponse{200, "text/plain", body}; }};
+  routes["/tiny"] = {[tiny](const HttpRequest&) { return HttpResponse{200, "text/plain", tiny}; }};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+
+  const std::string gz = Get(port, "GET", "/metrics", "Accept-Encoding: gzip\r\n");
+  EXPECT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz.substr(0, 300);
+  EXPECT_EQ(Body(gz), gzip);
+  const std::string plain = Get(port, "GET", "/metrics");
+  EXPECT_EQ(plain.find("Content-Encoding"), std::string::npos);
+  EXPECT_NE(plain.find("Content-Length: " + std::to_string(text.size())), std::string::npos) << plain.substr(0, 300);
+  EXPECT_EQ(Body(plain), text);
+  EXPECT_FALSE(body->text_in_memory());  // the decompressed text went with its response
+
+  for (const char* headers : {"", "Accept-Encoding: gzip\r\n"}) {
+    const std::string r = Get(port, "GET", "/tiny", headers);
+    EXPECT_EQ(r.find("Content-Encoding"), std::string::npos) << r;
+    EXPECT_EQ(Body(r), tiny_text);
+  }
 }
 
 // The compressed copy starts at an eighth of the body and grows: a body that does not compress
@@ -283,7 +387,7 @@ TEST(HttpServerTest, GzipOfABodyThatDoesNotCompressComesBackWhole) {
   }
   std::shared_ptr<const std::string> shared = text;
   std::map<std::string, HttpRoute> routes;
-  routes["/metrics"] = {[shared] { return HttpResponse{200, "text/plain", shared}; }};
+  routes["/metrics"] = {[body = SharedBody::FromText(shared)] { return HttpResponse{200, "text/plain", body}; }};
   auto server = HttpServer::Start(Local(), routes);
   ASSERT_TRUE(server.ok());
   std::string gz = Get((*server)->port(), "GET", "/metrics", "Accept-Encoding: gzip\r\n");
@@ -348,7 +452,7 @@ TEST(HttpServerTest, CheapRoutesNeverQueueBehindSlowOnes) {
 }
 
 TEST(HttpServerTest, IdleSlowlorisAndSlowReadersDoNotBlockScrapes) {
-  auto big = std::make_shared<const std::string>(4 << 20, 'x');  // far more than a socket buffer
+  auto big = SharedBody::FromText(std::make_shared<const std::string>(4 << 20, 'x'));  // far more than a socket buffer
   std::map<std::string, HttpRoute> routes;
   routes["/big"] = {[big] { return HttpResponse{200, "text/plain", big}; }};
   routes["/metrics"] = {[] { return HttpResponse{200, "text/plain", "up 1\n"}; }};

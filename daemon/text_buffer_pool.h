@@ -25,6 +25,14 @@ class TextBufferPool : public std::enable_shared_from_this<TextBufferPool> {
     return std::make_unique<std::string>();
   }
 
+  // Frees the spare buffer, if any: for a while no text will be rendered (a buffer handed back
+  // later is kept again).
+  void DropSpare() {
+    std::unique_ptr<std::string> spare;
+    std::lock_guard lock(mu_);
+    spare.swap(spare_);
+  }
+
   // Shares `text`; its buffer comes back to this pool when the last holder lets go. The pool lives
   // as long as any text it shared.
   std::shared_ptr<const std::string> Share(std::unique_ptr<std::string> text) {
