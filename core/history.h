@@ -62,7 +62,7 @@ class History {
   struct Limits {
     std::size_t max_samples = 64;    // per series (at least 2, at most 65,535)
     // A port's link history is three series, its error-rate checks one per error counter that is
-    // not zero and one per packet counter (40-50 on an mlx5 port), a netdev's pause two: room for
+    // not zero and one per packet counter (30-50 on an mlx5 port), a netdev's pause two: room for
     // the ports of a host with over 2,000 SR-IOV functions.
     std::size_t max_series = 262144;
     Clock::duration idle = std::chrono::hours(1);
