@@ -67,7 +67,7 @@ class SharedBody {
   // `gzip`: a gzip stream (GzipStream) of a `text_size`-byte text.
   static std::shared_ptr<SharedBody> FromGzip(std::string gzip, std::size_t text_size);
 
-  // The text; throws when the gzip bytes do not decompress to `text_size` bytes.
+  // The text; nullptr when the gzip bytes do not decompress to `text_size` bytes (served as a 500).
   std::shared_ptr<const std::string> Text();
   // The gzip-compressed body, or nullptr when it is not worth compressing (a body under 1 KiB
   // goes out as it is) or zlib failed.
