@@ -350,6 +350,10 @@ struct SubjectHandles {
       if (!values[i] && s.fallback != nullptr) values[i] = fallback_slots.Value(*s.fallback, counters, i);
     }
   }
+  // Whether a hold series of this subject may exist: one was there when the handles were made (a
+  // failure held across a re-created device), or one was recorded since. Most ports never fail a
+  // rule, and asking for each failed-kind rule's hold series would make a named handle for each.
+  bool holds_possible = false;
   // The hold series of rule `key` (made at its first use: a handle is made before its series is).
   History::Handle& Held(std::string_view key) {
     for (auto& [k, h] : held) {
@@ -371,12 +375,16 @@ SubjectHandles MakeHandles(const RuleCounters& counters, const Subject& s) {
 
 // The subject's handles in `cache` (by subject name), made anew for a new subject or instance.
 SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& cache, const RuleCounters& counters,
-                          const Subject& s) {
+                          const Subject& s, const History& history) {
   auto it = cache.find(s.name);
-  if (it == cache.end()) {
-    it = cache.emplace(s.name, MakeHandles(counters, s)).first;
-  } else if (it->second.instance != s.instance) {
-    it->second = MakeHandles(counters, s);
+  if (it == cache.end() || it->second.instance != s.instance) {
+    SubjectHandles made = MakeHandles(counters, s);
+    made.holds_possible = !history.Names(made.prefix + "failing/").empty();
+    if (it == cache.end()) {
+      it = cache.emplace(s.name, std::move(made)).first;
+    } else {
+      it->second = std::move(made);
+    }
   }
   it->second.seen = true;
   it->second.Load(s);
@@ -586,7 +594,7 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     const bool now_failing = std::any_of(j.findings.begin(), j.findings.end(), [&](const Finding& f) {
       return f.key == rule.key && f.verdict == Verdict::kFailed;
     });
-    if (now_failing) continue;
+    if (now_failing || !h.holds_possible) continue;
     const std::optional<History::Sample> failed = history.Newest(h.Held(rule.key));
     if (!failed || now - failed->last >= hold) continue;
     held_keys.push_back(rule.key);
@@ -775,7 +783,7 @@ class RuleCheck : public Check {
     {
       std::lock_guard lock(handles_mu_);
       kSubjects(snapshot, [&](const Subject& s) {
-        SubjectHandles& h = HandlesOf(handles_, Counters(), s);
+        SubjectHandles& h = HandlesOf(handles_, Counters(), s, history);
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
         const bool continued = RecordSubject(s, h, batch, now);
@@ -786,7 +794,9 @@ class RuleCheck : public Check {
         }
         Judgement j = Judge(kRules, h, batch, now, policy);
         for (const Finding& f : j.findings) {
-          if (f.verdict == Verdict::kFailed) batch.RecordGauge(h.Held(f.key), 1, now);
+          if (f.verdict != Verdict::kFailed) continue;
+          batch.RecordGauge(h.Held(f.key), 1, now);
+          h.holds_possible = true;
         }
         const bool quiet = no_backoff && j.findings.empty() && j.unknown.empty() && j.rose.empty();
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
@@ -822,7 +832,7 @@ class RuleCheck : public Check {
     // Handles for this evaluation only: the kept ones are Record's (its subjects, its history).
     std::map<std::string, SubjectHandles, std::less<>> handles;
     kSubjects(ctx.snapshot, [&](const Subject& s) {
-      SubjectHandles& h = HandlesOf(handles, Counters(), s);
+      SubjectHandles& h = HandlesOf(handles, Counters(), s, ctx.history);
       if (auto r = Verdicts(kRules, s, h, ctx.history, ctx.now, policy,
                             Judge(kRules, h, ctx.history, ctx.now, policy))) {
         out.push_back(std::move(*r));

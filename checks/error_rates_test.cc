@@ -184,6 +184,28 @@ TEST(PortErrorsTest, AnyBufferOverrunFailsThenHoldsThenOk) {
 // A port whose counters stand still is not judged again from the history (no window can hold an
 // increase), but anything that could change its verdict is: a counter that moves, a policy reload
 // (a longer hold brings back a failure it had let go), a series the history lost.
+// The hold outlives the device object: a failure is still held after the device is re-created (a
+// driver reload), whose counters start again from a new baseline. And a port that never failed
+// judges without ever asking for a hold.
+TEST(PortErrorsTest, AFailureIsHeldAcrossARecreatedDevice) {
+  Timeline tl("port_errors");
+  tl.config.Section<ErrorRatePolicy>().window = std::chrono::milliseconds(60'000);
+  tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(120'000);
+  tl.Port(seconds(0), {{"excessive_buffer_overrun_errors", 2}});
+  EXPECT_EQ(tl.Port(seconds(15), {{"excessive_buffer_overrun_errors", 3}}).verdict, Verdict::kFailed);
+  CheckResult r = tl.Port(seconds(30), {{"excessive_buffer_overrun_errors", 0}}, {}, /*generation=*/2);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_EQ(r.reason, "excessive_buffer_overrun_errors was over its limit until 15 s ago (held failed for 120 s "
+                      "after it falls back)");
+  EXPECT_EQ(tl.Port(seconds(136), {{"excessive_buffer_overrun_errors", 0}}, {}, 2).verdict, Verdict::kOk);
+
+  Timeline healthy("port_errors");
+  healthy.Port(seconds(0), {{"excessive_buffer_overrun_errors", 2}, {"symbol_error", 1}});
+  EXPECT_EQ(healthy.Port(seconds(15), {{"excessive_buffer_overrun_errors", 2}, {"symbol_error", 1}}).verdict,
+            Verdict::kOk);
+  EXPECT_TRUE(healthy.history.Names("port_errors/mlx5_0/1/failing/").empty());
+}
+
 TEST(PortErrorsTest, AQuietPortIsJudgedAgainWhenAnythingCouldChangeItsVerdict) {
   Timeline tl("port_errors");
   tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(120'000);
