@@ -305,9 +305,8 @@ struct SubjectHandles {
   History::Handle zeros;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
   bool seen = false;  // a subject of the latest collection
-  // The history's max_series when it had no room for one of these series in the latest collection
-  // (0: it had room).
-  std::size_t history_full = 0;
+  // The history had no room for one of these series in the latest collection.
+  bool history_full = false;
   // Quiet: the last judgement found every rule known and no error counter risen, nothing held and
   // nothing in read backoff, under `quiet_policy`. While the error counters stay at `quiet_values`,
   // no window can hold an increase of one (and a share of packets is only taken of an increase), so
@@ -411,12 +410,14 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
   const std::uint64_t zero_before = seen_before ? zeros->value : 0;
   std::uint64_t zero_now = 0;
   bool continued = true;
-  h.history_full = 0;
-  const auto refused = [&] { h.history_full = history.limits().max_series; };
-  const auto record = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
+  h.history_full = false;
+  const auto record_one = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
     const History::Baseline b = history.RecordCounter(series, s.instance, value, at);
-    if (b == History::Baseline::kRefused) refused();
-    continued = b == History::Baseline::kContinued && continued;
+    if (b == History::Baseline::kRefused) h.history_full = true;
+    return b;
+  };
+  const auto record = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
+    continued = record_one(series, value, at) == History::Baseline::kContinued && continued;
   };
   for (std::size_t i = 0; i < h.counters().size(); ++i) {
     const auto& v = h.values[i];
@@ -424,7 +425,7 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
     History::Handle& series = h.series[i];
     if (series.name().empty()) series = History::Handle(h.prefix + std::string(h.counters()[i]));
     if (i >= h.error_counters()) {  // a packet counter: always recorded
-      if (history.RecordCounter(series, s.instance, *v, now) == History::Baseline::kRefused) refused();
+      record_one(series, *v, now);
       continue;
     }
     const auto bit = static_cast<unsigned>(i);
@@ -441,8 +442,8 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
     }
     record(series, *v, now);
   }
-  if (!history.RecordGauge(h.zeros, zero_now, now)) refused();
-  return continued && h.history_full == 0;
+  if (!history.RecordGauge(h.zeros, zero_now, now)) h.history_full = true;
+  return continued && !h.history_full;
 }
 
 History::Clock::duration RuleWindow(const Rule& r, const ErrorRatePolicy& policy) {
@@ -645,9 +646,10 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
             "port is managed, or let the retries find them readable again";
     return r;
   }
-  if (!j.unknown.empty() && h.history_full > 0) {
+  if (!j.unknown.empty() && h.history_full) {
     r.verdict = Verdict::kUnknown;
-    r.reason = "no increase known: the engine's history is full (it keeps at most " + std::to_string(h.history_full) +
+    r.reason = "no increase known: the engine's history is full (it keeps at most " +
+               std::to_string(history.limits().max_series) +
                " series, and every one was recorded in this collection), so it has no room for this subject's "
                "counters";
     r.fix = "raise history.max_series in the configuration (each series costs about 300 bytes while its counter "

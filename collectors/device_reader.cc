@@ -6,8 +6,8 @@
 #include <cerrno>
 
 #include "common/layout_cache.h"
-#include "common/shared_names.h"
 #include "common/parse.h"
+#include "common/shared_names.h"
 
 namespace rdmahd {
 

@@ -125,7 +125,6 @@ struct RdmaDeviceFiles {
 RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir, ino_t inode,
                                         const std::vector<std::uint32_t>& ports);
 
-
 class DeviceReader {
  public:
   // `dir` is the device's directory as discovered, with inode `inode`. Problems with single
