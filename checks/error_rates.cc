@@ -297,9 +297,10 @@ struct SubjectHandles {
   const RuleCounters* rule_counters = nullptr;  // the check's (static)
   const std::vector<std::string_view>& counters() const { return rule_counters->names; }
   std::size_t error_counters() const { return rule_counters->errors; }
-  // counters()[i]'s; named at the first collection that has a value for it (a port has only some of
-  // the rules' counters, and a name is heap memory for each of thousands of ports).
-  std::vector<History::Handle> series;
+  // counters()[i]'s, named prefix + counters()[i] (KeyOf): no name kept per series, for each
+  // counter of thousands of ports.
+  std::vector<History::Ref> series;
+  History::Key KeyOf(std::size_t i) const { return {prefix, counters()[i]}; }
   std::vector<std::optional<std::uint64_t>> values;  // counters[i]'s in this collection (Load)
   Slots slots, fallback_slots;                       // a port's, for Load
   History::Handle zeros;
@@ -330,7 +331,6 @@ struct SubjectHandles {
     }
     return static_cast<std::size_t>(std::find(counters.begin(), counters.end(), counter) - counters.begin());
   }
-  History::Handle& Of(std::string_view counter) { return series[IndexOf(counter)]; }
   // The subject's value of one of the rules' counters, as Load found it.
   std::optional<std::uint64_t> Value(std::string_view counter) const {
     const std::size_t i = IndexOf(counter);
@@ -411,21 +411,19 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
   std::uint64_t zero_now = 0;
   bool continued = true;
   h.history_full = false;
-  const auto record_one = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
-    const History::Baseline b = history.RecordCounter(series, s.instance, value, at);
+  const auto record_one = [&](std::size_t i, std::uint64_t value, History::TimePoint at) {
+    const History::Baseline b = history.RecordCounter(h.series[i], h.KeyOf(i), s.instance, value, at);
     if (b == History::Baseline::kRefused) h.history_full = true;
     return b;
   };
-  const auto record = [&](History::Handle& series, std::uint64_t value, History::TimePoint at) {
-    continued = record_one(series, value, at) == History::Baseline::kContinued && continued;
+  const auto record = [&](std::size_t i, std::uint64_t value, History::TimePoint at) {
+    continued = record_one(i, value, at) == History::Baseline::kContinued && continued;
   };
   for (std::size_t i = 0; i < h.counters().size(); ++i) {
     const auto& v = h.values[i];
     if (!v) continue;
-    History::Handle& series = h.series[i];
-    if (series.name().empty()) series = History::Handle(h.prefix + std::string(h.counters()[i]));
     if (i >= h.error_counters()) {  // a packet counter: always recorded
-      record_one(series, *v, now);
+      record_one(i, *v, now);
       continue;
     }
     const auto bit = static_cast<unsigned>(i);
@@ -437,10 +435,10 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
     }
     if (unrecorded && seen_before) {
       const auto [from, to] = ZeroRun(history.Samples(h.zeros), bit);
-      record(series, 0, from);
-      record(series, 0, to);
+      record(i, 0, from);
+      record(i, 0, to);
     }
-    record(series, *v, now);
+    record(i, *v, now);
   }
   if (!history.RecordGauge(h.zeros, zero_now, now)) h.history_full = true;
   return continued && !h.history_full;
@@ -473,7 +471,8 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
     for (const Known& k : known_increases) {
       if (k.counter == c && k.window == window) return k.growth;
     }
-    known_increases.push_back({c, window, history.Increase(h.Of(c), window, now)});
+    const std::size_t i = h.IndexOf(c);
+    known_increases.push_back({c, window, history.Increase(h.series[i], h.KeyOf(i), window, now)});
     return known_increases.back().growth;
   };
   for (const Rule& r : rules) {
@@ -652,8 +651,8 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
                std::to_string(history.limits().max_series) +
                " series, and every one was recorded in this collection), so it has no room for this subject's "
                "counters";
-    r.fix = "raise history.max_series in the configuration (each series costs about 300 bytes while its counter "
-            "does not move, at most 2.5 KB)";
+    r.fix = "raise history.max_series in the configuration (each series costs about 150 bytes while its counter "
+            "does not move, at most 2.2 KB)";
     return r;
   }
   if (!j.unknown.empty()) {

@@ -25,36 +25,48 @@ History::History(Limits limits) : limits_(limits), generation_(NextGeneration())
   limits_.max_series = std::max<std::size_t>(limits_.max_series, 1);
 }
 
-History::Series* History::Find(std::string_view name) {
-  auto it = series_.find(name);
-  return it == series_.end() ? nullptr : &it->second;
+History::Key History::Split(std::string_view name) {
+  const std::size_t slash = name.rfind('/');
+  if (slash == std::string_view::npos) return {{}, name};
+  return {name.substr(0, slash + 1), name.substr(slash + 1)};
 }
 
-const History::Series* History::Find(std::string_view name) const {
-  auto it = series_.find(name);
-  return it == series_.end() ? nullptr : &it->second;
-}
-
-History::Series* History::Resolve(Handle& h) const {
-  if (h.generation_ != generation_) {
-    auto it = series_.find(h.name_);
-    h.series_ = it == series_.end() ? nullptr : const_cast<Series*>(&it->second);
-    h.generation_ = generation_;
+History::Series* History::Find(Key key) const {
+  if (key.leaf.find('/') != std::string_view::npos) {  // not split where the history files it
+    const std::string name = std::string(key.dir) + std::string(key.leaf);
+    return Find(Split(name));
   }
-  return static_cast<Series*>(h.series_);
+  auto g = groups_.find(key.dir);
+  if (g == groups_.end()) return nullptr;
+  for (const Entry& e : g->second.entries) {
+    if (*e.leaf == key.leaf) return e.series.get();
+  }
+  return nullptr;
 }
 
-History::Series* History::Slot(std::string_view name, bool counter, TimePoint at, bool& created) {
+History::Series* History::Resolve(Ref& ref, Key key) const {
+  if (ref.generation_ != generation_) {
+    ref.series_ = Find(key);
+    ref.generation_ = generation_;
+  }
+  return static_cast<Series*>(ref.series_);
+}
+
+History::Series* History::Slot(Key key, bool counter, TimePoint at, bool& created) {
   created = false;
-  if (name.size() > kMaxNameBytes) return nullptr;
-  if (Series* s = Find(name)) {
+  if (key.dir.size() + key.leaf.size() > kMaxNameBytes) return nullptr;
+  if (key.leaf.find('/') != std::string_view::npos) {
+    const std::string name = std::string(key.dir) + std::string(key.leaf);
+    return Slot(Split(name), counter, at, created);
+  }
+  if (Series* s = Find(key)) {
     if (s->counter == counter) {
       Touch(*s);
       return s;
     }
     Erase(*s);  // recorded as the other kind: start over
   }
-  if (series_.size() >= limits_.max_series) {
+  if (series_ >= limits_.max_series) {
     // The least recently recorded series goes, unless it was recorded in this collection too:
     // evicting it would only make the next collection evict another, and so on for ever.
     if (oldest_ == nullptr || oldest_->last_seen >= at) {
@@ -65,23 +77,34 @@ History::Series* History::Slot(std::string_view name, bool counter, TimePoint at
   }
   created = true;
   Changed();
-  auto it = series_.emplace(std::string(name), Series{}).first;
-  Series& s = it->second;
+  auto g = groups_.find(key.dir);
+  if (g == groups_.end()) {
+    g = groups_.emplace(std::string(key.dir), Group{}).first;
+    g->second.dir = &g->first;
+  }
+  auto leaf = leaves_.find(key.leaf);
+  if (leaf == leaves_.end()) leaf = leaves_.emplace(std::string(key.leaf), 0).first;
+  ++leaf->second;
+  std::vector<Entry>& entries = g->second.entries;
+  const auto place = std::lower_bound(entries.begin(), entries.end(), key.leaf,
+                                      [](const Entry& e, std::string_view l) { return *e.leaf < l; });
+  Series& s = *entries.insert(place, Entry{&leaf->first, std::make_unique<Series>()})->series;
+  ++series_;
   s.counter = counter;
-  s.name = &it->first;
+  s.group = &g->second;
   Touch(s);
   return &s;
 }
 
-History::Series* History::Slot(Handle& h, bool counter, TimePoint at, bool& created) {
+History::Series* History::Slot(Ref& ref, Key key, bool counter, TimePoint at, bool& created) {
   created = false;
-  if (Series* s = Resolve(h); s != nullptr && s->counter == counter) {
+  if (Series* s = Resolve(ref, key); s != nullptr && s->counter == counter) {
     Touch(*s);
     return s;
   }
-  Series* s = Slot(h.name_, counter, at, created);
-  h.series_ = s;
-  h.generation_ = generation_;
+  Series* s = Slot(key, counter, at, created);
+  ref.series_ = s;
+  ref.generation_ = generation_;
   return s;
 }
 
@@ -100,7 +123,17 @@ void History::Touch(Series& s) {
 void History::Erase(Series& s) {
   (s.older ? s.older->newer : oldest_) = s.newer;
   (s.newer ? s.newer->older : newest_) = s.older;
-  series_.erase(series_.find(*s.name));
+  Group& g = *s.group;
+  auto e = std::find_if(g.entries.begin(), g.entries.end(), [&](const Entry& x) { return x.series.get() == &s; });
+  auto leaf = leaves_.find(*e->leaf);
+  if (--leaf->second == 0) leaves_.erase(leaf);
+  g.entries.erase(e);  // frees s
+  if (g.entries.empty()) {
+    groups_.erase(groups_.find(*g.dir));
+  } else if (g.entries.capacity() > 2 * g.entries.size()) {
+    g.entries.shrink_to_fit();
+  }
+  --series_;
   Changed();
 }
 
@@ -110,16 +143,19 @@ void History::Push(Series& s, const Sample& sample) const {
       // Grow by doubling from one (most series hold one sample: a counter that does not move) but
       // never past max_samples: the bound holds for the capacity.
       const std::size_t capacity = std::min(limits_.max_samples, std::max<std::size_t>(1, 2 * s.capacity));
-      auto grown = std::make_unique_for_overwrite<Sample[]>(capacity);
-      std::copy_n(s.ring.get(), s.count, grown.get());
-      s.ring = std::move(grown);
+      // The first sample is kept in the series itself.
+      if (capacity > 1) {
+        auto grown = std::make_unique_for_overwrite<Sample[]>(capacity);
+        std::copy_n(s.samples(), s.count, grown.get());
+        s.ring = std::move(grown);
+      }
       s.capacity = static_cast<std::uint16_t>(capacity);
     }
     // Not yet full: head is 0 and the ring is in order.
-    s.ring[s.count++] = sample;
+    s.samples()[s.count++] = sample;
     return;
   }
-  s.ring[s.head] = sample;
+  s.samples()[s.head] = sample;
   s.head = static_cast<std::uint16_t>((s.head + 1) % s.count);
 }
 
@@ -145,7 +181,7 @@ History::Baseline History::RecordCounter(std::string_view name, std::uint64_t in
                                          TimePoint at, unsigned bits) {
   std::lock_guard lock(mu_);
   bool created = false;
-  Series* s = Slot(name, true, at, created);
+  Series* s = Slot(Split(name), true, at, created);
   return RecordCounter(s, created, instance, value, at, bits);
 }
 
@@ -157,8 +193,13 @@ History::Baseline History::RecordCounter(Handle& series, std::uint64_t instance,
 
 History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value,
                                                 TimePoint at, unsigned bits) {
+  return RecordCounter(series.ref_, Split(series.name_), instance, value, at, bits);
+}
+
+History::Baseline History::Batch::RecordCounter(Ref& series, Key key, std::uint64_t instance, std::uint64_t value,
+                                                TimePoint at, unsigned bits) {
   bool created = false;
-  Series* s = history_.Slot(series, true, at, created);
+  Series* s = history_.Slot(series, key, true, at, created);
   return history_.RecordCounter(s, created, instance, value, at, bits);
 }
 
@@ -189,7 +230,7 @@ History::Baseline History::RecordCounter(Series* s, bool created, std::uint64_t 
 bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint at) {
   std::lock_guard lock(mu_);
   bool created = false;
-  Series* s = Slot(name, false, at, created);
+  Series* s = Slot(Split(name), false, at, created);
   return RecordGauge(s, created, value, at);
 }
 
@@ -200,7 +241,7 @@ bool History::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
 
 bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
   bool created = false;
-  Series* s = history_.Slot(series, false, at, created);
+  Series* s = history_.Slot(series.ref_, Split(series.name_), false, at, created);
   return history_.RecordGauge(s, created, value, at);
 }
 
@@ -222,7 +263,7 @@ void History::Forget(std::string_view name) {
 void History::SetMaxSeries(std::size_t max_series) {
   std::lock_guard lock(mu_);
   limits_.max_series = std::max<std::size_t>(max_series, 1);
-  while (series_.size() > limits_.max_series) Erase(*oldest_);
+  while (series_ > limits_.max_series) Erase(*oldest_);
 }
 
 void History::Evict(TimePoint now) {
@@ -241,8 +282,18 @@ std::optional<History::Growth> History::Increase(Handle& series, Clock::duration
   return Increase(Resolve(series), window, now);
 }
 
+std::optional<History::Growth> History::Increase(Ref& series, Key key, Clock::duration window, TimePoint now) const {
+  std::lock_guard lock(mu_);
+  return Increase(Resolve(series, key), window, now);
+}
+
 std::optional<History::Growth> History::Batch::Increase(Handle& series, Clock::duration window, TimePoint now) const {
   return history_.Increase(history_.Resolve(series), window, now);
+}
+
+std::optional<History::Growth> History::Batch::Increase(Ref& series, Key key, Clock::duration window,
+                                                        TimePoint now) const {
+  return history_.Increase(history_.Resolve(series, key), window, now);
 }
 
 std::optional<History::Growth> History::Increase(const Series* s, Clock::duration window, TimePoint now) const {
@@ -316,12 +367,27 @@ std::vector<History::Sample> History::Samples(const Series* s) {
   return out;
 }
 
+template <class F>
+void History::ForEachUnder(std::string_view prefix, F f) const {
+  // The groups whose dir starts with the prefix's own dir hold every name that starts with the
+  // prefix; a dir sorts before the dirs under it, but names do not sort as (dir, leaf) pairs do
+  // ("a/b/c/d" before "a/b/ca"), so the matches are sorted before they are handed out.
+  const std::string_view dir = Split(prefix).dir;
+  std::vector<std::pair<std::string, const Series*>> found;
+  for (auto g = groups_.lower_bound(dir); g != groups_.end() && g->first.starts_with(dir); ++g) {
+    for (const Entry& e : g->second.entries) {
+      std::string name = NameOf(g->second, e);
+      if (name.starts_with(prefix)) found.emplace_back(std::move(name), e.series.get());
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [name, s] : found) f(std::move(name), *s);
+}
+
 std::vector<std::string> History::Names(std::string_view prefix) const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
-  for (auto it = series_.lower_bound(prefix); it != series_.end() && it->first.starts_with(prefix); ++it) {
-    out.push_back(it->first);
-  }
+  ForEachUnder(prefix, [&](std::string name, const Series&) { out.push_back(std::move(name)); });
   return out;
 }
 
@@ -329,15 +395,13 @@ std::vector<std::pair<std::string, std::vector<History::Sample>>> History::Sampl
     std::string_view prefix) const {
   std::lock_guard lock(mu_);
   std::vector<std::pair<std::string, std::vector<Sample>>> out;
-  for (auto it = series_.lower_bound(prefix); it != series_.end() && it->first.starts_with(prefix); ++it) {
-    out.emplace_back(it->first, Samples(&it->second));
-  }
+  ForEachUnder(prefix, [&](std::string name, const Series& s) { out.emplace_back(std::move(name), Samples(&s)); });
   return out;
 }
 
 std::size_t History::series() const {
   std::lock_guard lock(mu_);
-  return series_.size();
+  return series_;
 }
 
 std::uint64_t History::refused() const {
@@ -345,21 +409,42 @@ std::uint64_t History::refused() const {
   return refused_;
 }
 
+namespace {
+
+// Heap bytes of a std::map node holding a `value_bytes` value: the node's links and colour in front.
+std::size_t MapNode(std::size_t value_bytes) { return HeapBlock(4 * sizeof(void*) + value_bytes); }
+// A std::string's own heap buffer, beyond the small-string buffer inside it.
+std::size_t StringHeap(std::size_t capacity) {
+  return capacity > std::string().capacity() ? HeapBlock(capacity + 1) : 0;
+}
+
+}  // namespace
+
 std::size_t History::MemoryBytes() const {
   std::lock_guard lock(mu_);
   std::size_t bytes = 0;
-  for (const auto& [name, s] : series_) {
-    bytes += HeapBlock(sizeof(std::pair<const std::string, Series>) + kNodeOverhead);
-    if (name.capacity() > std::string().capacity()) bytes += HeapBlock(name.capacity() + 1);
-    if (s.capacity > 0) bytes += HeapBlock(s.capacity * sizeof(Sample));
+  for (const auto& [dir, g] : groups_) {
+    bytes += MapNode(sizeof(std::pair<const std::string, Group>)) + StringHeap(dir.capacity());
+    bytes += HeapBlock(g.entries.capacity() * sizeof(Entry));
+    for (const Entry& e : g.entries) {
+      bytes += HeapBlock(sizeof(Series));
+      if (e.series->capacity > 1) bytes += HeapBlock(e.series->capacity * sizeof(Sample));
+    }
+  }
+  for (const auto& [leaf, uses] : leaves_) {
+    bytes += MapNode(sizeof(std::pair<const std::string, std::size_t>)) + StringHeap(leaf.capacity());
   }
   return bytes;
 }
 
 std::size_t History::MaxMemoryBytes(const Limits& limits) {
+  // At worst every series has a dir and a leaf of its own, each of the longest name, a group's
+  // entries at twice their size (shrunk past that), and a full ring.
   const std::size_t samples = std::clamp<std::size_t>(limits.max_samples, 2, UINT16_MAX);
-  const std::size_t per_series = HeapBlock(sizeof(std::pair<const std::string, Series>) + kNodeOverhead) +
-                                 HeapBlock(kMaxNameBytes + 1) + HeapBlock(samples * sizeof(Sample));
+  const std::size_t per_series = MapNode(sizeof(std::pair<const std::string, Group>)) + HeapBlock(kMaxNameBytes + 1) +
+                                 HeapBlock(2 * sizeof(Entry)) + HeapBlock(sizeof(Series)) +
+                                 HeapBlock(samples * sizeof(Sample)) +
+                                 MapNode(sizeof(std::pair<const std::string, std::size_t>)) + HeapBlock(kMaxNameBytes + 1);
   return std::max<std::size_t>(limits.max_series, 1) * per_series;
 }
 

@@ -26,12 +26,16 @@
 // MemoryBytes() is the heap the history holds; MaxMemoryBytes() its bound (history_test measures
 // both against the allocator).
 //
+// Series are filed by dir, the name up to its last '/' ("port_errors/mlx5_0/1/"): a dir's name is
+// kept once for its series, and a leaf ("symbol_error") once for the history.
+//
 // Handles: a caller that records and asks the same series every collection keeps a Handle per
-// series, so that neither formats the name nor looks it up in the map again. A handle remembers
-// where its series lives and the history's generation it found it in; the generation changes
-// whenever a series is created or dropped (new, forgotten, evicted, recorded as the other kind),
-// and a handle of another generation (or of another History) finds its series by name again. The
-// history keeps nothing per handle, so handles do not change its memory bound.
+// series, so that neither formats the name nor looks it up again. A handle remembers where its
+// series lives and the history's generation it found it in; the generation changes whenever a
+// series is created or dropped (new, forgotten, evicted, recorded as the other kind), and a handle
+// of another generation (or of another History) finds its series by name again. A Ref is a handle
+// without the name: its caller passes the name as a Key with each call. The history keeps nothing
+// per handle, so handles do not change its memory bound.
 //
 // Thread-safe (one mutex); the engine records and checks read on the collecting thread. A Handle
 // is its owner's: one thread at a time. A Batch takes the mutex once for many handle calls (a check
@@ -92,7 +96,25 @@ class History {
     double seconds = 0;
   };
 
-  // A series' name and where the history last found it (see above).
+  // A series' name split where the history files it: `dir` up to and including the name's last '/'
+  // (empty for a name without one) and `leaf` the rest. Both are the caller's, borrowed for the call.
+  struct Key {
+    std::string_view dir;
+    std::string_view leaf;
+  };
+  static Key Split(std::string_view name);
+
+  // Where the history last found a series (see Handles above), for a caller that keeps the series'
+  // name (a Key) itself: sixteen bytes, no name of its own (an error-rate check keeps one per
+  // counter of thousands of ports).
+  class Ref {
+   private:
+    friend class History;
+    void* series_ = nullptr;        // the series (nullptr: none), while generation_ is current
+    std::uint64_t generation_ = 0;  // 0: not looked up yet
+  };
+
+  // A series' name and where the history last found it.
   class Handle {
    public:
     Handle() = default;
@@ -102,8 +124,7 @@ class History {
    private:
     friend class History;
     std::string name_;
-    void* series_ = nullptr;        // the series (nullptr: none), while generation_ is current
-    std::uint64_t generation_ = 0;  // 0: not looked up yet
+    Ref ref_;
   };
 
   // The handle calls below under one hold of the history's lock, for a caller that makes many in a
@@ -118,6 +139,10 @@ class History {
     std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
     std::vector<Sample> Samples(Handle& series) const;
     std::optional<Sample> Newest(Handle& series) const;
+    // The same for a series named by `key` (its caller keeps the name).
+    Baseline RecordCounter(Ref& series, Key key, std::uint64_t instance, std::uint64_t value, TimePoint at,
+                           unsigned bits = 64);
+    std::optional<Growth> Increase(Ref& series, Key key, Clock::duration window, TimePoint now) const;
     const Limits& limits() const { return history_.limits(); }
 
    private:
@@ -153,6 +178,7 @@ class History {
   // points, or when the newest sample is older than the window.
   std::optional<Growth> Increase(std::string_view name, Clock::duration window, TimePoint now) const;
   std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
+  std::optional<Growth> Increase(Ref& series, Key key, Clock::duration window, TimePoint now) const;
   // Increase() per second; unknown as Increase() is.
   std::optional<double> Rate(std::string_view name, Clock::duration window, TimePoint now) const;
   // Counter `name`'s increase between its last two collections; unknown after one, or across a
@@ -178,46 +204,66 @@ class History {
   const Limits& limits() const { return limits_; }
 
  private:
+  struct Group;
   // Kept small: a node of thousands of ports holds a series per counter, most with one sample.
   struct Series {
     std::uint64_t instance = 0;
-    std::unique_ptr<Sample[]> ring;  // `capacity` samples, `count` used; oldest at `head` once full
-    TimePoint previous_seen{};       // the collection before the last (LastStep)
+    // `capacity` samples, `count` used, oldest at `head` once full: in `one` while the capacity is 1
+    // (most series: a counter that does not move), else in `ring`.
+    Sample one{};
+    std::unique_ptr<Sample[]> ring;
+    TimePoint previous_seen{};  // the collection before the last (LastStep)
     TimePoint last_seen{};
-    // The order series were last recorded in (Touch), oldest first; `name` is the map key.
+    // The order series were last recorded in (Touch), oldest first.
     Series* older = nullptr;
     Series* newer = nullptr;
-    const std::string* name = nullptr;
+    Group* group = nullptr;
     std::uint32_t baseline = 0;
     std::uint16_t count = 0, capacity = 0, head = 0;
     bool counter = false;
     bool has_previous = false;
 
+    Sample* samples() { return capacity <= 1 ? &one : ring.get(); }
+    const Sample* samples() const { return capacity <= 1 ? &one : ring.get(); }
     std::size_t size() const { return count; }
-    const Sample& at(std::size_t i) const { return ring[(head + i) % count]; }
-    Sample& at(std::size_t i) { return ring[(head + i) % count]; }
+    const Sample& at(std::size_t i) const { return samples()[(head + i) % count]; }
+    Sample& at(std::size_t i) { return samples()[(head + i) % count]; }
     const Sample& newest() const { return at(size() - 1); }
   };
-  // Heap bytes of one map node beyond the Series itself: the tree node's links and colour, and
-  // the name's buffer (counted at its capacity).
-  static constexpr std::size_t kNodeOverhead = 4 * sizeof(void*);
+  // A series in its group: its leaf (interned in leaves_) and the series.
+  struct Entry {
+    const std::string* leaf;
+    std::unique_ptr<Series> series;
+  };
+  // The series of one dir ("port_errors/mlx5_0/1/"), by leaf in order: a dir's name is kept once,
+  // not once per series (a port's thirty counters share it).
+  struct Group {
+    const std::string* dir = nullptr;  // its key in groups_
+    std::vector<Entry> entries;
+  };
 
-  Series* Find(std::string_view name);
-  const Series* Find(std::string_view name) const;
-  // The handle's series, found by name when the handle is of another generation.
-  Series* Resolve(Handle& h) const;
+  Series* Find(Key key) const;
+  Series* Find(std::string_view name) const { return Find(Split(name)); }
+  // The series of `ref`, found by `key` when the ref is of another generation.
+  Series* Resolve(Ref& ref, Key key) const;
+  Series* Resolve(Handle& h) const { return Resolve(h.ref_, Split(h.name_)); }
   // A series was created or dropped: every handle looks its series up again.
   void Changed() { generation_ = NextGeneration(); }
   // Unique across all Histories, so a handle used with another History looks its series up.
   static std::uint64_t NextGeneration();
   // The series to record into at `at`, created (in the place of the least recently recorded one
   // when full); nullptr when refused (see Bounds above).
-  Series* Slot(std::string_view name, bool counter, TimePoint at, bool& created);
-  Series* Slot(Handle& h, bool counter, TimePoint at, bool& created);
+  Series* Slot(Key key, bool counter, TimePoint at, bool& created);
+  Series* Slot(Ref& ref, Key key, bool counter, TimePoint at, bool& created);
   // `s` was recorded: it becomes the newest in the record order.
   void Touch(Series& s);
-  // Takes `s` out of the record order and the map.
+  // Takes `s` out of the record order, its group and the history.
   void Erase(Series& s);
+  // The name of group `g`'s entry `e`.
+  static std::string NameOf(const Group& g, const Entry& e) { return *g.dir + *e.leaf; }
+  // Calls f(name, series) for each series whose name starts with `prefix`, in the names' order.
+  template <class F>
+  void ForEachUnder(std::string_view prefix, F f) const;
   Baseline RecordCounter(Series* s, bool created, std::uint64_t instance, std::uint64_t value, TimePoint at,
                          unsigned bits);
   bool RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at);
@@ -231,7 +277,11 @@ class History {
 
   Limits limits_;
   mutable std::mutex mu_;
-  std::map<std::string, Series, std::less<>> series_;  // guarded by mu_; nodes stay put (handles point at them)
+  // Guarded by mu_. Series stay put (handles point at them); leaves are interned with the number
+  // of series that use each.
+  std::map<std::string, Group, std::less<>> groups_;
+  std::map<std::string, std::size_t, std::less<>> leaves_;
+  std::size_t series_ = 0;
   Series* oldest_ = nullptr;                           // guarded by mu_: the record order's ends
   Series* newest_ = nullptr;
   std::uint64_t generation_;  // guarded by mu_

@@ -189,6 +189,43 @@ TEST(HistoryTest, SamplesUnderAPrefixAreEachSeriesInOrderAsSamplesGivesThem) {
   EXPECT_TRUE(h.SamplesUnder("nothing/").empty());
 }
 
+// A Ref keeps no name: its caller passes the name as a Key (dir and leaf) with each call.
+TEST(HistoryTest, ARefFindsTheSeriesItsKeyNames) {
+  History h;
+  History::Ref ref;
+  const History::Key key{"port_errors/mlx5_0/1/", "symbol_error"};
+  {
+    History::Batch batch(h);
+    EXPECT_EQ(batch.RecordCounter(ref, key, 1, 10, At(0)), Baseline::kFirst);
+    EXPECT_EQ(batch.RecordCounter(ref, key, 1, 25, At(30)), Baseline::kContinued);
+  }
+  // The same series by its whole name, and by a key split at another slash.
+  EXPECT_EQ(h.Samples("port_errors/mlx5_0/1/symbol_error").size(), 2u);
+  History::Ref other;
+  EXPECT_EQ(h.Increase(other, {"port_errors/", "mlx5_0/1/symbol_error"}, seconds(60), At(30))->increase, 15u);
+  EXPECT_EQ(h.RecordCounter("port_errors/mlx5_0/1/symbol_error", 1, 40, At(60)), Baseline::kContinued);
+  EXPECT_EQ(h.Increase(ref, key, seconds(90), At(60))->increase, 30u);
+  // Forgotten, the ref finds nothing; recorded again, a new series.
+  h.Forget("port_errors/mlx5_0/1/symbol_error");
+  EXPECT_FALSE(h.Increase(ref, key, seconds(90), At(60)));
+  History::Batch batch(h);
+  EXPECT_EQ(batch.RecordCounter(ref, key, 1, 40, At(90)), Baseline::kFirst);
+}
+
+// Series are filed by dir, but listed in their names' order: "a/b/c/d" sorts before "a/b/ca".
+TEST(HistoryTest, NamesAreInTheOrderOfTheWholeNames) {
+  History h;
+  for (const char* name : {"a/b/ca", "a/b/c/d", "a/b/c", "a/bc", "a/b/c/a", "b"}) h.RecordGauge(name, 1, At(0));
+  EXPECT_EQ(h.Names("a/b/c"), (std::vector<std::string>{"a/b/c", "a/b/c/a", "a/b/c/d", "a/b/ca"}));
+  EXPECT_EQ(h.Names("a/b"), (std::vector<std::string>{"a/b/c", "a/b/c/a", "a/b/c/d", "a/b/ca", "a/bc"}));
+  EXPECT_EQ(h.Names("").size(), 6u);
+  EXPECT_EQ(h.SamplesUnder("a/b/c/").size(), 2u);
+  h.Forget("a/b/c/a");
+  h.Forget("a/b/c/d");
+  EXPECT_EQ(h.Names("a/b/c"), (std::vector<std::string>{"a/b/c", "a/b/ca"}));
+  EXPECT_EQ(h.series(), 4u);
+}
+
 TEST(HistoryTest, AHandleRecordsAndAsksTheSeriesItsNameDoes) {
   History h;
   History::Handle c("c");
