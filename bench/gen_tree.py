@@ -47,6 +47,8 @@ def main():
     ap.add_argument("--devices", type=int, default=16)
     ap.add_argument("--ports", type=int, default=2)
     ap.add_argument("--no-ecn", action="store_true", help="netdevs without the MLNX_OFED ecn/ folders")
+    ap.add_argument("--gid-table", type=int, default=8,
+                    help="slots in each port's GID table (gids/0..N-1; mlx5 has 255), four of them set")
     a = ap.parse_args()
     files = 0
     ecn_files = 0
@@ -80,7 +82,7 @@ def main():
                 (f"0000:0000:0000:0000:0000:ffff:0a00:{d:02x}{p:02x}", "IB/RoCE v1"),
                 (f"0000:0000:0000:0000:0000:ffff:0a00:{d:02x}{p:02x}", "RoCE v2"),
             ]
-            for i in range(8):  # the rest of a GID table is zero
+            for i in range(a.gid_table):  # the rest of a GID table is zero
                 gid, typ = gids[i] if i < len(gids) else ("0000:0000:0000:0000:0000:0000:0000:0000", None)
                 write(os.path.join(port, "gids", str(i)), gid + "\n")
                 files += 1

@@ -10,6 +10,7 @@ values are read open/read/close): the difference in anonymous memory over the di
 files (the descriptors' kernel memory is not in RSS).
 
 usage: memory_bench.py --rdma-healthd BUILD/rdma-healthd [--devices 1000] [--small 10] [--scrapes 5] [--gzip]
+                       [--gid-table 8]
 """
 
 import argparse
@@ -58,7 +59,8 @@ def measure(a, devices, capped=False):
     tmpfs = "/dev/shm" if os.path.isdir("/dev/shm") else None
     tree = tempfile.mkdtemp(prefix="rdmahd-membench-", dir=tmpfs)
     try:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_tree.py"), tree, "--devices", str(devices)],
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_tree.py"), tree, "--devices", str(devices),
+                        "--gid-table", str(a.gid_table)],
                        check=True, capture_output=True)
         sysfs, dcb = os.path.join(tree, "sys"), os.path.join(tree, "dcb")
         rp, np_ = free_port(), free_port()
@@ -101,6 +103,8 @@ def main():
     ap.add_argument("--small", type=int, default=10, help="the small tree's devices (the baseline of the differences)")
     ap.add_argument("--scrapes", type=int, default=5)
     ap.add_argument("--gzip", action="store_true", help="scrape with Accept-Encoding: gzip, as Prometheus does")
+    ap.add_argument("--gid-table", type=int, default=8,
+                    help="slots in each port's GID table (bench/gen_tree.py; 255 on mlx5, 8 in earlier figures)")
     a = ap.parse_args()
     global GZIP
     GZIP = a.gzip

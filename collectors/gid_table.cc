@@ -34,12 +34,10 @@ GidTable GidTable::Discover(const NodeFs& fs, const std::string& port_dir, std::
   for (const std::string& n : *gids) {
     if (auto i = ParseSysfsIndex(n)) size = std::max(size, *i + 1);
   }
-  t.has_table_ = size > 0;
+  t.size_ = size;
   t.gids_dir_ = port_dir + "/gids/";
   t.types_dir_ = port_dir + "/gid_attrs/types/";
   t.ndevs_dir_ = port_dir + "/gid_attrs/ndevs/";
-  t.slots_.assign(size, Slot{});
-  t.files_.resize(size);
   return t;
 }
 
@@ -55,10 +53,11 @@ std::size_t GidTable::held_descriptors() const {
 
 void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reader, std::vector<std::string>& errors,
                     TopologyPort& port) {
-  if (!has_table_) return;
-  const auto size = static_cast<std::uint32_t>(slots_.size());
+  if (size_ == 0) return;
+  const std::uint32_t size = size_;
   const bool full = full_rescan || !scanned_;
   const std::uint32_t window = std::min(size, std::max(window_, kMinWindow));
+  if (files_.size() < window) files_.resize(window);
   const std::uint32_t end = full ? size : window;
   std::optional<std::uint32_t> highest;
   std::uint32_t roce_v2 = 0;
@@ -88,12 +87,13 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       unheld = std::move(*v);
       text = Trim(unheld);
     }
-    Slot& slot = slots_[i];
     if (IsZeroGid(text)) {
-      slot = Slot{};
+      if (i < slots_.size()) slots_[i] = Slot{};
       continue;
     }
     highest = i;
+    if (i >= slots_.size()) slots_.resize(i + 1);
+    Slot& slot = slots_[i];
     if (!slot.present || slot.gid != text) {
       // New or changed GID (or a refresh): its type and netdev are read once, then cached.
       slot = Slot{};
@@ -126,9 +126,17 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
   scanned_ = true;
   window_ = highest ? *highest + 2 : 0;
   port.roce_v2_gid_count = roce_v2;
-  // Slots that left the window (GIDs removed) need no descriptor any more.
+  // Slots past the highest GID are empty (when the whole table was read; a window read leaves the
+  // slots beyond it as they were), and those that left the window (GIDs removed) need no descriptor.
+  if (full) {
+    slots_.resize(highest ? *highest + 1 : 0);
+    if (slots_.capacity() > 2 * slots_.size()) slots_.shrink_to_fit();
+  }
   const std::uint32_t next_window = std::min(size, std::max(window_, kMinWindow));
-  for (std::uint32_t i = next_window; i < window; ++i) files_[i].reset();
+  if (files_.size() > next_window) {
+    files_.resize(next_window);
+    files_.shrink_to_fit();
+  }
 }
 
 }  // namespace rdmahd

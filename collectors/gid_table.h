@@ -7,6 +7,10 @@
 // non-zero GIDs, and again only when the GID in that slot changed or RefreshAttributes() was called
 // (a netdev renamed under an unchanged GID). A full rescan (plain reads, nothing held) covers the
 // whole table, as a safety net for drivers that fill slots differently.
+//
+// Memory follows the GIDs in use, not the table's size: an mlx5 port lists 255 slots (gid_tbl_len),
+// of which a few are set, and an SR-IOV host has thousands of ports. Slots past the highest non-zero
+// one and descriptors past the window are not kept.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +45,8 @@ class GidTable {
   void RefreshAttributes();
 
   std::size_t held_descriptors() const;
+  // Slots whose GID is remembered: up to the highest set one (the table's memory).
+  std::size_t slots_kept() const { return slots_.size(); }
 
  private:
   struct Slot {  // what was last seen in one slot
@@ -48,10 +54,10 @@ class GidTable {
     std::string gid, type, ndev;
   };
 
-  bool has_table_ = false;
+  std::uint32_t size_ = 0;  // slots in the table (0: no table)
   std::string gids_dir_, types_dir_, ndevs_dir_;  // with trailing '/'
-  std::vector<Slot> slots_;                       // one per table entry
-  std::vector<std::optional<HeldFile>> files_;    // held only for slots inside the window
+  std::vector<Slot> slots_;                       // [0, highest non-zero]; those past it are empty
+  std::vector<std::optional<HeldFile>> files_;    // the window's: [0, window)
   std::uint32_t window_ = 0;                      // slots read every time: [0, window_)
   bool scanned_ = false;
 };
