@@ -38,8 +38,8 @@ RdmaCounterFiles DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, 
   }
   out.names = ShareNames(std::move(*names));
   out.files.reserve(out.names->size());
-  auto shared_dir = std::make_shared<const std::string>(dir);
-  for (std::size_t i = 0; i < out.names->size(); ++i) out.files.emplace_back(shared_dir, NameAt(out.names, i));
+  auto folder = std::make_shared<const HeldFile::Folder>(HeldFile::Folder{dir, out.names});
+  for (std::size_t i = 0; i < out.names->size(); ++i) out.files.emplace_back(folder, static_cast<std::uint32_t>(i));
   return out;
 }
 

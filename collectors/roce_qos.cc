@@ -99,7 +99,6 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
     return out;
   }
   out.present = true;
-  auto shared_dir = std::make_shared<const std::string>(dir);
   EcnParameters::Names parameter_names;
   for (const std::string& name : *entries) {  // sorted
     if (name != "enable") {
@@ -109,17 +108,17 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
     ++work.listings;
     auto priorities = fs.ListDir(dir + "/enable");
     if (!priorities) continue;
-    auto enable_dir = std::make_shared<const std::string>(dir + "/enable");
-    for (const std::string& p : *priorities) {
+    auto enable = std::make_shared<const HeldFile::Folder>(HeldFile::Folder{dir + "/enable", ShareNames(std::move(*priorities))});
+    for (std::uint32_t i = 0; i < enable->names->size(); ++i) {
+      const std::string& p = (*enable->names)[i];
       auto v = ParseU64(p);
-      if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable[*v].emplace(enable_dir, p);
+      if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable[*v].emplace(enable, i);
     }
   }
   out.parameter_names = ShareNames(std::move(parameter_names));
   out.parameters.reserve(out.parameter_names->size());
-  for (std::size_t i = 0; i < out.parameter_names->size(); ++i) {
-    out.parameters.emplace_back(std::in_place, shared_dir, NameAt(out.parameter_names, i));
-  }
+  auto folder = std::make_shared<const HeldFile::Folder>(HeldFile::Folder{dir, out.parameter_names});
+  for (std::uint32_t i = 0; i < out.parameter_names->size(); ++i) out.parameters.emplace_back(std::in_place, folder, i);
   return out;
 }
 

@@ -486,15 +486,15 @@ void HeldFiles::ForgetPrefix(std::string_view prefix) {
 }
 
 HeldFile::HeldFile(HeldFile&& other) noexcept
-    : dir_(std::move(other.dir_)), name_(std::move(other.name_)), fd_(other.fd_) {
+    : folder_(std::move(other.folder_)), index_(other.index_), fd_(other.fd_) {
   other.fd_ = -1;
 }
 
 HeldFile& HeldFile::operator=(HeldFile&& other) noexcept {
   if (this != &other) {
     Close();
-    dir_ = std::move(other.dir_);
-    name_ = std::move(other.name_);
+    folder_ = std::move(other.folder_);
+    index_ = other.index_;
     fd_ = other.fd_;
     other.fd_ = -1;
   }

@@ -196,9 +196,11 @@ TEST(HeldFileTest, FilesOfASharedFolderNameTheirWholePath) {
   TempDir dir;
   NodeFs fs(dir.path(), "/nonexistent-proc");
   dir.Write("hw_counters/out_of_buffer", "7\n");
-  auto folder = std::make_shared<const std::string>(dir.path() + "/hw_counters");
-  HeldFile present(folder, "out_of_buffer");
-  HeldFile missing(folder, "nope");
+  auto folder = std::make_shared<const HeldFile::Folder>(
+      HeldFile::Folder{dir.path() + "/hw_counters", ShareNames({"nope", "out_of_buffer"})});
+  HeldFile present(folder, 1);
+  HeldFile missing(folder, 0);
+  static_assert(sizeof(HeldFile) == 24);  // a node holds 200,000 of them
   EXPECT_EQ(present.path(), dir.path() + "/hw_counters/out_of_buffer");
   std::string buf;
   auto v = present.Read(fs, buf);

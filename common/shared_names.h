@@ -16,9 +16,4 @@ using NameList = std::vector<std::string>;
 // Remembers the last few distinct lists made (weakly: a list no layout holds any more is freed).
 std::shared_ptr<const NameList> ShareNames(NameList names);
 
-// Element `i` of `list`, sharing the list's ownership (for a HeldFile's name).
-inline std::shared_ptr<const std::string> NameAt(const std::shared_ptr<const NameList>& list, std::size_t i) {
-  return std::shared_ptr<const std::string>(list, &(*list)[i]);
-}
-
 }  // namespace rdmahd

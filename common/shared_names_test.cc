@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "common/node_fs.h"
+
 namespace rdmahd {
 namespace {
 
@@ -22,16 +26,17 @@ TEST(ShareNamesTest, EqualListsAreOneListWhileOneIsHeld) {
   EXPECT_EQ(c->size(), 3u);
 }
 
-TEST(ShareNamesTest, AHeldFilesNameKeepsItsListAlive) {
+TEST(ShareNamesTest, AHeldFilesFolderKeepsItsListAlive) {
   auto list = ShareNames({"np_cnp_sent", "rp_cnp_handled"});
   std::weak_ptr<const NameList> watch = list;
-  std::shared_ptr<const std::string> name = NameAt(list, 1);
+  auto file = std::make_unique<HeldFile>(
+      std::make_shared<const HeldFile::Folder>(HeldFile::Folder{"/sys/class/net/p0/ecn/roce_np", list}), 1);
   list.reset();
   EXPECT_FALSE(watch.expired());
-  EXPECT_EQ(*name, "rp_cnp_handled");
+  EXPECT_EQ(file->path(), "/sys/class/net/p0/ecn/roce_np/rp_cnp_handled");
   // And the list is still the one an equal listing gets.
   EXPECT_EQ(ShareNames({"np_cnp_sent", "rp_cnp_handled"}), watch.lock());
-  name.reset();
+  file.reset();
   EXPECT_TRUE(watch.expired());
 }
 
