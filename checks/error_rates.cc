@@ -301,7 +301,9 @@ struct SubjectHandles {
   // counter of thousands of ports.
   std::vector<History::Ref> series;
   History::Key KeyOf(std::size_t i) const { return {prefix, counters()[i]}; }
-  std::vector<std::optional<std::uint64_t>> values;  // counters[i]'s in this collection (Load)
+  // counters[i]'s in this collection (Load): the check's one buffer, lent to the subject being
+  // judged (HandlesOf) and handed back (Lent), not a copy kept per subject between collections.
+  std::vector<std::optional<std::uint64_t>> values;
   Slots slots, fallback_slots;                       // a port's, for Load
   History::Handle zeros;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
@@ -372,9 +374,10 @@ SubjectHandles MakeHandles(const RuleCounters& counters, const Subject& s) {
   return h;
 }
 
-// The subject's handles in `cache` (by subject name), made anew for a new subject or instance.
+// The subject's handles in `cache` (by subject name), made anew for a new subject or instance,
+// with its values loaded into `buffer`, which they hold until the caller's Lent hands it back.
 SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& cache, const RuleCounters& counters,
-                          const Subject& s, const History& history) {
+                          const Subject& s, const History& history, std::vector<std::optional<std::uint64_t>>& buffer) {
   auto it = cache.find(s.name);
   if (it == cache.end() || it->second.instance != s.instance) {
     SubjectHandles made = MakeHandles(counters, s);
@@ -386,9 +389,23 @@ SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& ca
     }
   }
   it->second.seen = true;
+  it->second.values.swap(buffer);
   it->second.Load(s);
   return it->second;
 }
+
+// Hands a subject's values buffer back to its check when the subject is done.
+class Lent {
+ public:
+  Lent(SubjectHandles& h, std::vector<std::optional<std::uint64_t>>& buffer) : h_(h), buffer_(buffer) {}
+  ~Lent() { h_.values.swap(buffer_); }
+  Lent(const Lent&) = delete;
+  Lent& operator=(const Lent&) = delete;
+
+ private:
+  SubjectHandles& h_;
+  std::vector<std::optional<std::uint64_t>>& buffer_;
+};
 
 // The collections from the newest sample of `zeros` back that had `bit` set: [first, last].
 std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<History::Sample>& zeros, unsigned bit) {
@@ -784,7 +801,8 @@ class RuleCheck : public Check {
     {
       std::lock_guard lock(handles_mu_);
       kSubjects(snapshot, [&](const Subject& s) {
-        SubjectHandles& h = HandlesOf(handles_, Counters(), s, history);
+        SubjectHandles& h = HandlesOf(handles_, Counters(), s, history, values_);
+        const Lent lent(h, values_);
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
         const bool continued = RecordSubject(s, h, batch, now);
@@ -832,8 +850,10 @@ class RuleCheck : public Check {
     const auto& policy = ctx.config.Section<ErrorRatePolicy>();
     // Handles for this evaluation only: the kept ones are Record's (its subjects, its history).
     std::map<std::string, SubjectHandles, std::less<>> handles;
+    std::vector<std::optional<std::uint64_t>> values;
     kSubjects(ctx.snapshot, [&](const Subject& s) {
-      SubjectHandles& h = HandlesOf(handles, Counters(), s, ctx.history);
+      SubjectHandles& h = HandlesOf(handles, Counters(), s, ctx.history, values);
+      const Lent lent(h, values);
       if (auto r = Verdicts(kRules, s, h, ctx.history, ctx.now, policy,
                             Judge(kRules, h, ctx.history, ctx.now, policy))) {
         out.push_back(std::move(*r));
@@ -848,6 +868,7 @@ class RuleCheck : public Check {
   }
   mutable std::mutex handles_mu_;
   mutable std::map<std::string, SubjectHandles, std::less<>> handles_;  // guarded by handles_mu_
+  mutable std::vector<std::optional<std::uint64_t>> values_;            // guarded by handles_mu_: lent (HandlesOf)
   mutable std::mutex mu_;
   mutable std::optional<History::TimePoint> recorded_at_;  // guarded by mu_
   mutable std::vector<CheckResult> recorded_;              // guarded by mu_
