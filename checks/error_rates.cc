@@ -311,18 +311,18 @@ struct SubjectHandles {
   // The history had no room for one of these series in the latest collection.
   bool history_full = false;
   // Quiet: the last judgement found every rule known and no error counter risen, nothing held and
-  // nothing in read backoff, under `quiet_policy`. While the error counters stay at `quiet_values`,
-  // no window can hold an increase of one (and a share of packets is only taken of an increase), so
-  // the verdict is `quiet_verdict` again without asking the history, however the packets move.
+  // nothing in read backoff, under the check's policy (a new policy judges every subject anew).
+  // While the error counters stay at `quiet_values`, no window can hold an increase of one (and a
+  // share of packets is only taken of an increase), so the verdict is ok again (QuietVerdict, of
+  // `quiet_counters` counters; none when 0) without asking the history, however the packets move.
   bool quiet = false;
+  std::uint32_t quiet_counters = 0;
   std::vector<std::optional<std::uint64_t>> quiet_values;  // the error counters' (values[0, error_counters))
   bool QuietValuesHold() const {
     return quiet_values.size() == error_counters() &&
            std::equal(quiet_values.begin(), quiet_values.end(), values.begin(),
                       values.begin() + static_cast<std::ptrdiff_t>(error_counters()));
   }
-  ErrorRatePolicy quiet_policy;
-  std::optional<CheckResult> quiet_verdict;
 
   std::size_t IndexOf(std::string_view counter) const {
     const std::vector<std::string_view>& counters = this->counters();
@@ -586,6 +586,14 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
   return j;
 }
 
+// The verdict of a subject whose `counters` error counters were judged and none rose.
+CheckResult QuietVerdict(const std::string& subject, std::size_t counters) {
+  return CheckResult{"", subject, Verdict::kOk,
+                     "no error counter over its limit (" + std::to_string(counters) +
+                         (counters == 1 ? " counter" : " counters") + ", none rose)",
+                     ""};
+}
+
 std::string ReplaceNetdev(std::string_view fix, const std::string& netdev) {
   std::string out(fix);
   if (netdev.empty()) return out;
@@ -695,8 +703,9 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     if (!totals.empty()) r.reason += "; counted since the last clear: " + totals;
     return r;
   }
+  if (j.rose.empty()) return QuietVerdict(s.name, j.counters);
   r.reason = "no error counter over its limit (" + std::to_string(j.counters) + (j.counters == 1 ? " counter" : " counters");
-  r.reason += j.rose.empty() ? ", none rose)" : "; rose: " + j.rose + ")";
+  r.reason += "; rose: " + j.rose + ")";
   return r;
 }
 
@@ -800,6 +809,8 @@ class RuleCheck : public Check {
     std::vector<CheckResult> results;
     {
       std::lock_guard lock(handles_mu_);
+      const bool same_policy = policy_ && *policy_ == policy;
+      policy_ = policy;
       kSubjects(snapshot, [&](const Subject& s) {
         SubjectHandles& h = HandlesOf(handles_, Counters(), s, history, values_);
         const Lent lent(h, values_);
@@ -807,8 +818,8 @@ class RuleCheck : public Check {
         History::Batch batch(history);
         const bool continued = RecordSubject(s, h, batch, now);
         const bool no_backoff = s.backoff == nullptr || s.backoff->empty();
-        if (h.quiet && continued && no_backoff && h.QuietValuesHold() && policy == h.quiet_policy) {
-          if (h.quiet_verdict) results.push_back(*h.quiet_verdict);
+        if (h.quiet && continued && no_backoff && h.QuietValuesHold() && same_policy) {
+          if (h.quiet_counters > 0) results.push_back(QuietVerdict(s.name, h.quiet_counters));
           return;
         }
         Judgement j = Judge(kRules, h, batch, now, policy);
@@ -818,12 +829,12 @@ class RuleCheck : public Check {
           h.holds_possible = true;
         }
         const bool quiet = no_backoff && j.findings.empty() && j.unknown.empty() && j.rose.empty();
+        const std::size_t judged = j.counters;
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
         h.quiet = quiet && (!r || r->verdict == Verdict::kOk);
         if (h.quiet) {
           h.quiet_values.assign(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.error_counters()));
-          h.quiet_policy = policy;
-          h.quiet_verdict = r;
+          h.quiet_counters = r ? static_cast<std::uint32_t>(judged) : 0;
         }
         if (r) results.push_back(std::move(*r));
       });
@@ -869,6 +880,7 @@ class RuleCheck : public Check {
   mutable std::mutex handles_mu_;
   mutable std::map<std::string, SubjectHandles, std::less<>> handles_;  // guarded by handles_mu_
   mutable std::vector<std::optional<std::uint64_t>> values_;            // guarded by handles_mu_: lent (HandlesOf)
+  mutable std::optional<ErrorRatePolicy> policy_;                       // guarded by handles_mu_: the last Record's
   mutable std::mutex mu_;
   mutable std::optional<History::TimePoint> recorded_at_;  // guarded by mu_
   mutable std::vector<CheckResult> recorded_;              // guarded by mu_
