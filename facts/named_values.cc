@@ -18,7 +18,10 @@ NamedValues<T> NamedValues<T>::FromPairs(std::vector<std::pair<std::string, T>> 
 
 template <class T>
 void NamedValues<T>::Set(std::size_t slot, T v) {
-  if (!values_[slot]) ++present_;
+  std::uint64_t& word = present_bits_[slot / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+  if ((word & bit) == 0) ++present_;
+  word |= bit;
   values_[slot] = v;
 }
 
@@ -33,7 +36,7 @@ std::optional<std::size_t> NamedValues<T>::SlotOf(std::string_view name) const {
 template <class T>
 std::optional<T> NamedValues<T>::Find(std::string_view name) const {
   const std::optional<std::size_t> slot = SlotOf(name);
-  return slot ? values_[*slot] : std::nullopt;
+  return slot ? value(*slot) : std::nullopt;
 }
 
 template <class T>

@@ -3,7 +3,8 @@
 // or an ECN role folder's DCQCN parameter files (EcnParameters, facts/roce_facts.h). The names are
 // listed with the folder and shared (immutable) by the collector's layout and every snapshot; a
 // collection stores only the values, one slot per name, nullopt when the file was missing or
-// unreadable, so it allocates per folder, not per file. Data only.
+// unreadable, so it allocates per folder, not per file: eight bytes and a bit per slot (a node of a
+// thousand devices holds some 200,000). Data only.
 #pragma once
 
 #include <cstddef>
@@ -25,14 +26,18 @@ class NamedValues {
   NamedValues() = default;
   // All slots absent. `names` must be sorted and unique.
   explicit NamedValues(std::shared_ptr<const Names> names)
-      : names_(std::move(names)), values_(names_ ? names_->size() : 0) {}
+      : names_(std::move(names)),
+        values_(names_ ? names_->size() : 0),
+        present_bits_((values_.size() + 63) / 64) {}
   // Convenience for tests and hand-built facts: the given values, any order, names unique.
   static NamedValues FromPairs(std::vector<std::pair<std::string, T>> values);
 
   // Slot access (every listed name, present or not), in name order.
   std::size_t slot_count() const { return values_.size(); }
   const std::string& name(std::size_t slot) const { return (*names_)[slot]; }
-  const std::optional<T>& value(std::size_t slot) const { return values_[slot]; }
+  std::optional<T> value(std::size_t slot) const {
+    return (present_bits_[slot / 64] >> (slot % 64)) & 1 ? std::optional<T>(values_[slot]) : std::nullopt;
+  }
   void Set(std::size_t slot, T v);
   // The shared name list (null for a default-constructed, empty value set).
   const std::shared_ptr<const Names>& names() const { return names_; }
@@ -50,7 +55,8 @@ class NamedValues {
 
  private:
   std::shared_ptr<const Names> names_;
-  std::vector<std::optional<T>> values_;  // parallel to *names_
+  std::vector<T> values_;                     // parallel to *names_; a slot's value when its bit is set
+  std::vector<std::uint64_t> present_bits_;  // bit `slot % 64` of word `slot / 64`
   std::size_t present_ = 0;
 };
 
