@@ -36,6 +36,21 @@ TEST(CounterValuesTest, LookupByNameAndAbsentValues) {
   EXPECT_EQ(p.at("z"), 1u);
 }
 
+// Presence is a bit per slot: slots on both sides of a 64-slot word are told apart.
+TEST(CounterValuesTest, PresenceOfManySlots) {
+  CounterValues::Names list;
+  for (int i = 0; i < 130; ++i) list.push_back(std::to_string(1000 + i));
+  CounterValues v(std::make_shared<const CounterValues::Names>(list));
+  for (std::size_t slot : {0u, 63u, 64u, 129u}) v.Set(slot, slot + 1);
+  EXPECT_EQ(v.size(), 4u);
+  for (std::size_t slot = 0; slot < v.slot_count(); ++slot) {
+    const bool set = slot == 0 || slot == 63 || slot == 64 || slot == 129;
+    EXPECT_EQ(v.value(slot), set ? std::optional<std::uint64_t>(slot + 1) : std::nullopt) << slot;
+  }
+  EXPECT_EQ(v.Find("1064"), 65u);
+  EXPECT_FALSE(v.Find("1065"));
+}
+
 // The same class with signed values (DCQCN parameters may be negative).
 TEST(NamedValuesTest, EcnParametersHoldSignedValues) {
   auto names = std::make_shared<const EcnParameters::Names>(EcnParameters::Names{"cnp_dscp", "rpg_gd"});
