@@ -38,7 +38,7 @@ RdmaCounterFiles DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, 
   }
   out.names = ShareNames(std::move(*names));
   out.files.reserve(out.names->size());
-  auto folder = std::make_shared<const HeldFile::Folder>(HeldFile::Folder{dir, out.names});
+  auto folder = HeldFile::MakeFolder(dir, out.names);
   for (std::size_t i = 0; i < out.names->size(); ++i) out.files.emplace_back(folder, static_cast<std::uint32_t>(i));
   return out;
 }
@@ -63,23 +63,26 @@ RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir
   d.dir = dir;
   d.inode = inode;
   const std::string prefix = dir + "/";
-  for (std::size_t i = 0; i < kRdmaDeviceAttributeFiles.size(); ++i) {
-    std::string path = prefix + std::string(kRdmaDeviceAttributeFiles[i]);
-    if (AttributePresent(fs, path)) d.attrs[i].emplace(std::move(path));
-  }
+  // The attribute files of every device and port, by name: one Folder per folder, not per file.
+  static const auto kDeviceAttrs =
+      std::make_shared<const NameList>(kRdmaDeviceAttributeFiles.begin(), kRdmaDeviceAttributeFiles.end());
+  static const auto kPortAttrs = std::make_shared<const NameList>(NameList{"state", "phys_state", "rate"});
+  auto held_if_present = [&fs](const std::shared_ptr<const HeldFile::Folder>& folder,
+                               std::uint32_t i) -> std::optional<HeldFile> {
+    if (!AttributePresent(fs, folder->dir + "/" + (*folder->names)[i])) return std::nullopt;
+    return HeldFile(folder, i);
+  };
+  const auto device_folder = HeldFile::MakeFolder(dir, kDeviceAttrs);
+  for (std::uint32_t i = 0; i < kRdmaDeviceAttributeFiles.size(); ++i) d.attrs[i] = held_if_present(device_folder, i);
   d.ports.reserve(ports.size());
   for (std::uint32_t port : ports) {
     RdmaPortFiles& p = d.ports.emplace_back();
     p.port = port;
     const std::string port_dir = prefix + "ports/" + std::to_string(port);
-    auto attr = [&](std::string_view file) -> std::optional<HeldFile> {
-      std::string path = port_dir + "/" + std::string(file);
-      if (!AttributePresent(fs, path)) return std::nullopt;
-      return HeldFile(std::move(path));
-    };
-    p.state = attr("state");
-    p.phys_state = attr("phys_state");
-    p.rate = attr("rate");
+    const auto port_folder = HeldFile::MakeFolder(port_dir, kPortAttrs);
+    p.state = held_if_present(port_folder, 0);
+    p.phys_state = held_if_present(port_folder, 1);
+    p.rate = held_if_present(port_folder, 2);
     p.counters = DiscoverCounterFiles(fs, port_dir + "/counters", d.discovery_errors);
     p.counters_ext = DiscoverCounterFiles(fs, port_dir + "/counters_ext", d.discovery_errors);
     p.hw_counters = DiscoverCounterFiles(fs, port_dir + "/hw_counters", d.discovery_errors);

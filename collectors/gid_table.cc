@@ -10,6 +10,17 @@
 namespace rdmahd {
 namespace {
 
+// "0", "1", ... "1023": the names of a GID table's slots, shared by every table's held files (a
+// slot past them is held by its path).
+const std::shared_ptr<const NameList>& SlotNames() {
+  static const auto names = [] {
+    NameList n;
+    for (int i = 0; i < 1024; ++i) n.push_back(std::to_string(i));
+    return std::make_shared<const NameList>(std::move(n));
+  }();
+  return names;
+}
+
 void AppendIndex(std::string& buf, const std::string& dir, std::uint32_t index) {
   buf.assign(dir);
   char digits[16];
@@ -36,6 +47,7 @@ GidTable GidTable::Discover(const NodeFs& fs, const std::string& port_dir, std::
   }
   t.size_ = size;
   t.gids_dir_ = port_dir + "/gids/";
+  t.gids_ = HeldFile::MakeFolder(port_dir + "/gids", SlotNames());
   t.types_dir_ = port_dir + "/gid_attrs/types/";
   t.ndevs_dir_ = port_dir + "/gid_attrs/ndevs/";
   return t;
@@ -67,7 +79,9 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
     std::string_view text;
     if (i < window) {
       std::optional<HeldFile>& file = files_[i];
-      if (!file) {
+      if (!file && i < SlotNames()->size()) {
+        file.emplace(gids_, i);
+      } else if (!file) {
         AppendIndex(path_buf, gids_dir_, i);
         file.emplace(path_buf);
       }

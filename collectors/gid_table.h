@@ -56,6 +56,7 @@ class GidTable {
 
   std::uint32_t size_ = 0;  // slots in the table (0: no table)
   std::string gids_dir_, types_dir_, ndevs_dir_;  // with trailing '/'
+  std::shared_ptr<const HeldFile::Folder> gids_;  // gids/, for the window's held files (slots named "0", "1", ...)
   std::vector<Slot> slots_;                       // [0, highest non-zero]; those past it are empty
   std::vector<std::optional<HeldFile>> files_;    // the window's: [0, window)
   std::uint32_t window_ = 0;                      // slots read every time: [0, window_)

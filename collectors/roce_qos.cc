@@ -63,10 +63,23 @@ class HeldReader {
   std::string error_;
 };
 
-std::optional<HeldFile> HeldIfExists(const NodeFs& fs, const std::string& path, FsWork& work) {
+// File `i` of `folder`, held if it exists.
+std::optional<HeldFile> HeldIfExists(const NodeFs& fs, const std::shared_ptr<const HeldFile::Folder>& folder,
+                                     std::uint32_t i, FsWork& work) {
   ++work.probes;
-  if (!fs.Exists(path)) return std::nullopt;
-  return HeldFile(path);
+  if (!fs.Exists(folder->dir + "/" + (*folder->names)[i])) return std::nullopt;
+  return HeldFile(folder, i);
+}
+
+// The names of the files a netdev's layouts hold, shared by every netdev's folders.
+const std::shared_ptr<const NameList>& NetdevAttrNames() {
+  static const auto names = std::make_shared<const NameList>(NameList{"mtu", "operstate", "speed", "carrier_changes"});
+  return names;
+}
+const std::shared_ptr<const NameList>& CaptureFileNames() {
+  static const auto names =
+      std::make_shared<const NameList>(NameList{"ethtool-S.txt", "ethtool-a.txt", "pfc.json", "app.json"});
+  return names;
 }
 
 
@@ -108,7 +121,7 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
     ++work.listings;
     auto priorities = fs.ListDir(dir + "/enable");
     if (!priorities) continue;
-    auto enable = std::make_shared<const HeldFile::Folder>(HeldFile::Folder{dir + "/enable", ShareNames(std::move(*priorities))});
+    auto enable = HeldFile::MakeFolder(dir + "/enable", ShareNames(std::move(*priorities)));
     for (std::uint32_t i = 0; i < enable->names->size(); ++i) {
       const std::string& p = (*enable->names)[i];
       auto v = ParseU64(p);
@@ -117,7 +130,7 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
   }
   out.parameter_names = ShareNames(std::move(parameter_names));
   out.parameters.reserve(out.parameter_names->size());
-  auto folder = std::make_shared<const HeldFile::Folder>(HeldFile::Folder{dir, out.parameter_names});
+  auto folder = HeldFile::MakeFolder(dir, out.parameter_names);
   for (std::uint32_t i = 0; i < out.parameter_names->size(); ++i) out.parameters.emplace_back(std::in_place, folder, i);
   return out;
 }
@@ -215,14 +228,16 @@ NetdevCollector::NetdevLayout DiscoverNetdevAttrs(const NodeFs& fs, const std::s
   ++work.probes;
   l.present = fs.IsDir(l.dir);
   if (!l.present) return l;
-  l.mtu = HeldIfExists(fs, l.dir + "/mtu", work);
-  l.operstate = HeldIfExists(fs, l.dir + "/operstate", work);
-  l.speed = HeldIfExists(fs, l.dir + "/speed", work);
-  l.carrier_changes = HeldIfExists(fs, l.dir + "/carrier_changes", work);
+  const auto attrs = HeldFile::MakeFolder(l.dir, NetdevAttrNames());
+  l.mtu = HeldIfExists(fs, attrs, 0, work);
+  l.operstate = HeldIfExists(fs, attrs, 1, work);
+  l.speed = HeldIfExists(fs, attrs, 2, work);
+  l.carrier_changes = HeldIfExists(fs, attrs, 3, work);
   if (!fs.dcb_dir().empty()) {
     l.capture_base = fs.dcb_dir() + "/" + name;
-    l.ethtool_s = HeldIfExists(fs, l.capture_base + "/ethtool-S.txt", work);
-    l.ethtool_a = HeldIfExists(fs, l.capture_base + "/ethtool-a.txt", work);
+    const auto captures = HeldFile::MakeFolder(l.capture_base, CaptureFileNames());
+    l.ethtool_s = HeldIfExists(fs, captures, 0, work);
+    l.ethtool_a = HeldIfExists(fs, captures, 1, work);
   }
   return l;
 }
@@ -529,8 +544,9 @@ RoceCollector::NetdevLayout DiscoverRoceNetdev(const NodeFs& fs, const std::stri
     ++work.probes;
     l.capture_dir = fs.IsDir(l.capture_base);
     if (l.capture_dir) {
-      l.pfc_json = HeldIfExists(fs, l.capture_base + "/pfc.json", work);
-      l.app_json = HeldIfExists(fs, l.capture_base + "/app.json", work);
+      const auto captures = HeldFile::MakeFolder(l.capture_base, CaptureFileNames());
+      l.pfc_json = HeldIfExists(fs, captures, 2, work);
+      l.app_json = HeldIfExists(fs, captures, 3, work);
     }
   }
   return l;

@@ -200,6 +200,11 @@ class HeldFile {
       : folder_(std::make_shared<const Folder>(Folder{std::move(path), nullptr})), index_(kWhole) {}
   // The file (*folder->names)[index] in folder->dir.
   HeldFile(std::shared_ptr<const Folder> folder, std::uint32_t index) : folder_(std::move(folder)), index_(index) {}
+  // A folder of the files named in `names`: a listing, or a fixed list of attribute names that
+  // every folder of its kind shares (a device's fw_ver, board_id, ...; a port's state, rate, ...).
+  static std::shared_ptr<const Folder> MakeFolder(std::string dir, std::shared_ptr<const NameList> names) {
+    return std::make_shared<const Folder>(Folder{std::move(dir), std::move(names)});
+  }
   ~HeldFile() { Close(); }
   HeldFile(HeldFile&& other) noexcept;
   HeldFile& operator=(HeldFile&& other) noexcept;
