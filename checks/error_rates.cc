@@ -586,12 +586,16 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
   return j;
 }
 
+// The reason of an ok verdict: `counters` error counters judged, those in `rose` ("symbol_error
+// +2, ...") grew without tripping a rule.
+std::string OkReason(std::size_t counters, const std::string& rose) {
+  return "no error counter over its limit (" + std::to_string(counters) + (counters == 1 ? " counter" : " counters") +
+         (rose.empty() ? ", none rose)" : "; rose: " + rose + ")");
+}
+
 // The verdict of a subject whose `counters` error counters were judged and none rose.
 CheckResult QuietVerdict(const std::string& subject, std::size_t counters) {
-  return CheckResult{"", subject, Verdict::kOk,
-                     "no error counter over its limit (" + std::to_string(counters) +
-                         (counters == 1 ? " counter" : " counters") + ", none rose)",
-                     ""};
+  return CheckResult{"", subject, Verdict::kOk, OkReason(counters, ""), ""};
 }
 
 std::string ReplaceNetdev(std::string_view fix, const std::string& netdev) {
@@ -703,9 +707,7 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     if (!totals.empty()) r.reason += "; counted since the last clear: " + totals;
     return r;
   }
-  if (j.rose.empty()) return QuietVerdict(s.name, j.counters);
-  r.reason = "no error counter over its limit (" + std::to_string(j.counters) + (j.counters == 1 ? " counter" : " counters");
-  r.reason += "; rose: " + j.rose + ")";
+  r.reason = OkReason(j.counters, j.rose);
   return r;
 }
 

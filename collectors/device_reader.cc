@@ -69,8 +69,9 @@ RdmaDeviceFiles DiscoverRdmaDeviceFiles(const NodeFs& fs, const std::string& dir
   static const auto kPortAttrs = std::make_shared<const NameList>(NameList{"state", "phys_state", "rate"});
   auto held_if_present = [&fs](const std::shared_ptr<const HeldFile::Folder>& folder,
                                std::uint32_t i) -> std::optional<HeldFile> {
-    if (!AttributePresent(fs, folder->dir + "/" + (*folder->names)[i])) return std::nullopt;
-    return HeldFile(folder, i);
+    HeldFile file(folder, i);
+    if (!AttributePresent(fs, file.path())) return std::nullopt;
+    return file;
   };
   const auto device_folder = HeldFile::MakeFolder(dir, kDeviceAttrs);
   for (std::uint32_t i = 0; i < kRdmaDeviceAttributeFiles.size(); ++i) d.attrs[i] = held_if_present(device_folder, i);

@@ -81,7 +81,7 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       std::optional<HeldFile>& file = files_[i];
       if (!file && i < SlotNames()->size()) {
         file.emplace(gids_, i);
-      } else if (!file) {
+      } else if (!file) {  // past the shared names: held by its path
         AppendIndex(path_buf, gids_dir_, i);
         file.emplace(path_buf);
       }

@@ -67,8 +67,9 @@ class HeldReader {
 std::optional<HeldFile> HeldIfExists(const NodeFs& fs, const std::shared_ptr<const HeldFile::Folder>& folder,
                                      std::uint32_t i, FsWork& work) {
   ++work.probes;
-  if (!fs.Exists(folder->dir + "/" + (*folder->names)[i])) return std::nullopt;
-  return HeldFile(folder, i);
+  HeldFile file(folder, i);
+  if (!fs.Exists(file.path())) return std::nullopt;
+  return file;
 }
 
 // The names of the files a netdev's layouts hold, shared by every netdev's folders.

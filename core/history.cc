@@ -31,11 +31,15 @@ History::Key History::Split(std::string_view name) {
   return {name.substr(0, slash + 1), name.substr(slash + 1)};
 }
 
+History::Key History::Filed(Key key, std::string& storage) {
+  if (key.leaf.find('/') == std::string_view::npos) return key;
+  storage.assign(key.dir).append(key.leaf);
+  return Split(storage);
+}
+
 History::Series* History::Find(Key key) const {
-  if (key.leaf.find('/') != std::string_view::npos) {  // not split where the history files it
-    const std::string name = std::string(key.dir) + std::string(key.leaf);
-    return Find(Split(name));
-  }
+  std::string storage;
+  key = Filed(key, storage);
   auto g = groups_.find(key.dir);
   if (g == groups_.end()) return nullptr;
   for (const Entry& e : g->second.entries) {
@@ -55,10 +59,8 @@ History::Series* History::Resolve(Ref& ref, Key key) const {
 History::Series* History::Slot(Key key, bool counter, TimePoint at, bool& created) {
   created = false;
   if (key.dir.size() + key.leaf.size() > kMaxNameBytes) return nullptr;
-  if (key.leaf.find('/') != std::string_view::npos) {
-    const std::string name = std::string(key.dir) + std::string(key.leaf);
-    return Slot(Split(name), counter, at, created);
-  }
+  std::string storage;
+  key = Filed(key, storage);
   if (Series* s = Find(key)) {
     if (s->counter == counter) {
       Touch(*s);

@@ -242,6 +242,9 @@ class History {
     std::vector<Entry> entries;
   };
 
+  // `key` split where the history files it: itself, unless its leaf holds a '/' (a caller split
+  // the name elsewhere); then the whole name, kept in `storage`, split again.
+  static Key Filed(Key key, std::string& storage);
   Series* Find(Key key) const;
   Series* Find(std::string_view name) const { return Find(Split(name)); }
   // The series of `ref`, found by `key` when the ref is of another generation.
