@@ -144,7 +144,10 @@ class LowFdLimitTest(unittest.TestCase):
 
     def test_accept_failing_for_want_of_descriptors_is_a_warning_naming_the_limit(self):
         with tempfile.TemporaryDirectory() as empty:
-            d = Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}", wait_ready=False)
+            # Ready first, so every thread the daemon runs has started before its descriptors run
+            # out: UBSan's vptr check at a thread's start probes memory through a pipe, and with no
+            # descriptor left it reports a false "invalid vptr" and kills the daemon.
+            d = Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}")
             # ~11 descriptors in use when idle: room for 2 connections, fewer than the 4 one client
             # may hold, so accept runs out of descriptors.
             d.args = ["prlimit", "--nofile=13:13", *d.args]
