@@ -15,6 +15,9 @@ and roce collectors all run; node_exporter runs its infiniband collector. The fl
 every file rdma-healthd holds open after the warm-up (all it reads on a steady-state scrape), by a
 single-threaded process; the same reads with a second, idle thread (a shared descriptor table, which
 makes the kernel count a reference per read, as in any multi-threaded server) are shown beside it.
+With --baseline (another build, e.g. the commit before a change) scraped in the same rounds, each
+round's two scrapes give one ratio; the median of those ratios and its 95% bootstrap interval
+(bench/ratio_ci.py) are printed, which is what "no slower than before" can be judged on here.
 Targets: CPU per scrape <= 1.3x the floor and <= 0.35x node_exporter's, peak RSS <= 0.5x.
 
 The tree is on tmpfs, where a read is cheaper than on any sysfs. To show by how much, each round also
@@ -38,6 +41,7 @@ import time
 import urllib.request
 
 from benchlib import free_port, proc_status_kib, wait_up  # bench/benchlib.py, next to this script
+from ratio_ci import bootstrap_median_ci  # bench/ratio_ci.py, next to this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -219,8 +223,11 @@ def main():
                                                        text=True)
                     floor_pass(ref_procs[name])
             reads = []
-            for _ in range(a.scrapes):
-                for name, (proc, port) in procs.items():
+            for round_no in range(a.scrapes):
+                # Each process scraped first in every other round, so that what runs just before a
+                # scrape (a cache still warm or not) favours neither in the paired ratios.
+                order = list(procs.items())
+                for name, (proc, port) in (order if round_no % 2 == 0 else reversed(order)):
                     before = cpu_ns(proc.pid)
                     syscr = read_syscalls(proc.pid) if name == "rdma-healthd" else None
                     by_thread = cpu_ns_by_thread_name(proc.pid) if name == "rdma-healthd" else None
@@ -291,6 +298,13 @@ def main():
             print(f"baseline ({a.baseline}): CPU per scrape {med['baseline'] / med['node_exporter']:.3f} of "
                   f"node_exporter's, {med['baseline'] / floor_med:.2f} x the floor, peak RSS "
                   f"{rss['baseline'] / rss['node_exporter']:.3f} of node_exporter's")
+            # Paired by round: the two builds' scrapes of one round ran back to back, so the machine's
+            # drift cancels in their ratio; the median's interval says what "not slower" can rest on.
+            ratios = [n / b for n, b in zip(samples["rdma-healthd"], samples["baseline"]) if b > 0]
+            if len(ratios) >= 5:
+                lo, hi = bootstrap_median_ci(ratios, 0.95, 10000, 1)
+                print(f"CPU per scrape / baseline's, paired by round: median {statistics.median(ratios):.3f} "
+                      f"(95% CI {lo:.3f} .. {hi:.3f}) over {len(ratios)} rounds")
         sysfs_factor = None
         if ref_procs:
             n = reference[1]
