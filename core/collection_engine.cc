@@ -337,6 +337,8 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
     }
   }
   history.Evict(checked_at);
+  report->history_series = history.series();
+  report->history_refused = history.refused();
   report->snapshot.Merge(derived);
   report->finished_at = Clock::now();
   return report;
@@ -489,6 +491,11 @@ std::vector<std::string> CollectionEngine::Render(const Report& report, MetricSi
     auto t = report.collection_timeouts.find(o.collector);
     timeouts.Add({{"collector", o.collector}}, t == report.collection_timeouts.end() ? 0 : static_cast<double>(t->second));
   }
+  sink.Gauge("rdma_healthd_history_series", "Series the engine's history holds for the checks that judge change.")
+      .Add({}, static_cast<double>(report.history_series));
+  sink.Counter("rdma_healthd_history_series_refused_total",
+               "New history series refused because the history was full (history.max_series).")
+      .Add({}, static_cast<double>(report.history_refused));
 
   auto status = sink.Gauge("rdma_check_status",
                            "Verdict of a check for a subject: 1 for the current status, 0 for the others.");

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,6 +60,10 @@ struct Report {
   // Collector name -> collections, since the engine started, that reached their deadline while
   // that collector was running (as of this report).
   std::map<std::string, std::uint64_t> collection_timeouts;
+  // The engine's history after this collection's checks: the series it holds, and the new series
+  // it has refused since the engine started because it was full (history.max_series).
+  std::size_t history_series = 0;
+  std::uint64_t history_refused = 0;
 };
 
 class ProbeScheduler;

@@ -323,6 +323,44 @@ TEST(CollectionEngineTest, ChecksRecordIntoTheEnginesHistoryOncePerCollection) {
   EXPECT_EQ(engine.history().Samples("test_growth/runs").size(), 2u);
 }
 
+// Records `count` series a collection, each under its own name.
+class ManySeriesCheck : public Check {
+ public:
+  explicit ManySeriesCheck(int count) : count_(count) {}
+  void Record(const Snapshot&, const Config&, History& history, History::TimePoint now) const override {
+    for (int i = 0; i < count_; ++i) history.RecordCounter("test_many/" + std::to_string(i), 0, 1, now);
+  }
+  void EvaluateOverTime(const CheckContext&, std::vector<CheckResult>& out) const override {
+    out.push_back({"", "node", Verdict::kOk, "", ""});
+  }
+
+ private:
+  int count_;
+};
+
+// How full the history is, and what it turned away, reach /metrics: the figures an operator needs
+// to size history.max_series.
+TEST(CollectionEngineTest, TheHistorysSeriesAndRefusalsAreExported) {
+  EnginePlugins plugins;
+  plugins.collectors = Collectors(Named("test_steady", std::make_unique<SteadyCollector<1>>()));
+  plugins.checks.push_back({"test_many", std::make_unique<ManySeriesCheck>(1030)});
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
+  auto config = ConfigWithTimeout(5000);
+  config->Section<HistoryPolicy>().max_series = 1024;
+  auto report = engine.Collect(config);
+  EXPECT_EQ(report->history_series, 1024u);
+  EXPECT_EQ(report->history_refused, 6u);  // the rest, recorded in the same collection
+  MetricSink sink;
+  (void)engine.Render(*report, sink);
+  const std::string text = sink.Serialize();
+  EXPECT_NE(text.find("\nrdma_healthd_history_series 1024\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nrdma_healthd_history_series_refused_total 6\n"), std::string::npos) << text;
+  // Another collection: the same 1,024 kept, the same six refused again.
+  report = engine.Collect(config);
+  EXPECT_EQ(report->history_series, 1024u);
+  EXPECT_EQ(report->history_refused, 12u);
+}
+
 // Every collector gets the collection's topology, and only its own part of the snapshot: the
 // report holds both, and the topology too (for checks).
 TEST(CollectionEngineTest, CollectorsSeeTheTopologyAndNoOtherCollectorsFacts) {
