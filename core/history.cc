@@ -71,7 +71,7 @@ History::Series* History::Slot(Key key, bool counter, TimePoint at, bool& create
   if (series_ >= limits_.max_series) {
     // The least recently recorded series goes, unless it was recorded in this collection too:
     // evicting it would only make the next collection evict another, and so on for ever.
-    if (oldest_ == nullptr || oldest_->last_seen >= at) {
+    if (oldest_ == nullptr || oldest_->last_seen() >= at) {
       ++refused_;
       return nullptr;
     }
@@ -162,21 +162,21 @@ void History::Push(Series& s, const Sample& sample) const {
 }
 
 void History::Restart(Series& s, std::uint64_t value, TimePoint at) const {
-  if (s.size() > 0) ++s.baseline;
-  Push(s, Sample{at, at, value, s.baseline});
+  const std::uint32_t baseline = s.size() > 0 ? s.newest().baseline + 1 : 0;
+  Push(s, Sample{at, at, value, baseline});
   s.has_previous = false;
-  s.last_seen = at;
 }
 
 void History::Append(Series& s, std::uint64_t value, TimePoint at) const {
-  s.previous_seen = s.last_seen;
+  // Only ever after Restart: the series has a sample.
+  Sample& newest = s.at(s.size() - 1);
+  s.previous_seen = newest.last;
   s.has_previous = true;
-  s.last_seen = at;
-  if (s.size() > 0 && s.at(s.size() - 1).value == value) {
-    s.at(s.size() - 1).last = at;
+  if (newest.value == value) {
+    newest.last = at;
     return;
   }
-  Push(s, Sample{at, at, value, s.baseline});
+  Push(s, Sample{at, at, value, newest.baseline});
 }
 
 History::Baseline History::RecordCounter(std::string_view name, std::uint64_t instance, std::uint64_t value,
@@ -213,7 +213,7 @@ History::Baseline History::RecordCounter(Series* s, bool created, std::uint64_t 
     Restart(*s, value, at);
     return Baseline::kFirst;
   }
-  if (at <= s->last_seen) return Baseline::kContinued;  // a time already recorded
+  if (at <= s->last_seen()) return Baseline::kContinued;  // a time already recorded
   if (instance != s->instance) {
     s->instance = instance;
     Restart(*s, value, at);
@@ -251,7 +251,7 @@ bool History::RecordGauge(Series* s, bool created, std::uint64_t value, TimePoin
   if (s == nullptr) return false;
   if (created || s->size() == 0) {
     Restart(*s, value, at);
-  } else if (at > s->last_seen) {
+  } else if (at > s->last_seen()) {
     Append(*s, value, at);
   }
   return true;
@@ -271,7 +271,7 @@ void History::SetMaxSeries(std::size_t max_series) {
 void History::Evict(TimePoint now) {
   std::lock_guard lock(mu_);
   // Oldest first in the order they were recorded; the engine records at times that never go back.
-  while (oldest_ != nullptr && now - oldest_->last_seen > limits_.idle) Erase(*oldest_);
+  while (oldest_ != nullptr && now - oldest_->last_seen() > limits_.idle) Erase(*oldest_);
 }
 
 std::optional<History::Growth> History::Increase(std::string_view name, Clock::duration window, TimePoint now) const {
@@ -325,11 +325,11 @@ std::optional<History::Growth> History::LastStep(std::string_view name) const {
   if (s == nullptr || !s->counter || !s->has_previous || s->size() == 0) return std::nullopt;
   const Sample& newest = s->newest();
   std::uint64_t before = newest.value;  // the previous collection saw the same value
-  if (newest.first == s->last_seen) {
+  if (newest.first == s->last_seen()) {
     if (s->size() < 2) return std::nullopt;
     before = s->at(s->size() - 2).value;
   }
-  return Growth{newest.value - before, Seconds(s->last_seen - s->previous_seen).count()};
+  return Growth{newest.value - before, Seconds(s->last_seen() - s->previous_seen).count()};
 }
 
 std::vector<History::Sample> History::Samples(std::string_view name) const {

@@ -213,15 +213,16 @@ class History {
     Sample one{};
     std::unique_ptr<Sample[]> ring;
     TimePoint previous_seen{};  // the collection before the last (LastStep)
-    TimePoint last_seen{};
     // The order series were last recorded in (Touch), oldest first.
     Series* older = nullptr;
     Series* newer = nullptr;
     Group* group = nullptr;
-    std::uint32_t baseline = 0;
     std::uint16_t count = 0, capacity = 0, head = 0;
     bool counter = false;
     bool has_previous = false;
+    // Neither the last collection's time nor the current baseline is kept apart: they are the
+    // newest sample's `last` and `baseline` (a series is never without a sample), which keeps a
+    // series at 88 bytes, one malloc size class below 104.
 
     Sample* samples() { return capacity <= 1 ? &one : ring.get(); }
     const Sample* samples() const { return capacity <= 1 ? &one : ring.get(); }
@@ -229,7 +230,9 @@ class History {
     const Sample& at(std::size_t i) const { return samples()[(head + i) % count]; }
     Sample& at(std::size_t i) { return samples()[(head + i) % count]; }
     const Sample& newest() const { return at(size() - 1); }
+    TimePoint last_seen() const { return newest().last; }
   };
+  static_assert(sizeof(void*) != 8 || sizeof(Series) <= 88, "a series outgrew its malloc size class");
   // A series in its group: its leaf (interned in leaves_) and the series.
   struct Entry {
     const std::string* leaf;
