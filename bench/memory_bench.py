@@ -10,13 +10,17 @@ values are read open/read/close): the difference in anonymous memory over the di
 files (the descriptors' kernel memory is not in RSS).
 
 usage: memory_bench.py --rdma-healthd BUILD/rdma-healthd [--devices 1000] [--small 10] [--scrapes 5] [--gzip]
-                       [--gid-table 8]
+                       [--gid-table 8] [--repeat N]
+
+--repeat N measures the large tree N times, each a fresh pair of processes, and prints the median
+VmRSS ratio: node_exporter's own RSS moves by 10-20% between runs, so one run's ratio is noisy.
 """
 
 import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -103,6 +107,9 @@ def main():
     ap.add_argument("--small", type=int, default=10, help="the small tree's devices (the baseline of the differences)")
     ap.add_argument("--scrapes", type=int, default=5)
     ap.add_argument("--gzip", action="store_true", help="scrape with Accept-Encoding: gzip, as Prometheus does")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure the large tree this many times (node_exporter's RSS moves by 10-20%% from run "
+                         "to run with its garbage collector) and print the median ratio")
     ap.add_argument("--gid-table", type=int, default=8,
                     help="slots in each port's GID table (bench/gen_tree.py; 255 on mlx5, 8 in earlier figures)")
     a = ap.parse_args()
@@ -129,6 +136,16 @@ def main():
     ne = runs[a.devices]["node_exporter"]
     print(f"VmRSS ratio rdma-healthd / node_exporter at {a.devices} devices: {big['rss'] / ne['rss']:.3f}")
     print(f"VmHWM ratio rdma-healthd / node_exporter at {a.devices} devices: {big['hwm'] / ne['hwm']:.3f}")
+    if a.repeat > 1:
+        pairs = [(big["rss"], ne["rss"])]
+        for _ in range(a.repeat - 1):
+            r = measure(a, a.devices)
+            pairs.append((r["rdma-healthd"]["rss"], r["node_exporter"]["rss"]))
+        ratios = [h / n for h, n in pairs]
+        print(f"VmRSS MiB per run (rdma-healthd / node_exporter): "
+              + ", ".join(f"{h / 1024:.1f}/{n / 1024:.1f}" for h, n in pairs))
+        print(f"VmRSS ratio at {a.devices} devices over {len(ratios)} runs: median {statistics.median(ratios):.3f}, "
+              f"min {min(ratios):.3f}, max {max(ratios):.3f}")
 
 
 if __name__ == "__main__":
