@@ -20,6 +20,7 @@ struct Gate {
   std::condition_variable cv;
   bool open = false;
   int entered = 0;                 // runs started
+  std::chrono::steady_clock::time_point entered_at{};  // when the last run started
   int inside = 0, max_inside = 0;  // runs in progress; the engine must keep this at most 1
   bool collector_destroyed = false;
 
@@ -52,6 +53,7 @@ class BlockingCollector : public Collector {
   Status Collect(const CollectContext&, Snapshot& snapshot, CollectorOutcome&) override {
     std::unique_lock lock(gate_->mu);
     const int run = ++gate_->entered;
+    gate_->entered_at = std::chrono::steady_clock::now();
     gate_->max_inside = std::max(gate_->max_inside, ++gate_->inside);
     gate_->cv.notify_all();
     gate_->cv.wait(lock, [&] { return gate_->open; });
