@@ -656,7 +656,8 @@ TEST(FixCommandsTest, EveryFixOnEveryFixtureTreeRunsAsPrinted) {
       engine.Collect(shared);  // a second collection: growth and flap history
       const std::shared_ptr<const Report> report = engine.Collect(shared);
       const Node node = NodeOf(*report, fs);
-      for (const CheckResult& r : report->verdicts) {
+      for (const VerdictView view : report->verdicts) {
+        const CheckResult r = view.ToResult();
         if (r.fix.empty()) continue;
         ++fixes;
         SCOPED_TRACE(r.check + " " + r.subject + " fix: " + r.fix);

@@ -30,7 +30,7 @@ std::vector<CheckResult> RoceVerdicts(const std::shared_ptr<const Config>& confi
   auto report = engine.Collect(config);
   std::vector<CheckResult> out;
   for (const auto& v : report->verdicts) {
-    if (v.check.rfind("roce_", 0) == 0) out.push_back(v);
+    if (v.check.starts_with("roce_")) out.push_back(v.ToResult());
   }
   return out;
 }

@@ -319,23 +319,29 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
     report->snapshot.outcomes.push_back(std::move(o));
   }
   report->collection_timeouts = timeouts;
-  // About as many verdicts as the last collection gave: tens of thousands on a large node, where
-  // growing the vector by doubling would leave up to half of it unused for as long as it is kept.
+  // Room for about as many verdicts as the last collection gave (tens of thousands on a large
+  // node), so that the list is not copied while it grows.
   const std::size_t verdicts_before = last ? last->verdicts.size() : 0;
   lock.unlock();
   report->verdicts.reserve(verdicts_before + verdicts_before / 16);
 
   if (probes != nullptr) probes->CopyInto(report->snapshot, *config);
   // Each check records what it needs of this collection into the history, then evaluates; what
-  // checks derive from the history joins the report for the collectors that render it.
+  // checks derive from the history joins the report for the collectors that render it. A check's
+  // verdicts go into the report's compact list as soon as it is done, so that no more than one
+  // check's are ever held as CheckResults.
   const Clock::time_point checked_at = Clock::now();
   history.SetMaxSeries(config->Section<HistoryPolicy>().max_series);
   Snapshot derived;
+  std::vector<CheckResult> one_check;
   for (const auto& check : checks) {
     if (config->CheckEnabled(check.name)) {
-      RunCheck(check.name, *check.impl, report->snapshot, *config, history, checked_at, report->verdicts, &derived);
+      one_check.clear();
+      RunCheck(check.name, *check.impl, report->snapshot, *config, history, checked_at, one_check, &derived);
+      for (const CheckResult& r : one_check) report->verdicts.push_back(r);
     }
   }
+  report->verdicts.ShrinkToFit();
   history.Evict(checked_at);
   report->history_series = history.series();
   report->history_refused = history.refused();
@@ -500,7 +506,7 @@ std::vector<std::string> CollectionEngine::Render(const Report& report, MetricSi
   auto status = sink.Gauge("rdma_check_status",
                            "Verdict of a check for a subject: 1 for the current status, 0 for the others.");
   static constexpr std::array kAll = {Verdict::kOk, Verdict::kWarning, Verdict::kFailed, Verdict::kUnknown};
-  for (const CheckResult& r : report.verdicts) {
+  for (const VerdictView r : report.verdicts) {
     // A third of a node's series: check and subject are formatted once for the four lines.
     const MetricSink::LabelPrefix subject({{"check", r.check}, {"subject", r.subject}});
     for (Verdict v : kAll) status.Add(subject, {{"status", VerdictName(v)}}, r.verdict == v ? 1 : 0);

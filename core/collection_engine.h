@@ -38,6 +38,7 @@
 #include "core/probe.h"
 #include "core/snapshot.h"
 #include "core/topology.h"
+#include "core/verdict_list.h"
 
 namespace rdmahd {
 
@@ -54,7 +55,7 @@ struct EnginePlugins {
 
 struct Report {
   Snapshot snapshot;  // collector facts, the Topology, probe results, collector outcomes
-  std::vector<CheckResult> verdicts;
+  VerdictList verdicts;  // in the order the checks gave them
   std::chrono::steady_clock::time_point finished_at{};
   std::shared_ptr<const Config> config;  // the config this report was made with
   // Collector name -> collections, since the engine started, that reached their deadline while

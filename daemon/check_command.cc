@@ -17,7 +17,7 @@ namespace rdmahd {
 
 int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<std::string>& problems) {
   bool failed = false, warned = false, collector_failed = false;
-  for (const CheckResult& r : report.verdicts) {
+  for (const VerdictView r : report.verdicts) {
     failed |= r.verdict == Verdict::kFailed;
     warned |= r.verdict == Verdict::kWarning;
   }
@@ -39,7 +39,7 @@ void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<
         std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
   };
   std::size_t wc = 5, ws = 7;
-  for (const CheckResult& r : report.verdicts) {
+  for (const VerdictView r : report.verdicts) {
     Row row{TerminalText(r.check), TerminalText(r.subject), TerminalText(VerdictName(r.verdict)), TerminalText(r.reason),
             r.verdict != Verdict::kOk ? TerminalText(r.fix) : std::string()};
     wc = std::max(wc, width(row.check));
@@ -53,7 +53,7 @@ void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<
   };
   out << pad("CHECK", wc) << "  " << pad("SUBJECT", ws) << "  " << pad("STATUS", 7) << "  REASON\n";
   std::map<Verdict, int> counts;
-  for (const CheckResult& r : report.verdicts) ++counts[r.verdict];
+  for (const VerdictView r : report.verdicts) ++counts[r.verdict];
   for (const Row& row : rows) {
     out << pad(row.check, wc) << "  " << pad(row.subject, ws) << "  " << pad(row.status, 7) << "  " << row.reason
         << "\n";
@@ -92,11 +92,11 @@ std::string PrintableAscii(std::string_view s) {
 
 std::string CheckSummaryLine(const Report& report, int exit_code, const std::vector<std::string>& problems) {
   std::map<Verdict, int> counts;
-  std::vector<const CheckResult*> failed, warned;
-  for (const CheckResult& r : report.verdicts) {
+  std::vector<VerdictView> failed, warned;
+  for (const VerdictView r : report.verdicts) {
     ++counts[r.verdict];
-    if (r.verdict == Verdict::kFailed) failed.push_back(&r);
-    if (r.verdict == Verdict::kWarning) warned.push_back(&r);
+    if (r.verdict == Verdict::kFailed) failed.push_back(r);
+    if (r.verdict == Verdict::kWarning) warned.push_back(r);
   }
   auto plural = [](int n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 || word[std::strlen(word) - 1] == 'd' ? "" : "s");
@@ -114,8 +114,8 @@ std::string CheckSummaryLine(const Report& report, int exit_code, const std::vec
   }
   // The worst first: what failed, then what warned, each as "check subject"; why it cannot be judged.
   std::vector<std::string> items;
-  for (const CheckResult* r : failed) items.push_back(r->check + " " + r->subject);
-  for (const CheckResult* r : warned) items.push_back(r->check + " " + r->subject + " (warning)");
+  for (const VerdictView& r : failed) items.push_back(std::string(r.check).append(" ").append(r.subject));
+  for (const VerdictView& r : warned) items.push_back(std::string(r.check).append(" ").append(r.subject).append(" (warning)"));
   if (exit_code == kExitCouldNotRun) {
     for (const std::string& p : problems) items.push_back(p);
     for (const CollectorOutcome& o : report.snapshot.outcomes) {

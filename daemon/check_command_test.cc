@@ -15,20 +15,29 @@
 namespace rdmahd {
 namespace {
 
-Report MakeReport(std::vector<Verdict> verdicts, bool collector_ok = true) {
-  Report r;
+std::vector<CheckResult> MakeVerdicts(std::vector<Verdict> verdicts) {
+  std::vector<CheckResult> out;
   int i = 0;
   for (Verdict v : verdicts) {
-    r.verdicts.push_back({"port_active", "mlx5_" + std::to_string(i++) + "/1", v,
-                          v == Verdict::kOk ? "ACTIVE, LinkUp" : "state 1: DOWN",
-                          v == Verdict::kOk ? "" : "check the cable"});
+    out.push_back({"port_active", "mlx5_" + std::to_string(i++) + "/1", v,
+                   v == Verdict::kOk ? "ACTIVE, LinkUp" : "state 1: DOWN", v == Verdict::kOk ? "" : "check the cable"});
   }
+  return out;
+}
+
+Report ReportOf(const std::vector<CheckResult>& verdicts, bool collector_ok = true) {
+  Report r;
+  r.verdicts = VerdictList(verdicts);
   CollectorOutcome o;
   o.collector = "devices";
   o.success = collector_ok;
   if (!collector_ok) o.errors.push_back("opendir /sys/class/infiniband: Permission denied");
   r.snapshot.outcomes.push_back(o);
   return r;
+}
+
+Report MakeReport(std::vector<Verdict> verdicts, bool collector_ok = true) {
+  return ReportOf(MakeVerdicts(std::move(verdicts)), collector_ok);
 }
 
 TEST(CheckCommandTest, ExitCodesFollowTheNodeProblemDetectorConvention) {
@@ -87,8 +96,9 @@ TEST(CheckCommandTest, SummaryLineSaysTheVerdictThenTheWorstFirst) {
 }
 
 TEST(CheckCommandTest, SummaryLineIsBoundedPrintableAscii) {
-  Report r = MakeReport(std::vector<Verdict>(50, Verdict::kFailed));
-  r.verdicts[0].subject = "mlx5_\xff\n\x1b[2J\xe2\x80\xae/1";
+  std::vector<CheckResult> verdicts = MakeVerdicts(std::vector<Verdict>(50, Verdict::kFailed));
+  verdicts[0].subject = "mlx5_\xff\n\x1b[2J\xe2\x80\xae/1";
+  const Report r = ReportOf(verdicts);
   const std::string line = CheckSummaryLine(r, kExitFailed);
   EXPECT_LE(line.size(), kCheckSummaryBytes);
   EXPECT_TRUE(std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) << line;
@@ -100,9 +110,10 @@ TEST(CheckCommandTest, SummaryLineIsBoundedPrintableAscii) {
 // The dump's error_handler_t::replace already does this; the test keeps it so (a scraper of the
 // JSON must get one bad byte as U+FFFD, not an exception or a dropped report).
 TEST(CheckCommandTest, JsonReplacesInvalidUtf8LikeTheMetrics) {
-  Report r = MakeReport({Verdict::kFailed});
-  r.verdicts[0].subject = "mlx5_\xff/1";
-  r.verdicts[0].reason = "fw_ver 16.\xE2\x82 is old";
+  std::vector<CheckResult> verdicts = MakeVerdicts({Verdict::kFailed});
+  verdicts[0].subject = "mlx5_\xff/1";
+  verdicts[0].reason = "fw_ver 16.\xE2\x82 is old";
+  Report r = ReportOf(verdicts);
   r.snapshot.outcomes[0].errors.push_back("open /sys/x/\xC0\xAF: No such file");
   std::ostringstream out;
   PrintCheckJson(r, 1, out);
@@ -165,12 +176,13 @@ TEST(CheckCommandTest, StuckCollectorEndsTheCommandAtTheDeadlineWithExitTwo) {
 // A report whose every text field carries something a terminal would act on: a newline that
 // would print a fake row, CR, ESC sequences, DEL, a C1 CSI, a bidi override, an invalid byte.
 Report HostileReport() {
-  Report r = MakeReport({Verdict::kFailed}, /*collector_ok=*/false);
-  CheckResult& v = r.verdicts[0];
+  std::vector<CheckResult> verdicts = MakeVerdicts({Verdict::kFailed});
+  CheckResult& v = verdicts[0];
   v.check = "port_active\x1b[2J";
   v.subject = "eth0\nport_active  mlx5_9/1  ok       fake row";
   v.reason = "state 1: DOWN\r\x7f\xc2\x9b" "31m";
   v.fix = "check the cable\x1b]0;title\x07 \xe2\x80\xae" "txt.exe \xff";
+  Report r = ReportOf(verdicts, /*collector_ok=*/false);
   r.snapshot.outcomes[0].collector = "dev\tices";
   r.snapshot.outcomes[0].errors.back() = "open /sys/x\ny: No such file";
   return r;
@@ -204,9 +216,10 @@ TEST(CheckCommandTest, TerminalTextKeepsPrintableTextAndShowsBackslashesUnambigu
 
 // Columns line up by characters: a subject with a 2-byte character is as wide as it looks.
 TEST(CheckCommandTest, TableColumnsCountCharactersNotBytes) {
-  Report r = MakeReport({Verdict::kOk, Verdict::kOk});
-  r.verdicts[0].subject = "ab";
-  r.verdicts[1].subject = "\xc3\xa9";  // é
+  std::vector<CheckResult> verdicts = MakeVerdicts({Verdict::kOk, Verdict::kOk});
+  verdicts[0].subject = "ab";
+  verdicts[1].subject = "\xc3\xa9";  // é
+  const Report r = ReportOf(verdicts);
   std::ostringstream out;
   PrintCheckTable(r, out);
   std::istringstream lines(out.str());

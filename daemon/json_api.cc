@@ -36,7 +36,7 @@ std::string ChecksDocument(const Report& report, int exit_code, const std::vecto
   j["exit_code"] = exit_code;
   auto& verdicts = j["verdicts"] = Json::array();
   std::map<std::string, int> counts{{"ok", 0}, {"warning", 0}, {"failed", 0}, {"unknown", 0}};
-  for (const CheckResult& r : report.verdicts) {
+  for (const VerdictView r : report.verdicts) {
     ++counts[std::string(VerdictName(r.verdict))];
     verdicts.push_back({{"check", r.check},
                         {"subject", r.subject},

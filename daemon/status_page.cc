@@ -90,36 +90,41 @@ std::string UtcTime(double unix_seconds) {
   return text;
 }
 
-void VerdictTable(std::string& out, std::string_view id, const std::vector<const CheckResult*>& rows, bool with_fix) {
+// `rows`: positions in `verdicts`.
+void VerdictTable(std::string& out, std::string_view id, const VerdictList& verdicts,
+                  const std::vector<std::size_t>& rows, bool with_fix) {
   out += "<div class=\"scroll\"><table class=\"cards\" id=\"" + std::string(id) + "\"><thead><tr><th>status</th><th>check</th><th>subject</th><th>reason</th>";
   if (with_fix) out += "<th>fix</th>";
   out += "</tr></thead><tbody>\n";
-  for (const CheckResult* r : rows) {
-    const std::string status(VerdictName(r->verdict));
+  for (std::size_t row : rows) {
+    const VerdictView r = verdicts[row];
+    const std::string status(VerdictName(r.verdict));
     out += "<tr class=\"verdict-row\" data-status=\"" + status + "\">";
     Cell(out, status, "s-" + status);
-    Cell(out, r->check, {}, "check");
-    Cell(out, r->subject, {}, "subject");
-    Cell(out, r->reason, {}, "reason");
-    if (with_fix && !r->fix.empty()) out += "<td data-label=\"fix\"><code>" + HtmlText(r->fix) + "</code></td>";
-    if (with_fix && r->fix.empty()) out += "<td></td>";
+    Cell(out, r.check, {}, "check");
+    Cell(out, r.subject, {}, "subject");
+    Cell(out, r.reason, {}, "reason");
+    if (with_fix && !r.fix.empty()) out += "<td data-label=\"fix\"><code>" + HtmlText(r.fix) + "</code></td>";
+    if (with_fix && r.fix.empty()) out += "<td></td>";
     out += "</tr>\n";
   }
   out += "</tbody></table></div>\n";
 }
 
 void Verdicts(std::string& out, const Report& report, const std::vector<std::string>& problems) {
-  std::vector<const CheckResult*> bad, unknown, ok;
-  for (const CheckResult& r : report.verdicts) {
-    if (r.verdict == Verdict::kFailed) bad.push_back(&r);
+  const VerdictList& verdicts = report.verdicts;
+  std::vector<std::size_t> bad, unknown, ok;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    if (verdicts[i].verdict == Verdict::kFailed) bad.push_back(i);
   }
-  for (const CheckResult& r : report.verdicts) {
-    if (r.verdict == Verdict::kWarning) bad.push_back(&r);
-    if (r.verdict == Verdict::kUnknown) unknown.push_back(&r);
-    if (r.verdict == Verdict::kOk) ok.push_back(&r);
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    const Verdict v = verdicts[i].verdict;
+    if (v == Verdict::kWarning) bad.push_back(i);
+    if (v == Verdict::kUnknown) unknown.push_back(i);
+    if (v == Verdict::kOk) ok.push_back(i);
   }
   std::size_t failed = 0;
-  for (const CheckResult* r : bad) failed += r->verdict == Verdict::kFailed;
+  for (std::size_t i : bad) failed += verdicts[i].verdict == Verdict::kFailed;
   const std::size_t warned = bad.size() - failed;
   std::string cls = "v-ok", headline = "Healthy: every check that could judge is ok";
   if (failed > 0) {
@@ -139,14 +144,14 @@ void Verdicts(std::string& out, const Report& report, const std::vector<std::str
   }
   if (!bad.empty()) {
     out += "<h2 id=\"problems\">Failed and warning</h2>\n";
-    VerdictTable(out, "t-problems", bad, true);
+    VerdictTable(out, "t-problems", verdicts, bad, true);
   }
   if (!unknown.empty()) {
     out += "<h2 id=\"unknown\">Unknown (" + std::to_string(unknown.size()) + ")</h2>\n";
-    VerdictTable(out, "t-unknown", unknown, false);
+    VerdictTable(out, "t-unknown", verdicts, unknown, false);
   }
   out += "<details id=\"ok\"><summary>" + std::to_string(ok.size()) + " checks ok</summary>\n";
-  VerdictTable(out, "t-ok", ok, false);
+  VerdictTable(out, "t-ok", verdicts, ok, false);
   out += "</details>\n";
 }
 

@@ -1,6 +1,7 @@
 #include "daemon/verdict_tracker.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -9,47 +10,41 @@
 
 namespace rdmahd {
 
-namespace {
-
-bool KeyLess(const CheckResult* a, const CheckResult* b) {
-  return std::tie(a->check, a->subject) < std::tie(b->check, b->subject);
-}
-
-}  // namespace
-
 std::vector<VerdictChange> VerdictTracker::Observe(const std::shared_ptr<const Report>& report) {
   std::lock_guard lock(mu_);
   std::vector<VerdictChange> changes;
   if (!report || report == last_) return changes;
   const std::shared_ptr<const Report> previous = std::exchange(last_, report);
-  static const std::vector<CheckResult> kNone;
-  const std::vector<CheckResult>& before = previous ? previous->verdicts : kNone;
-  const std::vector<CheckResult>& now = report->verdicts;
-  auto compare = [&](const CheckResult& r, const CheckResult* was) {
-    if (was == nullptr) {
-      changes.push_back({r, std::nullopt});
+  static const VerdictList kNone;
+  const VerdictList& before = previous ? previous->verdicts : kNone;
+  const VerdictList& now = report->verdicts;
+  auto compare = [&](const VerdictView& r, const std::optional<VerdictView>& was) {
+    if (!was) {
+      changes.push_back({r.ToResult(), std::nullopt});
     } else if (was->verdict != r.verdict) {
-      changes.push_back({r, was->verdict});
+      changes.push_back({r.ToResult(), was->verdict});
     }
   };
   // A report lists its subjects in the same order as the one before while nothing was added or
   // removed: matched by position with two string equalities each.
   std::size_t i = 0;
   for (; i < now.size() && i < before.size(); ++i) {
-    if (now[i].subject != before[i].subject || now[i].check != before[i].check) break;
-    compare(now[i], &before[i]);
+    const VerdictView n = now[i], b = before[i];
+    if (n.subject != b.subject || n.check != b.check) break;
+    compare(n, b);
   }
   if (i == now.size()) return changes;
   // From the first difference on, by (check, subject) among the rest of the previous report. A
   // subject the previous report did not have (new, or back after it vanished) is a first sighting.
-  std::vector<const CheckResult*> rest;
-  rest.reserve(before.size() - std::min(i, before.size()));
-  for (std::size_t k = i; k < before.size(); ++k) rest.push_back(&before[k]);
-  std::sort(rest.begin(), rest.end(), KeyLess);
+  auto key = [](const VerdictView& v) { return std::tie(v.check, v.subject); };
+  std::vector<VerdictView> rest(before.begin() + static_cast<std::ptrdiff_t>(std::min(i, before.size())), before.end());
+  std::sort(rest.begin(), rest.end(), [&](const VerdictView& a, const VerdictView& b) { return key(a) < key(b); });
   for (; i < now.size(); ++i) {
-    auto it = std::lower_bound(rest.begin(), rest.end(), &now[i], KeyLess);
-    const bool found = it != rest.end() && (*it)->check == now[i].check && (*it)->subject == now[i].subject;
-    compare(now[i], found ? *it : nullptr);
+    const VerdictView n = now[i];
+    auto it = std::lower_bound(rest.begin(), rest.end(), n,
+                               [&](const VerdictView& a, const VerdictView& b) { return key(a) < key(b); });
+    const bool found = it != rest.end() && it->check == n.check && it->subject == n.subject;
+    compare(n, found ? std::optional<VerdictView>(*it) : std::nullopt);
   }
   return changes;
 }

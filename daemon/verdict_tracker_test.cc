@@ -12,7 +12,7 @@ namespace {
 
 std::shared_ptr<const Report> ReportWith(std::vector<CheckResult> verdicts) {
   auto r = std::make_shared<Report>();
-  r->verdicts = std::move(verdicts);
+  r->verdicts = VerdictList(verdicts);
   return r;
 }
 
