@@ -21,8 +21,9 @@ const std::shared_ptr<const NameList>& SlotNames() {
   return names;
 }
 
-void AppendIndex(std::string& buf, const std::string& dir, std::uint32_t index) {
-  buf.assign(dir);
+// `buf` = dir + sub + index, e.g. ".../ports/1/" "gids/" "3".
+void AppendIndex(std::string& buf, const std::string& dir, std::string_view sub, std::uint32_t index) {
+  buf.assign(dir).append(sub);
   char digits[16];
   auto [end, ec] = std::to_chars(digits, digits + sizeof digits, index);
   buf.append(digits, end);
@@ -46,10 +47,8 @@ GidTable GidTable::Discover(const NodeFs& fs, const std::string& port_dir, std::
     if (auto i = ParseSysfsIndex(n)) size = std::max(size, *i + 1);
   }
   t.size_ = size;
-  t.gids_dir_ = port_dir + "/gids/";
+  t.port_dir_ = port_dir + "/";
   t.gids_ = HeldFile::MakeFolder(port_dir + "/gids", SlotNames());
-  t.types_dir_ = port_dir + "/gid_attrs/types/";
-  t.ndevs_dir_ = port_dir + "/gid_attrs/ndevs/";
   return t;
 }
 
@@ -82,7 +81,7 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       if (!file && i < SlotNames()->size()) {
         file.emplace(gids_, i);
       } else if (!file) {  // past the shared names: held by its path
-        AppendIndex(path_buf, gids_dir_, i);
+        AppendIndex(path_buf, port_dir_, "gids/", i);
         file.emplace(path_buf);
       }
       std::optional<std::string_view> v = reader.Read(*file);
@@ -91,7 +90,7 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       text = Trim(*v);
     } else {
       // Beyond the window: plain reads, so a full rescan does not pin hundreds of descriptors.
-      AppendIndex(path_buf, gids_dir_, i);
+      AppendIndex(path_buf, port_dir_, "gids/", i);
       auto v = reader.fs().ReadFile(path_buf);
       if (!v.ok()) {
         reader.Fail(v.error());
@@ -105,15 +104,22 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       if (i < slots_.size()) slots_[i] = Slot{};
       continue;
     }
-    highest = i;
+    highest = i;  // not zero: the window covers it
+    const auto gid = ParseGid(text);
+    if (!gid) {  // not as the kernel prints a GID: the slot cannot be judged
+      AppendIndex(path_buf, port_dir_, "gids/", i);
+      errors.push_back(path_buf + ": not a GID (eight groups of four hex digits)");
+      if (i < slots_.size()) slots_[i] = Slot{};
+      continue;
+    }
     if (i >= slots_.size()) slots_.resize(i + 1);
     Slot& slot = slots_[i];
-    if (!slot.present || slot.gid != text) {
+    if (!slot.present || slot.gid != *gid) {
       // New or changed GID (or a refresh): its type and netdev are read once, then cached.
       slot = Slot{};
-      slot.gid.assign(text);
+      slot.gid = *gid;
       bool ok = true;
-      AppendIndex(path_buf, types_dir_, i);
+      AppendIndex(path_buf, port_dir_, "gid_attrs/types/", i);
       if (auto t = reader.fs().ReadFile(path_buf); t.ok()) {
         slot.type.assign(Trim(*t));
       } else {
@@ -121,7 +127,7 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
         ok = false;
       }
       if (port.IsEthernet()) {
-        AppendIndex(path_buf, ndevs_dir_, i);
+        AppendIndex(path_buf, port_dir_, "gid_attrs/ndevs/", i);
         if (auto n = reader.fs().ReadFile(path_buf); n.ok()) {
           slot.ndev.assign(Trim(*n));
         } else {

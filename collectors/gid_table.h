@@ -13,6 +13,7 @@
 // one and descriptors past the window are not kept.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,11 +52,12 @@ class GidTable {
  private:
   struct Slot {  // what was last seen in one slot
     bool present = false;
-    std::string gid, type, ndev;
+    std::array<std::uint8_t, 16> gid{};
+    std::string type, ndev;
   };
 
   std::uint32_t size_ = 0;  // slots in the table (0: no table)
-  std::string gids_dir_, types_dir_, ndevs_dir_;  // with trailing '/'
+  std::string port_dir_;    // with trailing '/': slot N is gids/N, gid_attrs/types/N, gid_attrs/ndevs/N under it
   std::shared_ptr<const HeldFile::Folder> gids_;  // gids/, for the window's held files (slots named "0", "1", ...)
   std::vector<Slot> slots_;                       // [0, highest non-zero]; those past it are empty
   std::vector<std::optional<HeldFile>> files_;    // the window's: [0, window)

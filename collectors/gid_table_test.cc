@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "parsers/ib_sysfs_parse.h"
 #include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"
 
@@ -71,6 +72,32 @@ TEST(GidTableTest, MemoryFollowsTheGidsInUseNotTheTableSize) {
   TopologyPort after = t.Read(false);
   EXPECT_EQ(after.gids.size(), 3u);
   EXPECT_EQ(after.netdev, "ens1f0np0");
+}
+
+// A GID is kept as its 16 bytes, read back as the kernel prints it. A slot whose text is not a GID
+// costs that slot (an error naming its file, not its contents), and the window still covers it.
+TEST(GidTableTest, GidsAreKeptAsBytesAndASlotThatIsNotAGidIsAnErrorOfItsOwn) {
+  testing::ScopedHeldFdBudget budget(1'000'000);
+  Table t(16);
+  t.Set(0, "fe80:0000:0000:0000:BA59:9fff:fe00:1a20");
+  t.Set(1, "0000:0000:0000:0000:0000:ffff:c0a8:010a");
+  t.Set(2, "fe80::1\x1b[2J");
+  TopologyPort port = t.Read(false);
+  ASSERT_EQ(port.gids.size(), 2u);
+  EXPECT_EQ(FormatGid(port.gids[0].gid), "fe80:0000:0000:0000:ba59:9fff:fe00:1a20");
+  EXPECT_EQ(port.gids[1].gid[15], 0x0a);
+  EXPECT_EQ(port.gids[1].gid[12], 0xc0);
+  ASSERT_EQ(t.errors.size(), 1u);
+  EXPECT_NE(t.errors[0].find("ports/1/gids/2: not a GID"), std::string::npos) << t.errors[0];
+  EXPECT_EQ(t.errors[0].find("fe80::1"), std::string::npos) << "the file's contents are not echoed";
+  EXPECT_LE(t.table.held_descriptors(), 4u);
+  // Fixed in place, the slot is read again (it stayed in the window) and becomes a GID.
+  t.errors.clear();
+  t.Set(2, "fe80:0000:0000:0000:0000:0000:0000:0002");
+  port = t.Read(false);
+  ASSERT_EQ(port.gids.size(), 3u);
+  EXPECT_EQ(port.gids[2].index, 2u);
+  EXPECT_TRUE(t.errors.empty());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "collectors/rdma_devices.h"
+#include "parsers/ib_sysfs_parse.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -162,7 +163,7 @@ TEST(RdmaDevicesTest, ProjectRoceFixtureFacts) {
   ASSERT_EQ(t.gids.size(), 4u);  // the 12 zero slots are not facts
   EXPECT_EQ(t.gids[3].index, 3u);
   EXPECT_EQ(t.gids[3].type, "RoCE v2");
-  EXPECT_EQ(t.gids[3].gid, "0000:0000:0000:0000:0000:ffff:c0a8:010a");
+  EXPECT_EQ(FormatGid(t.gids[3].gid), "0000:0000:0000:0000:0000:ffff:c0a8:010a");
   EXPECT_EQ(p.counters.at("port_rcv_data"), 3'750'000'000u);
   EXPECT_EQ(p.hw_counters.size(), 30u);
   EXPECT_EQ(p.hw_counters.at("np_cnp_sent"), 3600u);

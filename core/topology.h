@@ -9,6 +9,7 @@
 //   placement each device's PCI function and NUMA node
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,7 +26,9 @@ struct RdmaDeviceFiles;  // collectors/device_reader.h
 // One non-zero entry of a port's GID table.
 struct RdmaGid {
   std::uint32_t index = 0;
-  std::string gid;   // as sysfs prints it, e.g. "fe80:0000:0000:0000:0202:c9ff:fe00:0001"
+  // Its 16 bytes; sysfs prints them as "fe80:0000:0000:0000:0202:c9ff:fe00:0001" (FormatGid in
+  // parsers/ib_sysfs_parse.h gives that text back).
+  std::array<std::uint8_t, 16> gid{};
   std::string type;  // gid_attrs/types/N: "IB/RoCE v1" or "RoCE v2"; empty if unreadable
   std::string ndev;  // gid_attrs/ndevs/N (Ethernet ports only); empty if none
 };

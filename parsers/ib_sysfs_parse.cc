@@ -63,6 +63,42 @@ bool IsZeroGid(std::string_view text) {
   return true;
 }
 
+std::optional<std::array<std::uint8_t, 16>> ParseGid(std::string_view text) {
+  text = Trim(text);
+  if (text.size() != 39) return std::nullopt;
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::array<std::uint8_t, 16> out{};
+  for (std::size_t group = 0; group < 8; ++group) {
+    const std::size_t at = group * 5;
+    if (group > 0 && text[at - 1] != ':') return std::nullopt;
+    int digits[4];
+    for (std::size_t k = 0; k < 4; ++k) {
+      digits[k] = hex(text[at + k]);
+      if (digits[k] < 0) return std::nullopt;
+    }
+    out[2 * group] = static_cast<std::uint8_t>(digits[0] << 4 | digits[1]);
+    out[2 * group + 1] = static_cast<std::uint8_t>(digits[2] << 4 | digits[3]);
+  }
+  return out;
+}
+
+std::string FormatGid(const std::array<std::uint8_t, 16>& gid) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(39);
+  for (std::size_t i = 0; i < 16; ++i) {
+    if (i > 0 && i % 2 == 0) out += ':';
+    out += kHex[gid[i] >> 4];
+    out += kHex[gid[i] & 0xf];
+  }
+  return out;
+}
+
 bool IsNotAvailableValue(std::string_view text) { return Trim(text).substr(0, 3) == "N/A"; }
 
 std::optional<std::uint32_t> ParseSysfsIndex(std::string_view name) {

@@ -2,6 +2,7 @@
 // print (extra blank lines, missing newlines, "N/A (no PMA)") is testable on strings.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,11 @@ std::optional<std::uint32_t> ParseSysfsIndex(std::string_view name);
 
 // A GID as ports/P/gids/N prints it ("fe80:0000:...:0001"); an unused table slot is all zeros.
 bool IsZeroGid(std::string_view text);
+// That text (surrounding whitespace aside) as its 16 bytes: eight groups of four hex digits
+// separated by ':', as the kernel prints every GID. nullopt for anything else.
+std::optional<std::array<std::uint8_t, 16>> ParseGid(std::string_view text);
+// The 16 bytes as the kernel prints them: eight groups of four lower-case hex digits.
+std::string FormatGid(const std::array<std::uint8_t, 16>& gid);
 
 // Drivers without a performance-management agent print "N/A (no PMA)" in every counters/ file
 // (i40iw): the value does not exist, it is not an error of the node.

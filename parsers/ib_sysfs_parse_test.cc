@@ -51,6 +51,22 @@ TEST(GidTest, TypesAndZeroGids) {
   EXPECT_FALSE(IsZeroGid("\n"));
 }
 
+TEST(GidTest, ParsesTheKernelsTextAndFormatsItBack) {
+  const auto gid = ParseGid("fe80:0000:0000:0000:0202:C9ff:fe00:0001\n");
+  ASSERT_TRUE(gid);
+  EXPECT_EQ((*gid)[0], 0xfe);
+  EXPECT_EQ((*gid)[1], 0x80);
+  EXPECT_EQ((*gid)[10], 0xc9);
+  EXPECT_EQ((*gid)[15], 0x01);
+  EXPECT_EQ(FormatGid(*gid), "fe80:0000:0000:0000:0202:c9ff:fe00:0001");
+  EXPECT_EQ(FormatGid(*ParseGid("0000:0000:0000:0000:0000:0000:0000:0000")), "0000:0000:0000:0000:0000:0000:0000:0000");
+  EXPECT_FALSE(ParseGid("fe80::1"));                                    // IPv6 shorthand is not how sysfs prints
+  EXPECT_FALSE(ParseGid("fe80:0000:0000:0000:0202:c9ff:fe00:000g"));   // not hex
+  EXPECT_FALSE(ParseGid("fe80-0000:0000:0000:0202:c9ff:fe00:0001"));   // not ':'
+  EXPECT_FALSE(ParseGid("fe80:0000:0000:0000:0202:c9ff:fe00:00011"));  // too long
+  EXPECT_FALSE(ParseGid(""));
+}
+
 TEST(NotAvailableTest, NoPmaIsNotAValue) {
   EXPECT_TRUE(IsNotAvailableValue("N/A (no PMA)\n"));
   EXPECT_FALSE(IsNotAvailableValue("0\n"));
