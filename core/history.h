@@ -29,6 +29,14 @@
 // Series are filed by dir, the name up to its last '/' ("port_errors/mlx5_0/1/"): a dir's name is
 // kept once for its series, and a leaf ("symbol_error") once for the history.
 //
+// Layout, for a node of thousands of ports whose series mostly hold one sample (a counter that does
+// not move): a series is 44 bytes in a slab of fixed-size blocks (no malloc header of its own),
+// known by its 32-bit place there; the record order, a dir's series (a circle through them and the
+// dir) and the free places link places, not pointers. A series' only sample is kept in the series,
+// its two times as 32-bit ids of times the history keeps once with their uses (the series recorded
+// in a collection share its time), as is the collection before the last; a second sample moves the
+// samples to a ring of whole Samples on the heap.
+//
 // Handles: a caller that records and asks the same series every collection keeps a Handle per
 // series, so that neither formats the name nor looks it up again. A handle remembers where its
 // series lives and the history's generation it found it in; the generation changes whenever a
@@ -51,6 +59,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -68,7 +77,7 @@ class History {
     // A port's link history is three series, its error-rate checks one per error counter that is
     // not zero and one per packet counter (30-50 on an mlx5 port), a netdev's pause two: room for
     // the ports of a host with over 2,000 SR-IOV functions.
-    std::size_t max_series = 262144;
+    std::size_t max_series = 262144;  // at least 1, at most 2^30
     Clock::duration idle = std::chrono::hours(1);
   };
 
@@ -110,7 +119,7 @@ class History {
   class Ref {
    private:
     friend class History;
-    void* series_ = nullptr;        // the series (nullptr: none), while generation_ is current
+    void* series_ = nullptr;        // the series' place (nullptr: none), while generation_ is current
     std::uint64_t generation_ = 0;  // 0: not looked up yet
   };
 
@@ -152,6 +161,7 @@ class History {
 
   History();
   explicit History(Limits limits);
+  ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
 
@@ -204,94 +214,175 @@ class History {
   const Limits& limits() const { return limits_; }
 
  private:
-  struct Group;
-  // Kept small: a node of thousands of ports holds a series per counter, most with one sample.
-  struct Series {
-    std::uint64_t instance = 0;
-    // `capacity` samples, `count` used, oldest at `head` once full: in `one` while the capacity is 1
-    // (most series: a counter that does not move), else in `ring`.
-    Sample one{};
-    std::unique_ptr<Sample[]> ring;
-    TimePoint previous_seen{};  // the collection before the last (LastStep)
-    // The order series were last recorded in (Touch), oldest first.
-    Series* older = nullptr;
-    Series* newer = nullptr;
-    Group* group = nullptr;
-    std::uint16_t count = 0, capacity = 0, head = 0;
-    bool counter = false;
-    bool has_previous = false;
-    // Neither the last collection's time nor the current baseline is kept apart: they are the
-    // newest sample's `last` and `baseline` (a series is never without a sample), which keeps a
-    // series at 88 bytes, one malloc size class below 104.
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  // Series are numbered in 32 bits, with room for the group mark.
+  static constexpr std::size_t kMaxSeries = std::size_t{1} << 30;
+  // 64-bit values that many uses share (the time of a collection: every series recorded in it is
+  // recorded at that time), each kept once with its number of uses; a use is a 32-bit id.
+  class Interned {
+   public:
+    // The id of `value`, one use more (made when new).
+    std::uint32_t Acquire(std::uint64_t value);
+    // One use more of id `id`.
+    std::uint32_t AddRef(std::uint32_t id) {
+      ++slots_[id].uses;
+      return id;
+    }
+    // One use less: the value goes with its last.
+    void Release(std::uint32_t id);
+    std::uint64_t operator[](std::uint32_t id) const { return slots_[id].value; }
+    std::size_t MemoryBytes() const;
+    // The most MemoryBytes() can be while at most `values` are held at a time.
+    static std::size_t MaxMemoryBytes(std::size_t values);
 
-    Sample* samples() { return capacity <= 1 ? &one : ring.get(); }
-    const Sample* samples() const { return capacity <= 1 ? &one : ring.get(); }
-    std::size_t size() const { return count; }
-    const Sample& at(std::size_t i) const { return samples()[(head + i) % count]; }
-    Sample& at(std::size_t i) { return samples()[(head + i) % count]; }
-    const Sample& newest() const { return at(size() - 1); }
-    TimePoint last_seen() const { return newest().last; }
+   private:
+    struct Slot {
+      std::uint64_t value = 0;
+      std::uint32_t uses = 0;
+      std::uint32_t next_free = kNone;
+    };
+    std::vector<Slot> slots_;                         // by id
+    std::uint32_t free_ = kNone;                      // the slots of no value, a list through next_free
+    std::unordered_map<std::uint64_t, std::uint32_t> ids_;  // value -> id
+    std::uint32_t last_ = kNone;                      // the id acquired last (a collection asks one time over)
   };
-  static_assert(sizeof(void*) != 8 || sizeof(Series) <= 88, "a series outgrew its malloc size class");
-  // A series in its group: its leaf (interned in leaves_) and the series.
-  struct Entry {
-    const std::string* leaf;
-    std::unique_ptr<Series> series;
+  // A series' samples once it has more than one: a small header, then `capacity` samples in one
+  // heap block, `count` used, oldest at `head` once full.
+  struct alignas(8) Ring {
+    std::uint16_t count = 0, capacity = 0, head = 0;
+    Sample* samples() { return reinterpret_cast<Sample*>(this + 1); }
+    const Sample* samples() const { return reinterpret_cast<const Sample*>(this + 1); }
   };
-  // The series of one dir ("port_errors/mlx5_0/1/"), by leaf in order: a dir's name is kept once,
-  // not once per series (a port's thirty counters share it).
+  static_assert(sizeof(Ring) == 8 && alignof(Sample) <= alignof(Ring));
+  // A series, 44 bytes in a slab (kSlabBlock of them to a heap block, so none has a malloc header
+  // of its own): a node of thousands of ports holds a series per counter, most with one sample (a
+  // counter that does not move). Other series, the record order and the groups refer to it by its
+  // 32-bit place in the slab; it stays there while it lives (handles keep that place).
+  struct Series {
+    // While the series has one sample (kRing clear): that sample, its `first` and `last` as ids in
+    // times_ and its baseline 0 (a series' second sample makes the ring, and only a Restart after
+    // its first sample starts another baseline). Once it has more: the Ring, in value_'s bytes.
+    // 64-bit words as two halves, so that a series is 4-byte aligned: 44 bytes, not 48.
+    std::uint32_t value_[2] = {};
+    std::uint32_t instance_[2] = {};
+    std::uint32_t first = kNone;     // kNone: no sample yet (only while it is being created)
+    std::uint32_t last = kNone;
+    std::uint32_t previous = kNone;  // the collection before the last (LastStep), in times_; kNone: none
+    // The order series were last recorded in (Touch), oldest first; kNone at its ends.
+    std::uint32_t older = kNone, newer = kNone;
+    // The next series of its group, in a circle closed by the group (kGroupMark | the group's id);
+    // in a free slot, the next free one.
+    std::uint32_t next = kNone;
+    // The leaf's id in leaf_names_, with kCounter and kRing.
+    std::uint32_t leaf = 0;
+
+    std::uint64_t value() const { return Word(value_); }
+    void set_value(std::uint64_t v) { SetWord(value_, v); }
+    std::uint64_t instance() const { return Word(instance_); }
+    void set_instance(std::uint64_t v) { SetWord(instance_, v); }
+    Ring* ring() const { return reinterpret_cast<Ring*>(static_cast<std::uintptr_t>(Word(value_))); }
+    void set_ring(Ring* r) { SetWord(value_, reinterpret_cast<std::uintptr_t>(r)); }
+    bool has_ring() const { return (leaf & kRing) != 0; }
+    bool counter() const { return (leaf & kCounter) != 0; }
+    std::uint32_t leaf_id() const { return leaf & kLeafMask; }
+
+    static std::uint64_t Word(const std::uint32_t (&w)[2]) { return w[0] | std::uint64_t{w[1]} << 32; }
+    static void SetWord(std::uint32_t (&w)[2], std::uint64_t v) {
+      w[0] = static_cast<std::uint32_t>(v);
+      w[1] = static_cast<std::uint32_t>(v >> 32);
+    }
+  };
+  static_assert(sizeof(void*) <= 8 && sizeof(Series) == 44, "a series outgrew its slab slot");
+  static constexpr std::uint32_t kCounter = 1u << 30, kRing = 1u << 31, kLeafMask = kCounter - 1;
+  static constexpr std::uint32_t kGroupMark = 1u << 31;
+  // Series per slab block: a block's heap block stays below malloc's mmap threshold, where
+  // mallinfo2() and the heap's own accounting see it.
+  static constexpr std::size_t kSlabBlock = 256;
+  // The series of one dir ("port_errors/mlx5_0/1/"): a dir's name is kept once, not once per series
+  // (a port's thirty counters share it).
   struct Group {
-    const std::string* dir = nullptr;  // its key in groups_
-    std::vector<Entry> entries;
+    std::uint32_t id = 0;    // in group_nodes_
+    std::uint32_t next = 0;  // its first series (kGroupMark | id: none)
   };
+  using GroupNode = std::pair<const std::string, Group>;
+  struct Leaf {
+    std::uint32_t id = 0;    // in leaf_names_
+    std::uint32_t uses = 0;  // series of that leaf
+  };
+
+  Series& At(std::uint32_t i) const { return blocks_[i / kSlabBlock][i % kSlabBlock]; }
+  // A series' place as a Ref keeps it (nullptr: none), and back.
+  static void* RefOf(std::uint32_t i) {
+    return i == kNone ? nullptr : reinterpret_cast<void*>(static_cast<std::uintptr_t>(i) + 1);
+  }
+  static std::uint32_t IndexOf(void* p) {
+    return p == nullptr ? kNone : static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) - 1);
+  }
+  TimePoint Time(std::uint32_t id) const { return TimePoint(Clock::duration(static_cast<Clock::rep>(times_[id]))); }
+  std::uint32_t AcquireTime(TimePoint t) {
+    return times_.Acquire(static_cast<std::uint64_t>(t.time_since_epoch().count()));
+  }
+  void ReleaseTime(std::uint32_t& id);
+  std::size_t size(const Series& s) const { return s.has_ring() ? s.ring()->count : (s.first == kNone ? 0 : 1); }
+  Sample at(const Series& s, std::size_t i) const;
+  Sample newest(const Series& s) const { return at(s, size(s) - 1); }
+  TimePoint last_seen(const Series& s) const;
 
   // `key` split where the history files it: itself, unless its leaf holds a '/' (a caller split
   // the name elsewhere); then the whole name, kept in `storage`, split again.
   static Key Filed(Key key, std::string& storage);
-  Series* Find(Key key) const;
-  Series* Find(std::string_view name) const { return Find(Split(name)); }
+  std::uint32_t Find(Key key) const;
+  std::uint32_t Find(std::string_view name) const { return Find(Split(name)); }
   // The series of `ref`, found by `key` when the ref is of another generation.
-  Series* Resolve(Ref& ref, Key key) const;
-  Series* Resolve(Handle& h) const { return Resolve(h.ref_, Split(h.name_)); }
+  std::uint32_t Resolve(Ref& ref, Key key) const;
+  std::uint32_t Resolve(Handle& h) const { return Resolve(h.ref_, Split(h.name_)); }
   // A series was created or dropped: every handle looks its series up again.
   void Changed() { generation_ = NextGeneration(); }
   // Unique across all Histories, so a handle used with another History looks its series up.
   static std::uint64_t NextGeneration();
   // The series to record into at `at`, created (in the place of the least recently recorded one
-  // when full); nullptr when refused (see Bounds above).
-  Series* Slot(Key key, bool counter, TimePoint at, bool& created);
-  Series* Slot(Ref& ref, Key key, bool counter, TimePoint at, bool& created);
-  // `s` was recorded: it becomes the newest in the record order.
-  void Touch(Series& s);
-  // Takes `s` out of the record order, its group and the history.
-  void Erase(Series& s);
-  // The name of group `g`'s entry `e`.
-  static std::string NameOf(const Group& g, const Entry& e) { return *g.dir + *e.leaf; }
+  // when full); kNone when refused (see Bounds above).
+  std::uint32_t Slot(Key key, bool counter, TimePoint at, bool& created);
+  std::uint32_t Slot(Ref& ref, Key key, bool counter, TimePoint at, bool& created);
+  // Series `i` was recorded: it becomes the newest in the record order.
+  void Touch(std::uint32_t i);
+  // Takes series `i` out of the record order, its group and the history.
+  void Erase(std::uint32_t i);
   // Calls f(name, series) for each series whose name starts with `prefix`, in the names' order.
   template <class F>
   void ForEachUnder(std::string_view prefix, F f) const;
-  Baseline RecordCounter(Series* s, bool created, std::uint64_t instance, std::uint64_t value, TimePoint at,
+  Baseline RecordCounter(std::uint32_t i, bool created, std::uint64_t instance, std::uint64_t value, TimePoint at,
                          unsigned bits);
-  bool RecordGauge(Series* s, bool created, std::uint64_t value, TimePoint at);
-  std::optional<Growth> Increase(const Series* s, Clock::duration window, TimePoint now) const;
-  static std::vector<Sample> Samples(const Series* s);
-  static std::optional<Sample> Newest(const Series* s);
+  bool RecordGauge(std::uint32_t i, bool created, std::uint64_t value, TimePoint at);
+  std::optional<Growth> Increase(std::uint32_t i, Clock::duration window, TimePoint now) const;
+  std::vector<Sample> Samples(std::uint32_t i) const;
+  std::optional<Sample> Newest(std::uint32_t i) const;
   // Adds a sample (the oldest goes when full).
-  void Push(Series& s, const Sample& sample) const;
-  void Append(Series& s, std::uint64_t value, TimePoint at) const;
-  void Restart(Series& s, std::uint64_t value, TimePoint at) const;
+  void Push(Series& s, const Sample& sample);
+  void Append(Series& s, std::uint64_t value, TimePoint at);
+  void Restart(Series& s, std::uint64_t value, TimePoint at);
+  void FreeRing(Series& s);
 
   Limits limits_;
   mutable std::mutex mu_;
-  // Guarded by mu_. Series stay put (handles point at them); leaves are interned with the number
-  // of series that use each.
+  // Guarded by mu_. Series stay put in the slab (handles point at them); free slots form a list
+  // through Series::next. Dirs and leaves are interned with ids the series refer to them by.
+  std::vector<std::unique_ptr<Series[]>> blocks_;
+  std::uint32_t slab_used_ = 0;  // slots ever handed out
+  std::uint32_t free_ = kNone;
   std::map<std::string, Group, std::less<>> groups_;
-  std::map<std::string, std::size_t, std::less<>> leaves_;
+  std::vector<GroupNode*> group_nodes_;  // by id (nullptr: free)
+  std::vector<std::uint32_t> free_groups_;
+  std::map<std::string, Leaf, std::less<>> leaves_;
+  std::vector<const std::string*> leaf_names_;  // by id (nullptr: free)
+  std::vector<std::uint32_t> free_leaves_;
+  Interned times_;  // every time a series keeps outside a ring
+  std::size_t ring_bytes_ = 0;  // heap of the rings
   std::size_t series_ = 0;
-  Series* oldest_ = nullptr;                           // guarded by mu_: the record order's ends
-  Series* newest_ = nullptr;
-  std::uint64_t generation_;  // guarded by mu_
-  std::uint64_t refused_ = 0;  // guarded by mu_
+  std::uint32_t oldest_ = kNone;  // the record order's ends
+  std::uint32_t newest_ = kNone;
+  std::uint64_t generation_;
+  std::uint64_t refused_ = 0;
 };
 
 // The `history` section of the configuration (registered by the collection engine, which owns the

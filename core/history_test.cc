@@ -484,5 +484,87 @@ TEST(HistoryTest, MemoryStaysWithinItsBoundMeasuredAtTheAllocator) {
   EXPECT_LE(mallinfo2().uordblks, before + 4096);  // all of it given back
 }
 
+// Most series of a large node hold one sample (a counter that does not move), ten or so to a dir
+// (a port's counters): such a series costs a few dozen bytes, measured at the allocator, and its
+// slot is reused once it is dropped, with every answer as before.
+TEST(HistoryTest, AOneSampleSeriesCostsLittleMeasuredAtTheAllocator) {
+  constexpr int kDirs = 10000;
+  constexpr std::size_t kSeries = 10 * kDirs;
+  const char* const leaves[] = {"symbol_error",         "link_error_recovery", "link_downed",
+                                "port_rcv_errors",      "port_rcv_remote_physical_errors",
+                                "port_xmit_discards",   "port_rcv_data",       "port_xmit_data",
+                                "port_rcv_packets",     "port_xmit_packets"};
+  const auto dir = [](int d) { return "port_errors/mlx5_" + std::to_string(d) + "/1/"; };
+  const std::size_t before = mallinfo2().uordblks;
+  auto h = std::make_unique<History>(History::Limits{.max_samples = 64, .max_series = kSeries});
+  for (int round = 0; round < 2; ++round) {
+    History::Batch batch(*h);
+    for (int d = 0; d < kDirs; ++d) {
+      for (int l = 0; l < 10; ++l) {
+        History::Ref ref;
+        batch.RecordCounter(ref, {dir(d), leaves[l]}, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(l),
+                            At(round * 30));
+      }
+    }
+  }
+  const std::size_t measured = mallinfo2().uordblks - before;
+  ASSERT_EQ(h->series(), kSeries);
+  RecordProperty("allocator_bytes_per_series", std::to_string(static_cast<double>(measured) / kSeries));
+  RecordProperty("memory_bytes_per_series", std::to_string(static_cast<double>(h->MemoryBytes()) / kSeries));
+  {
+    const auto samples = h->Samples("port_errors/mlx5_77/1/link_downed");
+    ASSERT_EQ(samples.size(), 1u);
+    EXPECT_EQ(samples[0].first, At(0));
+    EXPECT_EQ(samples[0].last, At(30));
+    EXPECT_EQ(samples[0].value, 2u);
+  }
+  EXPECT_EQ(h->LastStep("port_errors/mlx5_77/1/link_downed")->increase, 0u);
+  EXPECT_DOUBLE_EQ(h->LastStep("port_errors/mlx5_77/1/link_downed")->seconds, 30);
+  EXPECT_EQ(h->Increase("port_errors/mlx5_77/1/link_downed", seconds(60), At(30))->increase, 0u);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LE(measured, 60 * kSeries);
+  EXPECT_NEAR(static_cast<double>(h->MemoryBytes()), static_cast<double>(measured), 0.1 * static_cast<double>(measured));
+#endif
+
+  // A thousand dirs forgotten, their slots taken by series of other names that move; then the
+  // history is full and the least recently recorded make room.
+  for (int d = 0; d < 1000; ++d) {
+    for (const char* leaf : leaves) h->Forget(dir(d) + leaf);
+  }
+  EXPECT_EQ(h->series(), kSeries - 10000);
+  EXPECT_TRUE(h->Samples(dir(5) + "symbol_error").empty());
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 15000; ++i) {
+      const std::string name = "moving/" + std::to_string(i / 10) + "/c" + std::to_string(i % 10);
+      EXPECT_NE(h->RecordCounter(name, 1, static_cast<std::uint64_t>(i + 10 * round), At(60 + 30 * round)),
+                Baseline::kRefused);
+    }
+  }
+  EXPECT_EQ(h->series(), kSeries);
+  EXPECT_EQ(h->refused(), 0u);
+  EXPECT_TRUE(h->Samples(dir(1000) + "symbol_error").empty());  // evicted: recorded least recently
+  EXPECT_EQ(h->Samples(dir(kDirs - 1) + "port_xmit_packets").size(), 1u);
+  EXPECT_EQ(h->Samples(dir(kDirs - 1) + "port_xmit_packets")[0].value, 9u);
+  {
+    const auto moving = h->Samples("moving/1234/c5");
+    ASSERT_EQ(moving.size(), 3u);
+    EXPECT_EQ(moving[0].value, 12345u);
+    EXPECT_EQ(moving[2].value, 12365u);
+    EXPECT_EQ(moving[2].first, At(120));
+  }
+  const auto g = h->Increase("moving/1234/c5", seconds(60), At(120));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->increase, 20u);
+  EXPECT_DOUBLE_EQ(g->seconds, 60);
+  EXPECT_EQ(h->Names("moving/1234/").size(), 10u);
+  EXPECT_LE(h->MemoryBytes(), History::MaxMemoryBytes(h->limits()));
+  h.reset();
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  // All of it given back, but for the chunks of many sizes malloc's per-thread cache keeps (and
+  // mallinfo2() counts as in use).
+  EXPECT_LE(mallinfo2().uordblks, before + 16384);
+#endif
+}
+
 }  // namespace
 }  // namespace rdmahd
