@@ -481,7 +481,9 @@ TEST(HistoryTest, MemoryStaysWithinItsBoundMeasuredAtTheAllocator) {
   // The accounting is within 10% of what the allocator handed out.
   EXPECT_NEAR(static_cast<double>(h->MemoryBytes()), static_cast<double>(measured), 0.1 * static_cast<double>(measured));
   h.reset();
-  EXPECT_LE(mallinfo2().uordblks, before + 4096);  // all of it given back
+  // All of it given back, but for the chunks of many sizes malloc's per-thread cache keeps (and
+  // mallinfo2() counts as in use): a few KiB when this test runs alone in its process.
+  EXPECT_LE(mallinfo2().uordblks, before + 16384);
 }
 
 // Most series of a large node hold one sample (a counter that does not move), ten or so to a dir

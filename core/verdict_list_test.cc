@@ -122,7 +122,9 @@ TEST(VerdictListTest, ALargeReportCostsUnderHalfOfItsCheckResultsMeasuredAtTheAl
   EXPECT_NEAR(static_cast<double>(list->MemoryBytes()), static_cast<double>(as_list), 0.1 * static_cast<double>(as_list));
   std::vector<CheckResult>().swap(results);
   list.reset();
-  EXPECT_LE(HeapInUse(), before + 4096);
+  // All of it given back, but for the chunks malloc's per-thread cache keeps (and mallinfo2()
+  // counts as in use): a few KiB when this test runs alone in its process.
+  EXPECT_LE(HeapInUse(), before + 16384);
 }
 
 }  // namespace
