@@ -144,14 +144,15 @@ class LowFdLimitTest(unittest.TestCase):
 
     def test_accept_failing_for_want_of_descriptors_is_a_warning_naming_the_limit(self):
         with tempfile.TemporaryDirectory() as empty:
-            # Ready first, so every thread the daemon runs has started before its descriptors run
-            # out: UBSan's vptr check at a thread's start probes memory through a pipe, and with no
-            # descriptor left it reports a false "invalid vptr" and kills the daemon.
-            d = Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}")
-            # ~11 descriptors in use when idle: room for 2 connections, fewer than the 4 one client
-            # may hold, so accept runs out of descriptors.
-            d.args = ["prlimit", "--nofile=13:13", *d.args]
-            with d:
+            # The limit is lowered only once the daemon is ready and its threads have started:
+            # UBSan's vptr check at a thread's start probes memory through a pipe, and with no
+            # descriptor left it reports a false "invalid vptr" and kills the daemon. Started under
+            # a low limit, the first collection's lane thread raced the HTTP server for descriptors.
+            with Daemon(f"--path.sysfs={empty}", f"--path.procfs={empty}") as d:
+                in_use = len(os.listdir(f"/proc/{d.proc.pid}/fd"))
+                # Room for 2 connections, fewer than the 4 one client may hold, so accept runs out.
+                limit = in_use + 2
+                subprocess.run(["prlimit", f"--pid={d.proc.pid}", f"--nofile={limit}:{limit}"], check=True)
                 held = []
                 try:
                     for _ in range(10):
@@ -162,7 +163,7 @@ class LowFdLimitTest(unittest.TestCase):
                         s.close()
                 self.assertIsNotNone(line, "\n".join(d.log_lines[-10:]))
                 self.assertIn("level=warn", line)
-                self.assertIn("open_file_limit=13", line)
+                self.assertIn(f"open_file_limit={limit}", line)
                 self.assertIsNone(d.proc.poll())
 
     def test_start_without_descriptors_names_the_limit(self):
