@@ -56,7 +56,7 @@ def main():
     for d in range(a.devices):
         dev = os.path.join(a.root, "sys", "class", "infiniband", f"mlx5_{d}")
         for name, value in [("fw_ver", "20.39.1002"), ("board_id", "MT_0000000224"), ("hca_type", "MT4123"),
-                            ("node_guid", f"b859:9f03:00{d:02x}:1a2b"), ("sys_image_guid", f"b859:9f03:00{d:02x}:1a2b"),
+                            ("node_guid", f"b859:9f03:{d:04x}:1a2b"), ("sys_image_guid", f"b859:9f03:{d:04x}:1a2b"),
                             ("node_type", "1: CA")]:
             write(os.path.join(dev, name), value + "\n")
             files += 1
@@ -79,8 +79,8 @@ def main():
             gids = [
                 ("fe80:0000:0000:0000:ba59:9fff:fe00:1a2b", "IB/RoCE v1"),
                 ("fe80:0000:0000:0000:ba59:9fff:fe00:1a2b", "RoCE v2"),
-                (f"0000:0000:0000:0000:0000:ffff:0a00:{d:02x}{p:02x}", "IB/RoCE v1"),
-                (f"0000:0000:0000:0000:0000:ffff:0a00:{d:02x}{p:02x}", "RoCE v2"),
+                (f"0000:0000:0000:0000:0000:ffff:0a{d >> 8:02x}:{d & 0xff:02x}{p:02x}", "IB/RoCE v1"),
+                (f"0000:0000:0000:0000:0000:ffff:0a{d >> 8:02x}:{d & 0xff:02x}{p:02x}", "RoCE v2"),
             ]
             for i in range(a.gid_table):  # the rest of a GID table is zero
                 gid, typ = gids[i] if i < len(gids) else ("0000:0000:0000:0000:0000:0000:0000:0000", None)
