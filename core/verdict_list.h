@@ -102,20 +102,30 @@ class VerdictList {
   std::size_t MemoryBytes() const;
 
  private:
+  // A verdict: its texts by number, its check by its place among the list's few check names.
   struct Record {
-    std::uint32_t check, subject, reason, fix;  // numbers of texts_
-    Verdict verdict;
+    std::uint32_t subject, reason, fix;  // numbers of texts_
+    std::uint16_t check;                 // place in checks_
+    std::uint8_t verdict;
+  };
+  static_assert(sizeof(Record) == 16);
+  // Where a text's bytes are: block `at >> 16`, from byte `at & 0xffff`.
+  struct Text {
+    std::uint32_t at, size;
   };
   // The number of text `s`, stored first if the list does not hold it yet.
   std::uint32_t Intern(std::string_view s);
+  std::uint16_t CheckOf(std::string_view check);
+  std::string_view TextAt(std::uint32_t number) const;
   void Clear();
 
   std::vector<Record> records_;
-  std::vector<std::string_view> texts_;          // each distinct text, in the blocks below
+  std::vector<Text> texts_;                      // each distinct text, in the blocks below
+  std::vector<std::uint32_t> checks_;            // the check names' text numbers
   std::vector<std::unique_ptr<char[]>> blocks_;  // the texts' bytes
   std::vector<std::size_t> block_sizes_;
-  char* free_ = nullptr;                         // unused room at the end of the last block
-  std::size_t free_bytes_ = 0;
+  std::size_t open_ = SIZE_MAX;                  // the block texts are added to (SIZE_MAX: none)
+  std::size_t open_used_ = 0;                    // its bytes in use
   std::unordered_map<std::string_view, std::uint32_t> index_;  // text -> number, while filling
 };
 

@@ -69,6 +69,22 @@ TEST(VerdictListTest, CopiesAndMovesKeepTheirTexts) {
   ExpectSame(moved_again, want);
 }
 
+// Texts are found by block and offset: across many blocks, with long texts in blocks of their own
+// between them, before and after the open block is cut to size.
+TEST(VerdictListTest, FindsTextsAcrossBlocksAndLongTextsBetweenThem) {
+  std::vector<CheckResult> want;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string reason = i % 500 == 7 ? std::string(20000 + i, static_cast<char>('a' + i % 26))
+                                            : "reason " + std::to_string(i) + std::string(90, '.');
+    want.push_back({"check_" + std::to_string(i % 3), "port " + std::to_string(i), static_cast<Verdict>(i % 4),
+                    reason, i % 2 ? "fix " + std::to_string(i) : ""});
+  }
+  VerdictList list(want);
+  ExpectSame(list, want);
+  list.ShrinkToFit();
+  ExpectSame(list, want);
+}
+
 // Each distinct text is kept once: a check's name, the reason every port in one state shares, the
 // empty fix of the oks.
 TEST(VerdictListTest, KeepsEachDistinctTextOnce) {
