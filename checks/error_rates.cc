@@ -238,28 +238,44 @@ struct Judgement {
   std::string rose;               // "port_rcv_errors +3, ..." for counters that grew but tripped nothing
 };
 
-// Where each of a subject's counters is among a CounterValues' slots. The name list is the
-// device's, shared by every collection until the device is discovered anew: found once, not
-// searched by name for every counter of every collection. Holding the list keeps it from being
-// freed, so another list cannot take its address.
-struct Slots {
+// Where each of a check's counters is among a CounterValues' slots, per name list. A name list is
+// shared by the ports of a driver and by every collection until the device is discovered anew: its
+// slots are found once for all of them, not searched by name for every counter of every port.
+// Holding a list keeps it from being freed, so another list cannot take its address.
+class SlotMaps {
+ public:
   static constexpr std::uint32_t kAbsent = UINT32_MAX;
-  std::shared_ptr<const CounterValues::Names> names;
-  std::vector<std::uint32_t> of;  // per counter; kAbsent when the list lacks it (kept for thousands of ports)
+  using Map = std::vector<std::uint32_t>;  // per counter; kAbsent when the list lacks it
 
-  std::optional<std::uint64_t> Value(const CounterValues& values, const std::vector<std::string_view>& counters,
-                                     std::size_t i) {
-    if (!values.names()) return std::nullopt;
-    if (names != values.names()) {
-      names = values.names();
-      of.clear();
+  // The slots of `counters` in `values`' name list; nullptr when it has none. Valid until the
+  // next call.
+  const Map* Of(const CounterValues& values, const std::vector<std::string_view>& counters) {
+    if (!values.names()) return nullptr;
+    auto it = maps_.find(values.names().get());
+    if (it == maps_.end()) {
+      Map of;
       for (std::string_view c : counters) {
         const std::optional<std::size_t> slot = values.SlotOf(c);
         of.push_back(slot && *slot < kAbsent ? static_cast<std::uint32_t>(*slot) : kAbsent);
       }
+      it = maps_.emplace(values.names().get(), Entry{values.names(), std::move(of)}).first;
     }
+    return &it->second.of;
+  }
+  static std::optional<std::uint64_t> Value(const CounterValues& values, const Map& of, std::size_t i) {
     return of[i] != kAbsent ? values.value(of[i]) : std::nullopt;
   }
+  // Drops the maps of lists that only these maps still hold (their devices were discovered anew).
+  void Prune() {
+    std::erase_if(maps_, [](const auto& m) { return m.second.names.use_count() == 1; });
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const CounterValues::Names> names;
+    Map of;
+  };
+  std::map<const CounterValues::Names*, Entry> maps_;
 };
 
 // The rules' counters, each once: first the error counters (a counter's place among them is its
@@ -299,12 +315,11 @@ struct SubjectHandles {
   std::size_t error_counters() const { return rule_counters->errors; }
   // counters()[i]'s, named prefix + counters()[i] (KeyOf): no name kept per series, for each
   // counter of thousands of ports.
-  std::vector<History::Ref> series;
+  History::Refs series;
   History::Key KeyOf(std::size_t i) const { return {prefix, counters()[i]}; }
   // counters[i]'s in this collection (Load): the check's one buffer, lent to the subject being
   // judged (HandlesOf) and handed back (Lent), not a copy kept per subject between collections.
   std::vector<std::optional<std::uint64_t>> values;
-  Slots slots, fallback_slots;                       // a port's, for Load
   History::Handle zeros;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
   bool seen = false;  // a subject of the latest collection
@@ -317,11 +332,27 @@ struct SubjectHandles {
   // `quiet_counters` counters; none when 0) without asking the history, however the packets move.
   bool quiet = false;
   std::uint32_t quiet_counters = 0;
-  std::vector<std::optional<std::uint64_t>> quiet_values;  // the error counters' (values[0, error_counters))
+  // The error counters' values (values[0, error_counters)): bit i of quiet_present says whether
+  // counter i had one, quiet_values[i] is it (at most 64 error counters; a check of more is never
+  // quiet).
+  std::unique_ptr<std::uint64_t[]> quiet_values;
+  std::uint64_t quiet_present = 0;
+  static constexpr std::size_t kMaxQuietCounters = 64;
+  void KeepQuietValues() {
+    if (!quiet_values) quiet_values = std::make_unique<std::uint64_t[]>(error_counters());
+    quiet_present = 0;
+    for (std::size_t i = 0; i < error_counters(); ++i) {
+      quiet_values[i] = values[i].value_or(0);
+      if (values[i]) quiet_present |= std::uint64_t{1} << i;
+    }
+  }
   bool QuietValuesHold() const {
-    return quiet_values.size() == error_counters() &&
-           std::equal(quiet_values.begin(), quiet_values.end(), values.begin(),
-                      values.begin() + static_cast<std::ptrdiff_t>(error_counters()));
+    if (!quiet_values) return false;
+    for (std::size_t i = 0; i < error_counters(); ++i) {
+      const bool present = ((quiet_present >> i) & 1) != 0;
+      if (values[i].has_value() != present || (present && *values[i] != quiet_values[i])) return false;
+    }
+    return true;
   }
 
   std::size_t IndexOf(std::string_view counter) const {
@@ -338,17 +369,23 @@ struct SubjectHandles {
     const std::size_t i = IndexOf(counter);
     return i < values.size() ? values[i] : std::nullopt;
   }
-  // Reads the subject's counters once for recording and judging.
-  void Load(const Subject& s) {
+  // Reads the subject's counters once for recording and judging; a port's by the slots of its
+  // counters' name lists in `maps`.
+  void Load(const Subject& s, SlotMaps& maps) {
     const std::vector<std::string_view>& counters = this->counters();
     values.resize(counters.size());
+    if (s.counters == nullptr) {
+      for (std::size_t i = 0; i < counters.size(); ++i) values[i] = s.value(counters[i]);
+      return;
+    }
+    const SlotMaps::Map* of = maps.Of(*s.counters, counters);
     for (std::size_t i = 0; i < counters.size(); ++i) {
-      if (s.counters == nullptr) {
-        values[i] = s.value(counters[i]);
-        continue;
-      }
-      values[i] = slots.Value(*s.counters, counters, i);
-      if (!values[i] && s.fallback != nullptr) values[i] = fallback_slots.Value(*s.fallback, counters, i);
+      values[i] = of != nullptr ? SlotMaps::Value(*s.counters, *of, i) : std::nullopt;
+    }
+    if (s.fallback == nullptr) return;
+    const SlotMaps::Map* fallback = maps.Of(*s.fallback, counters);
+    for (std::size_t i = 0; fallback != nullptr && i < counters.size(); ++i) {
+      if (!values[i]) values[i] = SlotMaps::Value(*s.fallback, *fallback, i);
     }
   }
   // Whether a hold series of this subject may exist: one was there when the handles were made (a
@@ -369,15 +406,17 @@ SubjectHandles MakeHandles(const RuleCounters& counters, const Subject& s) {
   h.instance = s.instance;
   h.rule_counters = &counters;
   h.prefix = std::string(s.check) + "/" + s.name + "/";
-  h.series.resize(counters.names.size());
+  h.series = History::Refs(counters.names.size());
   h.zeros = History::Handle(h.prefix + "zeros/" + std::to_string(s.instance));
   return h;
 }
 
 // The subject's handles in `cache` (by subject name), made anew for a new subject or instance,
-// with its values loaded into `buffer`, which they hold until the caller's Lent hands it back.
+// with its values loaded (by `maps`) into `buffer`, which they hold until the caller's Lent hands it
+// back.
 SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& cache, const RuleCounters& counters,
-                          const Subject& s, const History& history, std::vector<std::optional<std::uint64_t>>& buffer) {
+                          const Subject& s, const History& history, SlotMaps& maps,
+                          std::vector<std::optional<std::uint64_t>>& buffer) {
   auto it = cache.find(s.name);
   if (it == cache.end() || it->second.instance != s.instance) {
     SubjectHandles made = MakeHandles(counters, s);
@@ -390,7 +429,7 @@ SubjectHandles& HandlesOf(std::map<std::string, SubjectHandles, std::less<>>& ca
   }
   it->second.seen = true;
   it->second.values.swap(buffer);
-  it->second.Load(s);
+  it->second.Load(s, maps);
   return it->second;
 }
 
@@ -429,7 +468,7 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
   bool continued = true;
   h.history_full = false;
   const auto record_one = [&](std::size_t i, std::uint64_t value, History::TimePoint at) {
-    const History::Baseline b = history.RecordCounter(h.series[i], h.KeyOf(i), s.instance, value, at);
+    const History::Baseline b = history.RecordCounter(h.series, i, h.KeyOf(i), s.instance, value, at);
     if (b == History::Baseline::kRefused) h.history_full = true;
     return b;
   };
@@ -489,7 +528,7 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
       if (k.counter == c && k.window == window) return k.growth;
     }
     const std::size_t i = h.IndexOf(c);
-    known_increases.push_back({c, window, history.Increase(h.series[i], h.KeyOf(i), window, now)});
+    known_increases.push_back({c, window, history.Increase(h.series, i, h.KeyOf(i), window, now)});
     return known_increases.back().growth;
   };
   for (const Rule& r : rules) {
@@ -814,7 +853,7 @@ class RuleCheck : public Check {
       const bool same_policy = policy_ && *policy_ == policy;
       policy_ = policy;
       kSubjects(snapshot, [&](const Subject& s) {
-        SubjectHandles& h = HandlesOf(handles_, Counters(), s, history, values_);
+        SubjectHandles& h = HandlesOf(handles_, Counters(), s, history, slot_maps_, values_);
         const Lent lent(h, values_);
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
@@ -833,9 +872,10 @@ class RuleCheck : public Check {
         const bool quiet = no_backoff && j.findings.empty() && j.unknown.empty() && j.rose.empty();
         const std::size_t judged = j.counters;
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
-        h.quiet = quiet && (!r || r->verdict == Verdict::kOk);
+        h.quiet = quiet && (!r || r->verdict == Verdict::kOk) &&
+                  h.error_counters() <= SubjectHandles::kMaxQuietCounters;
         if (h.quiet) {
-          h.quiet_values.assign(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.error_counters()));
+          h.KeepQuietValues();
           h.quiet_counters = r ? static_cast<std::uint32_t>(judged) : 0;
         }
         if (r) results.push_back(std::move(*r));
@@ -844,6 +884,7 @@ class RuleCheck : public Check {
       for (auto it = handles_.begin(); it != handles_.end();) {
         it = std::exchange(it->second.seen, false) ? std::next(it) : handles_.erase(it);
       }
+      slot_maps_.Prune();
     }
     std::lock_guard lock(mu_);
     recorded_at_ = now;
@@ -863,9 +904,10 @@ class RuleCheck : public Check {
     const auto& policy = ctx.config.Section<ErrorRatePolicy>();
     // Handles for this evaluation only: the kept ones are Record's (its subjects, its history).
     std::map<std::string, SubjectHandles, std::less<>> handles;
+    SlotMaps maps;
     std::vector<std::optional<std::uint64_t>> values;
     kSubjects(ctx.snapshot, [&](const Subject& s) {
-      SubjectHandles& h = HandlesOf(handles, Counters(), s, ctx.history, values);
+      SubjectHandles& h = HandlesOf(handles, Counters(), s, ctx.history, maps, values);
       const Lent lent(h, values);
       if (auto r = Verdicts(kRules, s, h, ctx.history, ctx.now, policy,
                             Judge(kRules, h, ctx.history, ctx.now, policy))) {
@@ -881,6 +923,7 @@ class RuleCheck : public Check {
   }
   mutable std::mutex handles_mu_;
   mutable std::map<std::string, SubjectHandles, std::less<>> handles_;  // guarded by handles_mu_
+  mutable SlotMaps slot_maps_;                                          // guarded by handles_mu_
   mutable std::vector<std::optional<std::uint64_t>> values_;            // guarded by handles_mu_: lent (HandlesOf)
   mutable std::optional<ErrorRatePolicy> policy_;                       // guarded by handles_mu_: the last Record's
   mutable std::mutex mu_;

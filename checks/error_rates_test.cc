@@ -4,7 +4,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -259,6 +261,52 @@ TEST(PortErrorsTest, ACounterThatLeavesZeroIsJudgedFromItsZeros) {
   r = idle.Port(seconds(1215), {{"excessive_buffer_overrun_errors", 2}});
   EXPECT_EQ(r.verdict, Verdict::kFailed);
   EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +2 in 600 s"));
+}
+
+// Between collections the check keeps per port only what is the port's own: where its series are
+// in the history (four bytes a counter), its quiet values, its names; where the counters are in a
+// name list that a thousand ports of one driver share is kept once, for the list.
+TEST(PortErrorsTest, AThousandPortsOfOneDriverCostTheCheckLittleHeap) {
+  constexpr int kPorts = 1000;
+  CounterValues::Names list = {"excessive_buffer_overrun_errors", "link_error_recovery", "local_link_integrity_errors",
+                               "port_rcv_errors",  "port_rcv_packets", "port_rcv_remote_physical_errors",
+                               "port_xmit_discards", "port_xmit_packets", "symbol_error"};
+  std::sort(list.begin(), list.end());
+  const auto names = std::make_shared<const CounterValues::Names>(std::move(list));
+  Snapshot s;
+  {
+    Topology topology;
+    RdmaDevicesFacts devices;
+    for (int d = 0; d < kPorts; ++d) {
+      TopologyDevice& td = topology.devices.emplace_back();
+      td.name = "mlx5_" + std::to_string(d);
+      td.generation = 1;
+      RdmaDeviceFacts& device = devices.devices.emplace_back();
+      device.name = td.name;
+      RdmaPortFacts& p = device.ports.emplace_back();
+      p.device = td.name;
+      p.port = 1;
+      p.counters = CounterValues(names);
+      for (std::size_t slot = 0; slot < names->size(); ++slot) p.counters.Set(slot, 1000 + slot);
+    }
+    s.Put(std::move(topology));
+    s.Put(std::move(devices));
+  }
+  Config config;
+  History history;
+  std::unique_ptr<Check> check = CheckRegistry().Find("port_errors")->factory();
+  const std::size_t before = mallinfo2().uordblks;
+  for (int c = 0; c < 2; ++c) {
+    std::vector<CheckResult> out;
+    RunCheck("port_errors", *check, s, config, history, kT0 + seconds(30 * c), out);
+    ASSERT_EQ(out.size(), static_cast<std::size_t>(kPorts));
+    EXPECT_EQ(out.back().verdict, c == 0 ? Verdict::kUnknown : Verdict::kOk);
+  }
+  const std::size_t measured = mallinfo2().uordblks - before - history.MemoryBytes();
+  RecordProperty("check_bytes_per_port", std::to_string(static_cast<double>(measured) / kPorts));
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LE(measured, 700u * kPorts);
+#endif
 }
 
 TEST(PortErrorsTest, LinkErrorRecoveriesPerMinute) {

@@ -110,6 +110,19 @@ std::uint32_t History::Resolve(Ref& ref, Key key) const {
   return IndexOf(ref.series_);
 }
 
+History::Refs::Refs(std::size_t size)
+    : series_(std::make_unique<std::uint32_t[]>(size)), size_(static_cast<std::uint32_t>(size)) {}
+
+std::uint32_t History::Resolve(Refs& refs, std::size_t i, Key key) const {
+  if (refs.generation_ != generation_) {
+    std::fill_n(refs.series_.get(), refs.size_, kUnknown);
+    refs.generation_ = generation_;
+  }
+  std::uint32_t& series = refs.series_[i];
+  if (series == kUnknown) series = Find(key);
+  return series;
+}
+
 std::uint32_t History::Slot(Key key, bool counter, TimePoint at, bool& created) {
   created = false;
   if (key.dir.size() + key.leaf.size() > kMaxNameBytes) return kNone;
@@ -177,15 +190,19 @@ std::uint32_t History::Slot(Key key, bool counter, TimePoint at, bool& created) 
   return i;
 }
 
-std::uint32_t History::Slot(Ref& ref, Key key, bool counter, TimePoint at, bool& created) {
+std::uint32_t History::Slot(std::uint32_t found, Key key, bool counter, TimePoint at, bool& created) {
   created = false;
-  if (const std::uint32_t i = Resolve(ref, key); i != kNone && At(i).counter() == counter) {
-    Touch(i);
-    return i;
+  if (found != kNone && At(found).counter() == counter) {
+    Touch(found);
+    return found;
   }
-  const std::uint32_t i = Slot(key, counter, at, created);
-  ref.series_ = RefOf(i);
-  ref.generation_ = generation_;
+  return Slot(key, counter, at, created);
+}
+
+std::uint32_t History::Slot(Handle& h, bool counter, TimePoint at, bool& created) {
+  const std::uint32_t i = Slot(Resolve(h), Split(h.name_), counter, at, created);
+  h.ref_.series_ = RefOf(i);
+  h.ref_.generation_ = generation_;
   return i;
 }
 
@@ -345,13 +362,17 @@ History::Baseline History::RecordCounter(Handle& series, std::uint64_t instance,
 
 History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value,
                                                 TimePoint at, unsigned bits) {
-  return RecordCounter(series.ref_, Split(series.name_), instance, value, at, bits);
+  bool created = false;
+  const std::uint32_t i = history_.Slot(series, true, at, created);
+  return history_.RecordCounter(i, created, instance, value, at, bits);
 }
 
-History::Baseline History::Batch::RecordCounter(Ref& series, Key key, std::uint64_t instance, std::uint64_t value,
-                                                TimePoint at, unsigned bits) {
+History::Baseline History::Batch::RecordCounter(Refs& series, std::size_t n, Key key, std::uint64_t instance,
+                                                std::uint64_t value, TimePoint at, unsigned bits) {
   bool created = false;
-  const std::uint32_t i = history_.Slot(series, key, true, at, created);
+  // A series created leaves the refs of another generation: the next call looks them all up again.
+  const std::uint32_t i = history_.Slot(history_.Resolve(series, n, key), key, true, at, created);
+  series.series_[n] = i;
   return history_.RecordCounter(i, created, instance, value, at, bits);
 }
 
@@ -394,7 +415,7 @@ bool History::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
 
 bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
   bool created = false;
-  const std::uint32_t i = history_.Slot(series.ref_, Split(series.name_), false, at, created);
+  const std::uint32_t i = history_.Slot(series, false, at, created);
   return history_.RecordGauge(i, created, value, at);
 }
 
@@ -436,18 +457,19 @@ std::optional<History::Growth> History::Increase(Handle& series, Clock::duration
   return Increase(Resolve(series), window, now);
 }
 
-std::optional<History::Growth> History::Increase(Ref& series, Key key, Clock::duration window, TimePoint now) const {
+std::optional<History::Growth> History::Increase(Refs& series, std::size_t i, Key key, Clock::duration window,
+                                                  TimePoint now) const {
   std::lock_guard lock(mu_);
-  return Increase(Resolve(series, key), window, now);
+  return Increase(Resolve(series, i, key), window, now);
 }
 
 std::optional<History::Growth> History::Batch::Increase(Handle& series, Clock::duration window, TimePoint now) const {
   return history_.Increase(history_.Resolve(series), window, now);
 }
 
-std::optional<History::Growth> History::Batch::Increase(Ref& series, Key key, Clock::duration window,
-                                                        TimePoint now) const {
-  return history_.Increase(history_.Resolve(series, key), window, now);
+std::optional<History::Growth> History::Batch::Increase(Refs& series, std::size_t i, Key key,
+                                                        Clock::duration window, TimePoint now) const {
+  return history_.Increase(history_.Resolve(series, i, key), window, now);
 }
 
 std::optional<History::Growth> History::Increase(std::uint32_t series, Clock::duration window, TimePoint now) const {

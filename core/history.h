@@ -41,9 +41,10 @@
 // series, so that neither formats the name nor looks it up again. A handle remembers where its
 // series lives and the history's generation it found it in; the generation changes whenever a
 // series is created or dropped (new, forgotten, evicted, recorded as the other kind), and a handle
-// of another generation (or of another History) finds its series by name again. A Ref is a handle
-// without the name: its caller passes the name as a Key with each call. The history keeps nothing
-// per handle, so handles do not change its memory bound.
+// of another generation (or of another History) finds its series by name again. A Refs is the
+// handles of many series without their names and with one generation: its caller passes a series'
+// name as a Key with each call. The history keeps nothing per handle, so handles do not change its
+// memory bound.
 //
 // Thread-safe (one mutex); the engine records and checks read on the collecting thread. A Handle
 // is its owner's: one thread at a time. A Batch takes the mutex once for many handle calls (a check
@@ -113,13 +114,28 @@ class History {
   };
   static Key Split(std::string_view name);
 
-  // Where the history last found a series (see Handles above), for a caller that keeps the series'
-  // name (a Key) itself: sixteen bytes, no name of its own (an error-rate check keeps one per
-  // counter of thousands of ports).
+  // Where the history last found a series (see Handles above): a Handle's.
   class Ref {
    private:
     friend class History;
     void* series_ = nullptr;        // the series' place (nullptr: none), while generation_ is current
+    std::uint64_t generation_ = 0;  // 0: not looked up yet
+  };
+
+  // Where the history last found each of a caller's `size` series, for a caller that keeps their
+  // names (as Keys) itself and passes series i's with each call: four bytes a series and one
+  // generation for them all (an error-rate check keeps one per counter of thousands of ports). When
+  // the history's generation moved, every one of them finds its series by name again.
+  class Refs {
+   public:
+    Refs() = default;
+    explicit Refs(std::size_t size);
+    std::size_t size() const { return size_; }
+
+   private:
+    friend class History;
+    std::unique_ptr<std::uint32_t[]> series_;  // places in the slab; kNone: none; kUnknown: not looked up
+    std::uint32_t size_ = 0;
     std::uint64_t generation_ = 0;  // 0: not looked up yet
   };
 
@@ -148,10 +164,11 @@ class History {
     std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
     std::vector<Sample> Samples(Handle& series) const;
     std::optional<Sample> Newest(Handle& series) const;
-    // The same for a series named by `key` (its caller keeps the name).
-    Baseline RecordCounter(Ref& series, Key key, std::uint64_t instance, std::uint64_t value, TimePoint at,
-                           unsigned bits = 64);
-    std::optional<Growth> Increase(Ref& series, Key key, Clock::duration window, TimePoint now) const;
+    // The same for series i of `series`, named by `key` (its caller keeps the name).
+    Baseline RecordCounter(Refs& series, std::size_t i, Key key, std::uint64_t instance, std::uint64_t value,
+                           TimePoint at, unsigned bits = 64);
+    std::optional<Growth> Increase(Refs& series, std::size_t i, Key key, Clock::duration window,
+                                   TimePoint now) const;
     const Limits& limits() const { return history_.limits(); }
 
    private:
@@ -188,7 +205,8 @@ class History {
   // points, or when the newest sample is older than the window.
   std::optional<Growth> Increase(std::string_view name, Clock::duration window, TimePoint now) const;
   std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
-  std::optional<Growth> Increase(Ref& series, Key key, Clock::duration window, TimePoint now) const;
+  std::optional<Growth> Increase(Refs& series, std::size_t i, Key key, Clock::duration window,
+                                 TimePoint now) const;
   // Increase() per second; unknown as Increase() is.
   std::optional<double> Rate(std::string_view name, Clock::duration window, TimePoint now) const;
   // Counter `name`'s increase between its last two collections; unknown after one, or across a
@@ -215,6 +233,7 @@ class History {
 
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
+  static constexpr std::uint32_t kUnknown = UINT32_MAX - 1;  // a Refs' series not looked up yet
   // Series are numbered in 32 bits, with room for the group mark.
   static constexpr std::size_t kMaxSeries = std::size_t{1} << 30;
   // 64-bit values that many uses share (the time of a collection: every series recorded in it is
@@ -335,6 +354,7 @@ class History {
   std::uint32_t Find(std::string_view name) const { return Find(Split(name)); }
   // The series of `ref`, found by `key` when the ref is of another generation.
   std::uint32_t Resolve(Ref& ref, Key key) const;
+  std::uint32_t Resolve(Refs& refs, std::size_t i, Key key) const;
   std::uint32_t Resolve(Handle& h) const { return Resolve(h.ref_, Split(h.name_)); }
   // A series was created or dropped: every handle looks its series up again.
   void Changed() { generation_ = NextGeneration(); }
@@ -343,7 +363,9 @@ class History {
   // The series to record into at `at`, created (in the place of the least recently recorded one
   // when full); kNone when refused (see Bounds above).
   std::uint32_t Slot(Key key, bool counter, TimePoint at, bool& created);
-  std::uint32_t Slot(Ref& ref, Key key, bool counter, TimePoint at, bool& created);
+  // The same for the series found at `found` (kNone: none) by a ref.
+  std::uint32_t Slot(std::uint32_t found, Key key, bool counter, TimePoint at, bool& created);
+  std::uint32_t Slot(Handle& h, bool counter, TimePoint at, bool& created);
   // Series `i` was recorded: it becomes the newest in the record order.
   void Touch(std::uint32_t i);
   // Takes series `i` out of the record order, its group and the history.

@@ -189,27 +189,51 @@ TEST(HistoryTest, SamplesUnderAPrefixAreEachSeriesInOrderAsSamplesGivesThem) {
   EXPECT_TRUE(h.SamplesUnder("nothing/").empty());
 }
 
-// A Ref keeps no name: its caller passes the name as a Key (dir and leaf) with each call.
-TEST(HistoryTest, ARefFindsTheSeriesItsKeyNames) {
+// A Refs keeps no names: its caller passes series i's name as a Key (dir and leaf) with each call.
+TEST(HistoryTest, RefsFindTheSeriesTheirKeysName) {
   History h;
-  History::Ref ref;
+  History::Refs refs(2);
+  ASSERT_EQ(refs.size(), 2u);
   const History::Key key{"port_errors/mlx5_0/1/", "symbol_error"};
+  const History::Key packets{"port_errors/mlx5_0/1/", "port_rcv_packets"};
   {
     History::Batch batch(h);
-    EXPECT_EQ(batch.RecordCounter(ref, key, 1, 10, At(0)), Baseline::kFirst);
-    EXPECT_EQ(batch.RecordCounter(ref, key, 1, 25, At(30)), Baseline::kContinued);
+    EXPECT_EQ(batch.RecordCounter(refs, 0, key, 1, 10, At(0)), Baseline::kFirst);
+    EXPECT_EQ(batch.RecordCounter(refs, 0, key, 1, 25, At(30)), Baseline::kContinued);
+    EXPECT_FALSE(batch.Increase(refs, 1, packets, seconds(60), At(30)));
+    EXPECT_EQ(batch.RecordCounter(refs, 1, packets, 1, 100, At(30)), Baseline::kFirst);
   }
   // The same series by its whole name, and by a key split at another slash.
   EXPECT_EQ(h.Samples("port_errors/mlx5_0/1/symbol_error").size(), 2u);
-  History::Ref other;
-  EXPECT_EQ(h.Increase(other, {"port_errors/", "mlx5_0/1/symbol_error"}, seconds(60), At(30))->increase, 15u);
+  History::Refs other(1);
+  EXPECT_EQ(h.Increase(other, 0, {"port_errors/", "mlx5_0/1/symbol_error"}, seconds(60), At(30))->increase, 15u);
   EXPECT_EQ(h.RecordCounter("port_errors/mlx5_0/1/symbol_error", 1, 40, At(60)), Baseline::kContinued);
-  EXPECT_EQ(h.Increase(ref, key, seconds(90), At(60))->increase, 30u);
-  // Forgotten, the ref finds nothing; recorded again, a new series.
+  EXPECT_EQ(h.RecordCounter("port_errors/mlx5_0/1/port_rcv_packets", 1, 160, At(60)), Baseline::kContinued);
+  EXPECT_EQ(h.Increase(refs, 0, key, seconds(90), At(60))->increase, 30u);
+  EXPECT_EQ(h.Increase(refs, 1, packets, seconds(90), At(60))->increase, 60u);
+  // Forgotten, the refs find nothing of that series (and the other series still); recorded again,
+  // a new series.
   h.Forget("port_errors/mlx5_0/1/symbol_error");
-  EXPECT_FALSE(h.Increase(ref, key, seconds(90), At(60)));
+  EXPECT_FALSE(h.Increase(refs, 0, key, seconds(90), At(60)));
+  EXPECT_EQ(h.Increase(refs, 1, packets, seconds(90), At(60))->increase, 60u);
+  // A series dropped and another created in its slab place: the refs find each by name again.
+  h.Forget("port_errors/mlx5_0/1/port_rcv_packets");
+  EXPECT_EQ(h.RecordCounter("elsewhere/other", 1, 5, At(60)), Baseline::kFirst);
+  EXPECT_FALSE(h.Increase(refs, 1, packets, seconds(90), At(60)));
   History::Batch batch(h);
-  EXPECT_EQ(batch.RecordCounter(ref, key, 1, 40, At(90)), Baseline::kFirst);
+  EXPECT_EQ(batch.RecordCounter(refs, 0, key, 1, 40, At(90)), Baseline::kFirst);
+  EXPECT_EQ(batch.RecordCounter(refs, 1, packets, 1, 200, At(90)), Baseline::kFirst);
+}
+
+// A Refs holds four bytes a series in one heap block, and one generation for them all.
+TEST(HistoryTest, RefsCostFourBytesASeries) {
+  static_assert(sizeof(History::Refs) <= 24);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  const std::size_t before = mallinfo2().uordblks;
+  History::Refs refs(1000);
+  const std::size_t measured = mallinfo2().uordblks - before;
+  EXPECT_LE(measured, 4 * 1000 + 32);
+#endif
 }
 
 // Series are filed by dir, but listed in their names' order: "a/b/c/d" sorts before "a/b/ca".
@@ -503,8 +527,8 @@ TEST(HistoryTest, AOneSampleSeriesCostsLittleMeasuredAtTheAllocator) {
     History::Batch batch(*h);
     for (int d = 0; d < kDirs; ++d) {
       for (int l = 0; l < 10; ++l) {
-        History::Ref ref;
-        batch.RecordCounter(ref, {dir(d), leaves[l]}, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(l),
+        History::Refs ref(1);
+        batch.RecordCounter(ref, 0, {dir(d), leaves[l]}, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(l),
                             At(round * 30));
       }
     }
