@@ -30,17 +30,12 @@ namespace {
 
 // A missing directory is normal (bnxt_re and rxe have no counters/); other failures are reported.
 RdmaCounterFiles DiscoverCounterFiles(const NodeFs& fs, const std::string& dir, std::vector<std::string>& errors) {
-  RdmaCounterFiles out;
   auto names = fs.ListDir(dir);  // sorted, unique
   if (!names.ok()) {
     if (names.error().errno_value != ENOENT) errors.push_back(names.error().message);
-    return out;
+    return {};
   }
-  out.names = ShareNames(std::move(*names));
-  out.files.reserve(out.names->size());
-  auto folder = HeldFile::MakeFolder(dir, out.names);
-  for (std::size_t i = 0; i < out.names->size(); ++i) out.files.emplace_back(folder, static_cast<std::uint32_t>(i));
-  return out;
+  return RdmaCounterFiles(HeldFile::MakeFolder(dir, ShareNames(std::move(*names))));
 }
 
 }  // namespace
@@ -51,7 +46,7 @@ std::size_t RdmaDeviceFiles::HeldDescriptors() const {
   for (const RdmaPortFiles& p : ports) {
     n += CountOpen(p.state) + CountOpen(p.phys_state) + CountOpen(p.rate);
     for (const RdmaCounterFiles* counters : {&p.counters, &p.counters_ext, &p.hw_counters}) {
-      for (const HeldFile& f : counters->files) n += f.is_open();
+      n += counters->open_count();
     }
   }
   return n;
@@ -98,49 +93,58 @@ int ReadBackoff::ErrnoIndex(int err) {
   return -1;
 }
 
-const ReadBackoff::Entry* ReadBackoff::Find(const HeldFile& file) const {
+const ReadBackoff::Entry* ReadBackoff::Find(Key file) const {
   for (const Entry& e : entries_) {
-    if (e.file == &file) return &e;
+    if (e.file == file) return &e;
   }
   return nullptr;
 }
 
-const ReadBackoff::Entry& ReadBackoff::Failed(const HeldFile& file, const Error& e, Clock::time_point now) {
+const ReadBackoff::Entry& ReadBackoff::Failed(Key file, const Error& e, Clock::time_point now) {
   ++read_errors_[static_cast<std::size_t>(ErrnoIndex(e.errno_value))];
   for (Entry& entry : entries_) {
-    if (entry.file != &file) continue;
+    if (entry.file != file) continue;
     entry.errno_value = e.errno_value;
     entry.wait = std::min<Clock::duration>(entry.wait * 2, kLongestWait);
     entry.next = now + entry.wait;
     return entry;
   }
-  return entries_.emplace_back(Entry{&file, e.errno_value, kFirstWait, now + kFirstWait,
+  return entries_.emplace_back(Entry{file, e.errno_value, kFirstWait, now + kFirstWait,
                                      e.message + "; read again after 1 min, doubling up to 1 h, until it reads"});
 }
 
-void ReadBackoff::Succeeded(const HeldFile& file) {
-  std::erase_if(entries_, [&](const Entry& e) { return e.file == &file; });
+void ReadBackoff::Succeeded(Key file) {
+  std::erase_if(entries_, [&](const Entry& e) { return e.file == file; });
 }
 
-std::optional<std::string_view> DeviceReader::Read(HeldFile& file) {
+template <class ReadFile>
+std::optional<std::string_view> DeviceReader::ReadHeld(ReadBackoff::Key key, const ReadFile& read) {
   if (gone()) return std::nullopt;
   if (backoff_ != nullptr && !backoff_->empty()) {
-    if (const ReadBackoff::Entry* e = backoff_->Find(file); e != nullptr && now_ < e->next) {
+    if (const ReadBackoff::Entry* e = backoff_->Find(key); e != nullptr && now_ < e->next) {
       errors_.push_back(e->message);  // the same words every collection: logged once
       return std::nullopt;
     }
   }
-  Result<std::string_view> r = file.Read(fs_, buf_);
+  Result<std::string_view> r = read();
   if (r.ok()) {
-    if (backoff_ != nullptr && !backoff_->empty()) backoff_->Succeeded(file);
+    if (backoff_ != nullptr && !backoff_->empty()) backoff_->Succeeded(key);
     return *r;
   }
   if (backoff_ != nullptr && ReadBackoff::ErrnoIndex(r.error().errno_value) >= 0) {
-    errors_.push_back(backoff_->Failed(file, r.error(), now_).message);
+    errors_.push_back(backoff_->Failed(key, r.error(), now_).message);
     return std::nullopt;
   }
   Fail(r.error());
   return std::nullopt;
+}
+
+std::optional<std::string_view> DeviceReader::Read(HeldFile& file) {
+  return ReadHeld(ReadBackoff::KeyOf(file), [&] { return file.Read(fs_, buf_); });
+}
+
+std::optional<std::string_view> DeviceReader::Read(HeldFolder& folder, std::size_t i) {
+  return ReadHeld(ReadBackoff::KeyOf(folder, i), [&] { return folder.Read(i, fs_, buf_); });
 }
 
 void DeviceReader::Fail(const Error& e) {

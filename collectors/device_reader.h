@@ -44,8 +44,8 @@ bool AttributePresent(const NodeFs& fs, const std::string& path);
 // such read makes the kernel log an ACCESS_REG failure) are not tried on every collection: a file
 // that failed so is read again 1 minute later, then after 2, 4, ... up to 1 hour between reads,
 // until a read succeeds. Meanwhile its value is absent. Kept per device object (RdmaDeviceFiles)
-// by the devices collector, keyed by the held file's address (stable: the files never move once
-// discovered).
+// by the devices collector, keyed by the held file's address, or its folder's and its index
+// (stable: the files never move once discovered).
 class ReadBackoff {
  public:
   using Clock = std::chrono::steady_clock;
@@ -57,8 +57,17 @@ class ReadBackoff {
   // Index of `err` in kErrnos, or -1: not backed off.
   static int ErrnoIndex(int err);
 
+  // A file: a HeldFile (index 0), or file `index` of a HeldFolder.
+  struct Key {
+    const void* holder;
+    std::size_t index;
+    bool operator==(const Key&) const = default;
+  };
+  static Key KeyOf(const HeldFile& file) { return {&file, 0}; }
+  static Key KeyOf(const HeldFolder& folder, std::size_t i) { return {&folder, i}; }
+
   struct Entry {
-    const HeldFile* file;
+    Key file;
     int errno_value;
     Clock::duration wait;     // until the next read, doubled on each failure
     Clock::time_point next;   // the next read is due then
@@ -66,11 +75,11 @@ class ReadBackoff {
   };
 
   // The entry of `file`, or null.
-  const Entry* Find(const HeldFile& file) const;
+  const Entry* Find(Key file) const;
   // A read of `file` failed at `now` with `e` (an errno of kErrnos): starts or doubles its wait.
-  const Entry& Failed(const HeldFile& file, const Error& e, Clock::time_point now);
+  const Entry& Failed(Key file, const Error& e, Clock::time_point now);
   // A read of `file` succeeded: it is read on every collection again.
-  void Succeeded(const HeldFile& file);
+  void Succeeded(Key file);
 
   bool empty() const { return entries_.empty(); }
   const std::vector<Entry>& entries() const { return entries_; }
@@ -86,12 +95,9 @@ class ReadBackoff {
 inline constexpr std::array<std::string_view, 6> kRdmaDeviceAttributeFiles = {
     "fw_ver", "board_id", "hca_type", "node_guid", "sys_image_guid", "node_type"};
 
-// One counter directory (ports/P/counters/, counters_ext/ or hw_counters/): its names, shared with
-// every snapshot's CounterValues, and a held file per name.
-struct RdmaCounterFiles {
-  std::shared_ptr<const CounterValues::Names> names;  // null: no such directory
-  std::vector<HeldFile> files;                        // parallel to *names
-};
+// One counter directory (ports/P/counters/, counters_ext/ or hw_counters/): a held file per name,
+// the names shared with every snapshot's CounterValues (names() null: no such directory).
+using RdmaCounterFiles = HeldFolder;
 
 struct RdmaPortFiles {
   std::uint32_t port = 0;
@@ -147,11 +153,16 @@ class DeviceReader {
 
   // Held read; nullopt when the value is unavailable (error recorded) or the device is gone.
   std::optional<std::string_view> Read(HeldFile& file);
+  // The same for file `i` of `folder`.
+  std::optional<std::string_view> Read(HeldFolder& folder, std::size_t i);
   // Records a failed read: the device is gone, or this one value is.
   void Fail(const Error& e);
   void Unparseable(const std::string& path, std::string_view text);
 
  private:
+  template <class ReadFile>
+  std::optional<std::string_view> ReadHeld(ReadBackoff::Key key, const ReadFile& read);
+
   const NodeFs& fs_;
   std::string& buf_;
   std::vector<std::string>& errors_;

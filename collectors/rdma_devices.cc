@@ -32,8 +32,7 @@ constexpr std::array<DeviceAttr, kRdmaDeviceAttributeFiles.size()> kDeviceAttrs 
 
 // Reads the values of one counter directory through held descriptors.
 void ReadCounterFile(DeviceReader& reader, RdmaCounterFiles& dir, std::size_t i, CounterValues& out) {
-  HeldFile& f = dir.files[i];
-  std::optional<std::string_view> text = reader.Read(f);
+  std::optional<std::string_view> text = reader.Read(dir, i);
   if (!text) return;
   // A number first: "N/A (no PMA)" (absent, not an error) is the exception, and this runs for
   // every counter file on every scrape.
@@ -42,21 +41,21 @@ void ReadCounterFile(DeviceReader& reader, RdmaCounterFiles& dir, std::size_t i,
     return;
   }
   if (IsNotAvailableValue(*text)) return;
-  reader.Unparseable(f.path(), *text);
+  reader.Unparseable(dir.path(i), *text);
 }
 
 void ReadCounters(DeviceReader& reader, RdmaCounterFiles& dir, CounterValues& out) {
-  if (dir.files.empty()) return;
-  out = CounterValues(dir.names);
-  for (std::size_t i = 0; i < dir.files.size(); ++i) ReadCounterFile(reader, dir, i, out);
+  if (dir.empty()) return;
+  out = CounterValues(dir.names());
+  for (std::size_t i = 0; i < dir.size(); ++i) ReadCounterFile(reader, dir, i, out);
 }
 
 // hw counters from an RDMA netlink answer, for the names `dir` lists; a listed name the answer
 // lacks is read from its file.
 void SetCounters(DeviceReader& reader, RdmaCounterFiles& dir, const std::vector<NldevHwCounter>& answer,
                  CounterValues& out) {
-  out = CounterValues(dir.names);
-  const CounterValues::Names& names = *dir.names;
+  out = CounterValues(dir.names());
+  const CounterValues::Names& names = *dir.names();
   for (const NldevHwCounter& c : answer) {
     auto it = std::lower_bound(names.begin(), names.end(), c.name);
     if (it != names.end() && *it == c.name) out.Set(static_cast<std::size_t>(it - names.begin()), c.value);
@@ -76,17 +75,17 @@ void ReadEnum(DeviceReader& reader, std::optional<HeldFile>& file, std::optional
 
 // The files of `p` in `backoff`, by their name in the port's folder.
 void NameBackedOffFiles(const ReadBackoff& backoff, const RdmaPortFiles& p, std::vector<BackedOffRead>& out) {
-  auto add = [&](const HeldFile& f, std::string_view name) {
+  auto add = [&](ReadBackoff::Key f, std::string_view name) {
     if (const ReadBackoff::Entry* e = backoff.Find(f)) {
       out.push_back({std::string(name), std::string(ReadBackoff::kErrnoNames[ReadBackoff::ErrnoIndex(e->errno_value)])});
     }
   };
   for (const auto& [file, name] : {std::pair{&p.state, "state"}, {&p.phys_state, "phys_state"}, {&p.rate, "rate"}}) {
-    if (*file) add(**file, name);
+    if (*file) add(ReadBackoff::KeyOf(**file), name);
   }
   for (const auto& [dir, name] : {std::pair{&p.counters, "counters/"}, {&p.counters_ext, "counters_ext/"},
                                   {&p.hw_counters, "hw_counters/"}}) {
-    for (std::size_t i = 0; i < dir->files.size(); ++i) add(dir->files[i], name + (*dir->names)[i]);
+    for (std::size_t i = 0; i < dir->size(); ++i) add(ReadBackoff::KeyOf(*dir, i), name + dir->name(i));
   }
 }
 
@@ -183,7 +182,7 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
         }
         ReadCounters(reader, p.counters, port.counters);
         ReadCounters(reader, p.counters_ext, port.counters_ext);
-        if (netlink != nullptr && !p.hw_counters_from_files && !p.hw_counters.files.empty()) {
+        if (netlink != nullptr && !p.hw_counters_from_files && !p.hw_counters.empty()) {
           if (auto answer = netlink->PortCounters(name, p.port)) {
             SetCounters(reader, p.hw_counters, *answer, port.hw_counters);
           } else {

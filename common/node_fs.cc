@@ -501,44 +501,87 @@ HeldFile& HeldFile::operator=(HeldFile&& other) noexcept {
   return *this;
 }
 
-void HeldFile::Close() {
-  if (fd_ >= 0) {
-    ::close(fd_);
+void HeldFile::CloseDescriptor(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
     HeldFdBudget::Process().Release();
   }
-  fd_ = -1;
+  fd = -1;
 }
 
-Result<std::string_view> HeldFile::Read(const NodeFs& fs, std::string& buf) {
+void HeldFile::Close() { CloseDescriptor(fd_); }
+
+template <class Path>
+Result<std::string_view> HeldFile::ReadThrough(int& fd, const Path& path, const NodeFs& fs, std::string& buf) {
   std::size_t used = 0;
   if (FsFaults* faults = fs.faults()) {
     const std::string p = path();
     if (int err = faults->BeforeRead(p)) {
-      Close();  // as after any failed read
+      CloseDescriptor(fd);  // as after any failed read
       return Error::FromErrno("read " + p, err);
     }
   }
-  if (fd_ >= 0) {  // the steady state: one pread
-    Status st = PreadAll(fd_, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
+  if (fd >= 0) {  // the steady state: one pread
+    Status st = PreadAll(fd, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
     if (!st.ok()) {
-      Close();
+      CloseDescriptor(fd);
       return ReadError(path(), st.error());
     }
     return std::string_view(buf.data(), used);
   }
   const std::string p = path();
-  Result<int> fd = fs.OpenRegular(p);
-  if (!fd.ok()) return fd.error();
-  Status st = PreadAll(*fd, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
+  Result<int> opened = fs.OpenRegular(p);
+  if (!opened.ok()) return opened.error();
+  Status st = PreadAll(*opened, buf, used, /*stop_on_short_read=*/true, kMaxAttributeBytes);
   HeldFdBudget& budget = HeldFdBudget::Process();
   if (st.ok() && budget.TryHold()) {
-    fd_ = *fd;
+    fd = *opened;
   } else {
-    ::close(*fd);
+    ::close(*opened);
     if (st.ok()) budget.CountUnheldRead();
   }
   if (!st.ok()) return ReadError(p, st.error());
   return std::string_view(buf.data(), used);
+}
+
+Result<std::string_view> HeldFile::Read(const NodeFs& fs, std::string& buf) {
+  return ReadThrough(fd_, [this] { return path(); }, fs, buf);
+}
+
+HeldFolder::HeldFolder(std::shared_ptr<const HeldFile::Folder> folder) : folder_(std::move(folder)) {
+  const std::size_t n = size();
+  if (n == 0) return;
+  fds_ = std::make_unique_for_overwrite<int[]>(n);
+  std::fill_n(fds_.get(), n, -1);
+}
+
+HeldFolder& HeldFolder::operator=(HeldFolder&& other) noexcept {
+  if (this != &other) {
+    Close();
+    folder_ = std::move(other.folder_);
+    fds_ = std::move(other.fds_);
+  }
+  return *this;
+}
+
+const std::shared_ptr<const NameList>& HeldFolder::names() const {
+  static const std::shared_ptr<const NameList> kNone;
+  return folder_ ? folder_->names : kNone;
+}
+
+Result<std::string_view> HeldFolder::Read(std::size_t i, const NodeFs& fs, std::string& buf) {
+  return HeldFile::ReadThrough(fds_[i], [this, i] { return path(i); }, fs, buf);
+}
+
+std::size_t HeldFolder::open_count() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < size(); ++i) n += is_open(i);
+  return n;
+}
+
+void HeldFolder::Close() {
+  if (!fds_) return;
+  for (std::size_t i = 0; i < size(); ++i) HeldFile::CloseDescriptor(fds_[i]);
 }
 
 std::uint64_t RaiseOpenFileLimit() {

@@ -222,10 +222,50 @@ class HeldFile {
   void Close();
 
  private:
+  friend class HeldFolder;  // reads its files the same way
+  // The read of a file at `path` (a callable giving it, made only when needed) through `fd`: opens
+  // it when closed, holds the descriptor within the budget, closes it after a failed read.
+  template <class Path>
+  static Result<std::string_view> ReadThrough(int& fd, const Path& path, const NodeFs& fs, std::string& buf);
+  static void CloseDescriptor(int& fd);
+
   static constexpr std::uint32_t kWhole = UINT32_MAX;  // index_: folder_->dir is the file's path
   std::shared_ptr<const Folder> folder_;
   std::uint32_t index_;
   int fd_ = -1;  // >= 0: held, and counted in HeldFdBudget::Process()
+};
+
+// Every file of a folder's listing, held as HeldFiles are: the folder (shared with its listing)
+// once, and a descriptor per name, 4 bytes a file where HeldFiles of the folder take 24 each (a
+// port's counter folders list some 60 files, a node of a thousand devices 120,000). Reads, opens,
+// the budget and errors are HeldFile's. Move-only; closes on destruction. Not thread-safe.
+class HeldFolder {
+ public:
+  HeldFolder() = default;  // no folder: no files
+  // The files (*folder->names)[0..n) in folder->dir, none open yet.
+  explicit HeldFolder(std::shared_ptr<const HeldFile::Folder> folder);
+  ~HeldFolder() { Close(); }
+  HeldFolder(HeldFolder&& other) noexcept = default;
+  HeldFolder& operator=(HeldFolder&& other) noexcept;
+  HeldFolder(const HeldFolder&) = delete;
+  HeldFolder& operator=(const HeldFolder&) = delete;
+
+  std::size_t size() const { return folder_ ? folder_->names->size() : 0; }
+  bool empty() const { return size() == 0; }
+  // The folder's listing (null without a folder).
+  const std::shared_ptr<const NameList>& names() const;
+  const std::string& name(std::size_t i) const { return (*folder_->names)[i]; }
+  std::string path(std::size_t i) const { return folder_->dir + "/" + name(i); }
+
+  // File `i`, as HeldFile::Read.
+  Result<std::string_view> Read(std::size_t i, const NodeFs& fs, std::string& buf);
+  bool is_open(std::size_t i) const { return fds_[i] >= 0; }
+  std::size_t open_count() const;
+  void Close();
+
+ private:
+  std::shared_ptr<const HeldFile::Folder> folder_;
+  std::unique_ptr<int[]> fds_;  // size(), parallel to the names; -1: not held
 };
 
 // A set of attribute files held open for re-reading, by path: a LayoutCache (common/layout_cache.h)

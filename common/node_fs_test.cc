@@ -215,6 +215,40 @@ TEST(HeldFileTest, FilesOfASharedFolderNameTheirWholePath) {
 }
 
 
+TEST(HeldFolderTest, HoldsADescriptorPerNameAndReadsAsHeldFilesDo) {
+  ScopedHeldFdBudget budget(100);
+  TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  dir.Write("hw_counters/out_of_buffer", "7\n");
+  HeldFolder files(HeldFile::MakeFolder(dir.path() + "/hw_counters", ShareNames({"nope", "out_of_buffer"})));
+  // The folder once and four bytes a file, not a HeldFile (24 bytes) per file.
+  static_assert(sizeof(HeldFolder) == 24);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files.path(1), dir.path() + "/hw_counters/out_of_buffer");
+  EXPECT_EQ(files.open_count(), 0u);
+  std::string buf;
+  auto v = files.Read(1, fs, buf);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, "7\n");
+  EXPECT_TRUE(files.is_open(1));
+  EXPECT_EQ(HeldFdBudget::Process().held(), 1u);
+  auto err = files.Read(0, fs, buf);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().message.rfind("open " + dir.path() + "/hw_counters/nope", 0), 0u) << err.error().message;
+  EXPECT_FALSE(files.is_open(0));
+  dir.Write("hw_counters/out_of_buffer", "8\n");
+  HeldFolder moved = std::move(files);  // the descriptors move with it
+  EXPECT_EQ(moved.open_count(), 1u);
+  v = moved.Read(1, fs, buf);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, "8\n");
+  moved.Close();
+  EXPECT_EQ(moved.open_count(), 0u);
+  EXPECT_EQ(HeldFdBudget::Process().held(), 0u);
+  EXPECT_EQ(HeldFolder().size(), 0u);
+  EXPECT_EQ(HeldFolder().names(), nullptr);
+}
+
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Runs `read` on another thread; fails the test (and unblocks the reader by opening the FIFO for
