@@ -33,7 +33,9 @@ EthtoolStdStatsCollector::EthtoolStdStatsCollector(std::unique_ptr<GenlTransport
 
 Status EthtoolStdStatsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   EthtoolStdStatsFacts facts;
-  for (const std::string& name : ctx.topology.Netdevs()) {
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
+  for (const std::string& name : netdevs) {
     EthtoolStdStatsNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {

@@ -20,7 +20,9 @@ FecCollector::FecCollector(std::unique_ptr<GenlTransport> transport) : transport
 
 Status FecCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   FecFacts facts;
-  for (const std::string& name : ctx.topology.Netdevs()) {
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
+  for (const std::string& name : netdevs) {
     FecNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {

@@ -396,6 +396,7 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
   facts.links = ctx.topology.links;
   const auto now = now_();
   const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
   auto seen = [&](const std::string& name) { return IsListed(netdevs, name); };
   for (const std::string& name : netdevs) {
     NetdevFacts f;
