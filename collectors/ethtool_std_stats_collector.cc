@@ -39,7 +39,7 @@ Status EthtoolStdStatsCollector::Collect(const CollectContext& ctx, Snapshot& sn
     EthtoolStdStatsNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = GenlNotCaptured("standard statistics come", "ethtool -S " + name + " --groups eth-phy eth-mac rmon");
+      f.not_captured = true;
       facts.netdevs.push_back(std::move(f));
       continue;
     }

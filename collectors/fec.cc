@@ -26,7 +26,7 @@ Status FecCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Coll
     FecNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = GenlNotCaptured("FEC comes", "ethtool -I --show-fec " + name);
+      f.not_captured = true;
       facts.netdevs.push_back(std::move(f));
       continue;
     }
