@@ -71,7 +71,7 @@ class FecCheck : public Check {
     for (const FecNetdevFacts& f : facts->netdevs) {
       CheckResult r{"", f.netdev, Verdict::kUnknown, "", ""};
       if (!f.read) {
-        r.reason = f.note;
+        r.reason = f.Note();
         out.push_back(std::move(r));
         continue;
       }

@@ -129,7 +129,7 @@ struct TosNode {
     PfcConfig pfc;
     pfc.enabled_mask = pfc_mask;
     dcb.pfc = pfc;
-    n.dcb = dcb;
+    n.dcb = std::make_shared<const DcbState>(dcb);
     qos.netdevs.push_back(n);
     s.Put(qos);
     return s;

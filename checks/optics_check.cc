@@ -131,7 +131,7 @@ class OpticsCheck : public Check {
         out.push_back(std::move(r));
         continue;
       }
-      const ModuleDom& m = f.dom;
+      const ModuleDom& m = *f.dom;
       const std::string module = m.identifier_name + (m.vendor_name.empty() ? "" : " " + m.vendor_name) +
                                  (m.vendor_part_number.empty() ? "" : " " + m.vendor_part_number);
       if (!m.has_dom) {

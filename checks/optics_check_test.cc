@@ -51,7 +51,7 @@ CheckResult Judge(const ModuleDom& m, std::optional<std::string> operstate = std
   ModuleNetdevFacts& f = facts.netdevs.emplace_back();
   f.netdev = "ens1f0np0";
   f.read = true;
-  f.dom = m;
+  f.dom = std::make_shared<const ModuleDom>(m);
   Snapshot s;
   s.Put(std::move(facts));
   if (operstate) {

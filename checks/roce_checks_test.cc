@@ -135,7 +135,7 @@ Snapshot WithDcb(std::optional<DcbState> dcb) {
   } else {
     f.dcb_note = "eth9: RTM_GETDCB: No such device";
   }
-  f.dcb = dcb;
+  if (dcb) f.dcb = std::make_shared<const DcbState>(*dcb);
   facts.netdevs.push_back(f);
   Snapshot s;
   s.Put(facts);

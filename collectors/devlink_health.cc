@@ -46,6 +46,7 @@ Status DevlinkHealthCollector::Collect(const CollectContext& ctx, Snapshot& snap
     reporters = DumpReporters(*transport_, seq_);
     if (!reporters && reporters.error().errno_value != ENOENT) outcome.errors.push_back(reporters.error().message);
   }
+  facts.devices.reserve(ctx.topology.devices.size());
   for (const TopologyDevice& d : ctx.topology.devices) {
     DevlinkHealthDeviceFacts f;
     f.device = d.name;

@@ -33,11 +33,13 @@ EthtoolStdStatsCollector::EthtoolStdStatsCollector(std::unique_ptr<GenlTransport
 
 Status EthtoolStdStatsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   EthtoolStdStatsFacts facts;
-  for (const std::string& name : ctx.topology.Netdevs()) {
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
+  for (const std::string& name : netdevs) {
     EthtoolStdStatsNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = GenlNotCaptured("standard statistics come", "ethtool -S " + name + " --groups eth-phy eth-mac rmon");
+      f.not_captured = true;
       facts.netdevs.push_back(std::move(f));
       continue;
     }

@@ -20,11 +20,13 @@ FecCollector::FecCollector(std::unique_ptr<GenlTransport> transport) : transport
 
 Status FecCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   FecFacts facts;
-  for (const std::string& name : ctx.topology.Netdevs()) {
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
+  for (const std::string& name : netdevs) {
     FecNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
-      f.note = GenlNotCaptured("FEC comes", "ethtool -I --show-fec " + name);
+      f.not_captured = true;
       facts.netdevs.push_back(std::move(f));
       continue;
     }

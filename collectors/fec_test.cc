@@ -134,8 +134,9 @@ TEST(FecCollectorTest, ACaptureIsNotAsked) {
   testing::CollectedRun r = testing::CollectAndRender(c, NodeFs("/nonexistent-sys", "/nonexistent-proc"), Netdevs({"ens1f0np0"}));
   EXPECT_EQ(fake->exchanges, 0);
   ASSERT_EQ(Facts(r)->netdevs.size(), 1u);
-  EXPECT_THAT(Facts(r)->netdevs[0].note, HasSubstr("not captured"));
-  EXPECT_THAT(Facts(r)->netdevs[0].note, HasSubstr("ethtool -I --show-fec ens1f0np0"));
+  EXPECT_THAT(Facts(r)->netdevs[0].Note(), HasSubstr("not captured"));
+  EXPECT_THAT(Facts(r)->netdevs[0].Note(), HasSubstr("ethtool -I --show-fec ens1f0np0"));
+  EXPECT_TRUE(Facts(r)->netdevs[0].note.empty());  // worded when read, not held per netdev
   EXPECT_EQ(r.text, "");
 }
 

@@ -67,11 +67,6 @@ Result<GenlAnswer> ExchangeGenl(GenlTransport& transport, std::uint32_t& seq, bo
   return GenlAnswer{std::move(*answer), *family, seq};
 }
 
-std::string GenlNotCaptured(const std::string& what, const std::string& command) {
-  return "not captured: " + what + " from the node's kernel over netlink and --path.sysfs is not /sys (run `" +
-         command + "` on the node)";
-}
-
 MnlGenlTransport::MnlGenlTransport(std::string family)
     : family_(std::move(family)), socket_(NETLINK_GENERIC, "generic netlink " + family_ + " request") {}
 

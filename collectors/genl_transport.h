@@ -18,6 +18,7 @@
 
 #include "common/netlink_socket.h"
 #include "common/result.h"
+#include "facts/genl_not_captured.h"
 
 namespace rdmahd {
 
@@ -62,11 +63,6 @@ struct GenlAnswer {
 Result<GenlAnswer> ExchangeGenl(GenlTransport& transport, std::uint32_t& seq, bool dump,
                                 const std::function<std::vector<std::uint8_t>(std::uint16_t family_id,
                                                                               std::uint32_t seq)>& build);
-
-// Why a fact only the running kernel gives over generic netlink is unknown on a tree that is not
-// the live /sys: "not captured: <what> from the node's kernel over netlink and --path.sysfs is not
-// /sys (run `<command>` on the node)".
-std::string GenlNotCaptured(const std::string& what, const std::string& command);
 
 // One family over a NetlinkSocket. Not thread-safe (one per collector).
 class MnlGenlTransport : public GenlTransport {

@@ -71,7 +71,7 @@ void ModuleCollector::DecodeDump(std::span<const std::uint8_t> dump, const std::
     return;
   }
   f.read = true;
-  f.dom = std::move(*dom);
+  f.dom = std::make_shared<const ModuleDom>(std::move(*dom));
 }
 
 Result<std::vector<std::uint8_t>> ReadModuleEepromIoctl(EthtoolIoctl& ioctl, const std::string& ifname) {
@@ -109,7 +109,9 @@ Result<std::vector<std::uint8_t>> ModuleCollector::ReadHalfPage(const std::strin
 
 Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   ModuleEepromFacts facts;
-  for (const std::string& name : ctx.topology.Netdevs()) {
+  const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
+  for (const std::string& name : netdevs) {
     ModuleNetdevFacts f;
     f.netdev = name;
     if (!ctx.fs.asks_kernel()) {
@@ -167,7 +169,7 @@ Status ModuleCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
       f.note = name + ": " + dom.error().message;
     } else {
       f.read = true;
-      f.dom = std::move(*dom);
+      f.dom = std::make_shared<const ModuleDom>(std::move(*dom));
     }
     facts.netdevs.push_back(std::move(f));
   }
@@ -217,7 +219,7 @@ void ModuleCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
                           "The module's own RX power alarm and warning thresholds (every lane).");
   for (const ModuleNetdevFacts& f : facts->netdevs) {
     if (!f.read) continue;
-    const ModuleDom& m = f.dom;
+    const ModuleDom& m = *f.dom;
     info.Add({{"netdev", f.netdev}, {"identifier", m.identifier_name}, {"vendor", m.vendor_name},
               {"part_number", m.vendor_part_number}, {"serial_number", m.vendor_serial}},
              1);

@@ -161,10 +161,10 @@ TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
   EXPECT_TRUE(r.outcome.errors.empty());
   const ModuleNetdevFacts& f = Netdev(r);
   ASSERT_TRUE(f.read) << f.note;
-  EXPECT_TRUE(f.dom.has_dom);
-  EXPECT_EQ(f.dom.vendor_name, "FS");
-  ASSERT_TRUE(f.dom.temperature_c.has_value());
-  EXPECT_NEAR(*f.dom.temperature_c, 57.09, 0.005);
+  EXPECT_TRUE(f.dom->has_dom);
+  EXPECT_EQ(f.dom->vendor_name, "FS");
+  ASSERT_TRUE(f.dom->temperature_c.has_value());
+  EXPECT_NEAR(*f.dom->temperature_c, 57.09, 0.005);
 
   EXPECT_THAT(r.text, HasSubstr("rdma_module_info{netdev=\"ens1f0np0\",identifier=\"SFP\",vendor=\"FS\","
                                 "part_number=\"SFP-10GLR-31\",serial_number=\"F2030512345\"} 1\n"));
@@ -261,7 +261,7 @@ TEST(ModuleCollectorTest, ACapturedRawDumpIsDecodedWithoutAskingTheKernel) {
   EXPECT_TRUE(k.asked.empty());
   EXPECT_TRUE(r.outcome.errors.empty());
   ASSERT_TRUE(Netdev(r).read) << Netdev(r).note;
-  EXPECT_EQ(Netdev(r).dom.vendor_name, "FS");
+  EXPECT_EQ(Netdev(r).dom->vendor_name, "FS");
   Config config;
   auto out = RunRegisteredCheck("module_health", r.snapshot, config);
   ASSERT_EQ(out.size(), 1u);
@@ -275,6 +275,7 @@ TEST(ModuleCollectorTest, ACapturedRawDumpIsDecodedWithoutAskingTheKernel) {
   r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc", other.path() + "/capture"));
   EXPECT_EQ(Netdev(r).note, "not captured: no ens1f0np0/module-eeprom.bin in --path.dcb (`ethtool -m ens1f0np0 raw on "
                             "> DIR/ens1f0np0/module-eeprom.bin` on the node writes it)");
+  EXPECT_EQ(Netdev(r).dom, nullptr);  // a module not read costs no decoded DOM
   EXPECT_TRUE(r.outcome.errors.empty());
   other.Write("capture/ens1f0np0/module-eeprom.bin", std::string(300, '\x03'));
   r = CollectOnce(c, NodeFs("/nonexistent-sys", "/nonexistent-proc", other.path() + "/capture"));
@@ -334,7 +335,7 @@ TEST(ModuleCollectorTest, TheIoctlIsTheFallbackWhenNetlinkCannotReadModules) {
   EXPECT_EQ(fake->calls, (std::vector<std::string>{"ens1f0np0:" + std::to_string(ETHTOOL_GMODULEINFO),
                                                    "ens1f0np0:" + std::to_string(ETHTOOL_GMODULEEEPROM)}));
   ASSERT_TRUE(Netdev(r).read) << Netdev(r).note;
-  EXPECT_NEAR(*Netdev(r).dom.temperature_c, 57.09, 0.005);
+  EXPECT_NEAR(*Netdev(r).dom->temperature_c, 57.09, 0.005);
   EXPECT_TRUE(r.outcome.errors.empty());
 
   Kernel no_cap;

@@ -396,6 +396,7 @@ Status NetdevCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, C
   facts.links = ctx.topology.links;
   const auto now = now_();
   const std::vector<std::string> netdevs = ctx.topology.Netdevs();
+  facts.netdevs.reserve(netdevs.size());
   auto seen = [&](const std::string& name) { return IsListed(netdevs, name); };
   for (const std::string& name : netdevs) {
     NetdevFacts f;
@@ -512,12 +513,11 @@ struct RoceCollector::NetdevLayout {
   std::string capture_base;
   std::optional<HeldFile> pfc_json, app_json;  // nullopt: not captured
   // The capture as last read and parsed: the files are read on every collection, but parsed (JSON,
-  // ~15k instructions a netdev) only when their bytes changed.
+  // ~15k instructions a netdev) only when their bytes changed. A read is compared with the text in
+  // the read buffer and copied only when it differs; the parsed state is shared with the facts of
+  // every collection until then.
   std::optional<std::string> pfc_text, app_text;
-  std::optional<Result<DcbState>> parsed;
-  // This collection's read of the capture files, compared with pfc_text/app_text; swapped with
-  // them when different, so steady-state reads land in memory already allocated.
-  std::optional<std::string> pfc_next, app_next;
+  std::optional<Result<std::shared_ptr<const DcbState>>> parsed;  // nullopt: parse the texts again
 
   std::size_t HeldDescriptors() const {
     return np.HeldDescriptors() + rp.HeldDescriptors() + CountOpen(pfc_json) + CountOpen(app_json);
@@ -553,6 +553,12 @@ RoceCollector::NetdevLayout DiscoverRoceNetdev(const NodeFs& fs, const std::stri
   return l;
 }
 
+// A read DCB state as the facts hold it.
+Result<std::shared_ptr<const DcbState>> Shared(Result<DcbState> state) {
+  if (!state) return state.error();
+  return std::make_shared<const DcbState>(std::move(*state));
+}
+
 }  // namespace
 
 RoceCollector::RoceCollector() : RoceCollector(std::make_unique<MnlDcbTransport>()) {}
@@ -569,6 +575,7 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
   RoceQosFacts facts;
   const auto now = now_();
   const std::vector<std::string> netdevs = ctx.topology.Netdevs();  // sorted, unique
+  facts.netdevs.reserve(netdevs.size());
   for (const std::string& name : netdevs) {
     RoceNetdevFacts f;
     // A netdev missing from <sysfs>/class/net lives in another network namespace (or the tree is a
@@ -584,44 +591,40 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
         return reader.error();  // the netdev went away or was re-created
       }
       // Capture files: a missing one is "not captured"; one gone while held is listed again next time.
-      auto read_capture = [&](std::optional<HeldFile>& file, std::optional<std::string>& out) {
-        if (!file) {
-          out.reset();
-          return;
+      auto read_capture = [&](std::optional<HeldFile>& file, std::optional<std::string>& kept) {
+        std::optional<std::string_view> text;
+        if (file) {
+          text = reader.Read(*file);
+          if (!text && reader.gone()) layouts_.Expire(name);
         }
-        if (auto text = reader.Read(*file)) {
-          if (out) {
-            out->assign(*text);  // reuses the capacity of an earlier read
-          } else {
-            out.emplace(*text);
-          }
-          return;
+        if (text ? kept && *kept == *text : !kept) return;  // unchanged: so is its parse
+        if (!text) {
+          kept.reset();
+        } else if (kept) {
+          kept->assign(*text);  // reuses the capacity of an earlier read
+        } else {
+          kept.emplace(*text);
         }
-        out.reset();
-        if (reader.gone()) layouts_.Expire(name);
+        l.parsed.reset();
       };
-      read_capture(l.pfc_json, l.pfc_next);
-      read_capture(l.app_json, l.app_next);
+      read_capture(l.pfc_json, l.pfc_text);
+      read_capture(l.app_json, l.app_text);
       return std::nullopt;
     };
     NetdevLayout* layout = layouts_.Read(name, now, discover, fits, read).layout;  // discovery never fails
     const bool present = layout->present;
-    Result<DcbState> dcb = Error{"unread"};
+    Result<std::shared_ptr<const DcbState>> dcb = Error{"unread"};
     bool not_captured = false;
     if (!ctx.fs.dcb_dir().empty()) {
-      f.dcb_source = ctx.fs.dcb_dir();
       if (!layout->capture_dir) {
         dcb = Error{"no DCB capture for " + name + " (" + layout->capture_base + ")", ENOENT};
       } else {
-        if (!layout->parsed || layout->pfc_next != layout->pfc_text || layout->app_next != layout->app_text) {
-          layout->parsed = DcbStateFromCapture(layout->capture_base, layout->pfc_next, layout->app_next);
-          std::swap(layout->pfc_text, layout->pfc_next);
-          std::swap(layout->app_text, layout->app_next);
+        if (!layout->parsed) {
+          layout->parsed = Shared(DcbStateFromCapture(layout->capture_base, layout->pfc_text, layout->app_text));
         }
         dcb = *layout->parsed;
       }
     } else if (!present) {
-      f.dcb_source = "netlink";
       dcb = Error{name + ": no " + ctx.fs.Sys("class/net/" + name) + " (netdev in another network namespace?)", ENODEV};
     } else if (!ctx.fs.asks_kernel()) {
       not_captured = true;
@@ -630,12 +633,11 @@ Status RoceCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, Col
                                                             name + "/app.json"),
                   ENODATA};
     } else {
-      f.dcb_source = "netlink";
-      dcb = dcb_.Read(name);
+      dcb = Shared(dcb_.Read(name));
     }
     if (dcb) {
-      f.trust = DeriveTrust(*dcb);
-      f.dscp_priority = DscpPriorityMap(*dcb);
+      f.trust = DeriveTrust(**dcb);
+      f.dscp_priority = DscpPriorityMap(**dcb);
       f.dcb = std::move(*dcb);
     } else {
       f.dcb_note = dcb.error().message;

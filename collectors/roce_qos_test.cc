@@ -434,7 +434,7 @@ TEST(CapturedTreeTest, NetdevNamedLikeALiveOneShowsNoneOfThisMachinesState) {
       ASSERT_NE(q, nullptr);
       EXPECT_FALSE(nd->global_pause.has_value());
       EXPECT_FALSE(nd->stats_read);
-      EXPECT_FALSE(q->dcb.has_value());
+      EXPECT_EQ(q->dcb, nullptr);
       EXPECT_NE(nd->global_pause_note.find("not captured"), std::string::npos) << nd->global_pause_note;
       EXPECT_NE(nd->stats_note.find("not captured"), std::string::npos) << nd->stats_note;
       for (const std::string* note : {&nd->global_pause_note, &nd->stats_note, &q->dcb_note}) {
@@ -577,7 +577,8 @@ TEST_F(HeldLayoutTest, SteadyStateScrapesOpenAndListNothing) {
 
 // The capture is parsed again whenever its bytes differ from the last parse, in either direction
 // (the collector keeps the last text and reuses the buffers it reads into): changed, changed
-// back, and an APP table emptied and filled again.
+// back, and an APP table emptied and filled again. While unchanged, every collection's facts share
+// the one parsed state.
 TEST_F(HeldLayoutTest, CaptureChangesBackAndForthAreEachSeen) {
   const std::string pfc3 = R"({"pfc_cap":8,"prio_pfc":[false,false,false,true,false,false,false,false]})";
   const std::string pfc4 = R"({"pfc_cap":8,"prio_pfc":[false,false,false,false,true,false,false,false]})";
@@ -586,10 +587,16 @@ TEST_F(HeldLayoutTest, CaptureChangesBackAndForthAreEachSeen) {
     if (f == nullptr || !f->dcb || !f->dcb->pfc) return std::nullopt;
     return f->dcb->pfc->enabled_mask;
   };
-  EXPECT_EQ(mask(Scrape(), "eth0"), 0x08u);
+  Run first = Scrape();
+  EXPECT_EQ(mask(first, "eth0"), 0x08u);
+  EXPECT_EQ(Scrape().roce().Find("eth0")->dcb, first.roce().Find("eth0")->dcb);
   tree.dir.Write("dcb/eth0/pfc.json", pfc4);
-  EXPECT_EQ(mask(Scrape(), "eth0"), 0x10u);
-  EXPECT_EQ(mask(Scrape(), "eth0"), 0x10u);  // unchanged: the same facts from the kept parse
+  Run changed = Scrape();
+  EXPECT_EQ(mask(changed, "eth0"), 0x10u);
+  EXPECT_NE(changed.roce().Find("eth0")->dcb, first.roce().Find("eth0")->dcb);
+  Run unchanged = Scrape();
+  EXPECT_EQ(mask(unchanged, "eth0"), 0x10u);  // unchanged: the same facts from the kept parse
+  EXPECT_EQ(unchanged.roce().Find("eth0")->dcb, changed.roce().Find("eth0")->dcb);
   tree.dir.Write("dcb/eth0/pfc.json", pfc3);
   Run back = Scrape();
   EXPECT_EQ(mask(back, "eth0"), 0x08u);

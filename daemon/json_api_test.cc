@@ -46,7 +46,7 @@ Report TwoPorts() {
   DcbState dcb;
   dcb.pfc = PfcConfig{};
   dcb.pfc->enabled_mask = 0b00001000;
-  q0.dcb = dcb;
+  q0.dcb = std::make_shared<const DcbState>(dcb);
   q0.ecn_rp.present = true;
   q0.ecn_rp.enabled[3] = true;
   q0.ecn_rp.enabled[4] = false;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "facts/genl_not_captured.h"
 #include "parsers/ethtool_std_stats.h"
 
 namespace rdmahd {
@@ -13,11 +14,20 @@ namespace rdmahd {
 struct EthtoolStdStatsNetdevFacts {
   std::string netdev;
   // False when the statistics are unknown (not asked: a capture; a driver without the groups,
-  // EOPNOTSUPP or a reply with no counter in them; the kernel without ethtool netlink): `note`
+  // EOPNOTSUPP or a reply with no counter in them; the kernel without ethtool netlink): Note()
   // says why and `stats` holds nothing.
   bool read = false;
+  // Not asked (a capture): Note() words it when read, so that the netdevs of a capture do not each
+  // hold the same sentence. Otherwise `note` holds why the statistics are unknown.
+  bool not_captured = false;
   std::string note;
   EthtoolStdStats stats;  // counters named "eth-phy-SymbolErrorDuringCarrier", "eth-mac-...", "rmon-..."
+
+  std::string Note() const {
+    return not_captured
+               ? GenlNotCaptured("standard statistics come", "ethtool -S " + netdev + " --groups eth-phy eth-mac rmon")
+               : note;
+  }
 };
 
 struct EthtoolStdStatsFacts {

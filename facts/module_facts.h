@@ -4,6 +4,7 @@
 // alarm and warning thresholds and its flags. Data only.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ struct ModuleNetdevFacts {
   // access, EOPNOTSUPP; an empty cage; pages that identify no module): `note` says why.
   bool read = false;
   std::string note;
-  ModuleDom dom;  // dom.has_dom false: no diagnostics (dom.no_dom_reason says why)
+  // Set when read; dom->has_dom false: no diagnostics (dom->no_dom_reason says why). Held by pointer:
+  // a decoded module is some 500 bytes, and a node whose modules are not read holds none.
+  std::shared_ptr<const ModuleDom> dom;
 };
 
 struct ModuleEepromFacts {

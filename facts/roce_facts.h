@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +28,9 @@ struct EcnRoleFacts {
 
 struct RoceNetdevFacts {
   std::string netdev;
-  std::string dcb_source;               // "netlink", the capture folder, or empty (not captured)
-  std::optional<DcbState> dcb;          // absent: could not be read (dcb_note says why)
+  // Null: could not be read (dcb_note says why). Immutable, and shared by the collections that read
+  // the same capture.
+  std::shared_ptr<const DcbState> dcb;
   std::string dcb_note;
   std::optional<TrustMode> trust;       // absent: unknown
   std::map<int, int> dscp_priority;     // DSCP -> priority from the APP table
