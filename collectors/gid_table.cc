@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <memory>
+#include <optional>
 
 #include "common/parse.h"
 #include "parsers/ib_sysfs_parse.h"
@@ -73,6 +75,21 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
   std::optional<std::uint32_t> highest;
   std::uint32_t roce_v2 = 0;
   std::string unheld;  // content of a read beyond the window
+  // The GIDs read are compared with the last list as they come; a new list is made from the first
+  // difference on, so an unchanged table allocates nothing and its list stays shared.
+  std::size_t same = 0;  // GIDs so far equal to the last list's first ones
+  std::optional<std::vector<RdmaGid>> fresh;
+  const auto add = [&](std::uint32_t index, const Slot& slot) {
+    if (!fresh && same < list_.size()) {
+      const RdmaGid& g = list_[same];
+      if (g.index == index && g.gid == slot.gid && g.type == slot.type && g.ndev == slot.ndev) {
+        ++same;
+        return;
+      }
+    }
+    if (!fresh) fresh.emplace(list_.begin(), list_.begin() + same);
+    fresh->push_back(RdmaGid{index, slot.gid, slot.type, slot.ndev});
+  };
   for (std::uint32_t i = 0; i < end; ++i) {
     // `text` views the reader's buffer or `unheld`; both stay unchanged until the next slot.
     std::string_view text;
@@ -139,8 +156,14 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
     }
     if (ParseGidType(slot.type) == GidType::kRoceV2) ++roce_v2;
     if (port.netdev.empty() && !slot.ndev.empty()) port.netdev = slot.ndev;
-    port.gids.push_back(RdmaGid{i, slot.gid, slot.type, slot.ndev});
+    add(i, slot);
   }
+  if (!fresh && same != list_.size()) fresh.emplace(list_.begin(), list_.begin() + same);  // GIDs removed
+  if (fresh) {
+    fresh->shrink_to_fit();
+    list_ = GidList(std::make_shared<const std::vector<RdmaGid>>(std::move(*fresh)));
+  }
+  port.gids = list_;
   // Everything past the window was zero when last read: the next GID the kernel adds lands at
   // or below highest + 1.
   scanned_ = true;

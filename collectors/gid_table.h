@@ -62,6 +62,7 @@ class GidTable {
   std::vector<Slot> slots_;                       // [0, highest non-zero]; those past it are empty
   std::vector<std::optional<HeldFile>> files_;    // the window's: [0, window)
   std::uint32_t window_ = 0;                      // slots read every time: [0, window_)
+  GidList list_;  // the non-zero GIDs as last read, shared with the ports read since
   bool scanned_ = false;
 };
 

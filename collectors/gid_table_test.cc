@@ -100,5 +100,52 @@ TEST(GidTableTest, GidsAreKeptAsBytesAndASlotThatIsNotAGidIsAnErrorOfItsOwn) {
   EXPECT_TRUE(t.errors.empty());
 }
 
+// The list of GIDs is shared by every port read while the table is unchanged, and replaced (never
+// changed in place) when a GID, its type or its netdev changes, or a GID is removed: a port read
+// earlier keeps what it was read as.
+TEST(GidTableTest, AnUnchangedTableSharesOneListAndAChangeMakesANewOne) {
+  testing::ScopedHeldFdBudget budget(1'000'000);
+  Table t(16);
+  t.Set(0, "fe80:0000:0000:0000:ba59:9fff:fe00:1a20");
+  t.Set(1, "0000:0000:0000:0000:0000:ffff:c0a8:010a");
+  const TopologyPort first = t.Read(false);
+  ASSERT_EQ(first.gids.size(), 2u);
+  const TopologyPort second = t.Read(false);
+  EXPECT_TRUE(second.gids.SharesWith(first.gids));
+  EXPECT_TRUE(t.Read(true).gids.SharesWith(first.gids)) << "a full rescan that finds the same GIDs";
+
+  // A new GID above the others.
+  t.Set(2, "0000:0000:0000:0000:0000:ffff:c0a8:010b");
+  const TopologyPort added = t.Read(false);
+  ASSERT_EQ(added.gids.size(), 3u);
+  EXPECT_FALSE(added.gids.SharesWith(first.gids));
+  EXPECT_EQ(added.gids[2].index, 2u);
+  EXPECT_EQ(first.gids.size(), 2u) << "a port read earlier is not changed";
+
+  // Its netdev renamed under the same GID (seen once the attributes are refreshed).
+  t.dir.Write(std::string(kPort) + "/gid_attrs/ndevs/1", "ens1f0v1\n");
+  t.table.RefreshAttributes();
+  const TopologyPort renamed = t.Read(false);
+  ASSERT_EQ(renamed.gids.size(), 3u);
+  EXPECT_FALSE(renamed.gids.SharesWith(added.gids));
+  EXPECT_EQ(renamed.gids[1].ndev, "ens1f0v1");
+  EXPECT_EQ(added.gids[1].ndev, "ens1f0np0");
+
+  // The last GID removed: a shorter list; the first GIDs are as they were.
+  t.Set(2, kZero);
+  const TopologyPort removed = t.Read(false);
+  ASSERT_EQ(removed.gids.size(), 2u);
+  EXPECT_FALSE(removed.gids.SharesWith(renamed.gids));
+  EXPECT_EQ(removed.gids[0], renamed.gids[0]);
+  EXPECT_EQ(removed.gids[1], renamed.gids[1]);
+  EXPECT_TRUE(t.Read(false).gids.SharesWith(removed.gids));
+
+  // All removed: an empty list.
+  t.Set(0, kZero);
+  t.Set(1, kZero);
+  EXPECT_TRUE(t.Read(false).gids.empty());
+  EXPECT_TRUE(t.errors.empty());
+}
+
 }  // namespace
 }  // namespace rdmahd

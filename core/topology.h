@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/registry.h"
@@ -31,13 +32,37 @@ struct RdmaGid {
   std::array<std::uint8_t, 16> gid{};
   std::string type;  // gid_attrs/types/N: "IB/RoCE v1" or "RoCE v2"; empty if unreadable
   std::string ndev;  // gid_attrs/ndevs/N (Ethernet ports only); empty if none
+
+  bool operator==(const RdmaGid&) const = default;
+};
+
+// A port's non-zero GIDs, by index. Immutable and shared: the port's GID table (collectors/
+// gid_table.h) makes a new list only when a GID, its type or its netdev changed, so the Topology
+// and the port facts of every collection hold one copy between them, and a collection on an
+// unchanged node allocates none (a thousand SR-IOV devices have tens of thousands of GIDs).
+class GidList {
+ public:
+  GidList() = default;
+  explicit GidList(std::shared_ptr<const std::vector<RdmaGid>> gids) : gids_(std::move(gids)) {}
+
+  std::size_t size() const { return gids_ ? gids_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const RdmaGid& operator[](std::size_t i) const { return (*gids_)[i]; }
+  const RdmaGid& back() const { return gids_->back(); }
+  const RdmaGid* begin() const { return gids_ ? gids_->data() : nullptr; }
+  const RdmaGid* end() const { return gids_ ? gids_->data() + gids_->size() : nullptr; }
+  // True when both name the same list (not merely equal GIDs).
+  bool SharesWith(const GidList& other) const { return gids_ == other.gids_; }
+
+ private:
+  std::shared_ptr<const std::vector<RdmaGid>> gids_;
 };
 
 struct TopologyPort {
   std::uint32_t port = 0;
   std::optional<std::string> link_layer;  // "InfiniBand" or "Ethernet" (trimmed); nullopt: unreadable
   std::string netdev;                     // netdev of the port's RoCE GIDs (lowest index); empty for IB
-  std::vector<RdmaGid> gids;              // non-zero GIDs, by index
+  GidList gids;                           // non-zero GIDs, by index
   // Number of GIDs of type "RoCE v2"; nullopt when the port has no readable GID table.
   std::optional<std::uint32_t> roce_v2_gid_count;
 
