@@ -18,10 +18,10 @@ NamedValues<T> NamedValues<T>::FromPairs(std::vector<std::pair<std::string, T>> 
 
 template <class T>
 void NamedValues<T>::Set(std::size_t slot, T v) {
-  std::uint64_t& word = present_bits_[slot / 64];
+  T& word = values_[slots_ + slot / 64];
   const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
-  if ((word & bit) == 0) ++present_;
-  word |= bit;
+  if ((static_cast<std::uint64_t>(word) & bit) == 0) ++present_;
+  word = static_cast<T>(static_cast<std::uint64_t>(word) | bit);
   values_[slot] = v;
 }
 

@@ -27,16 +27,16 @@ class NamedValues {
   // All slots absent. `names` must be sorted and unique.
   explicit NamedValues(std::shared_ptr<const Names> names)
       : names_(std::move(names)),
-        values_(names_ ? names_->size() : 0),
-        present_bits_((values_.size() + 63) / 64) {}
+        slots_(names_ ? names_->size() : 0),
+        values_(slots_ + (slots_ + 63) / 64) {}
   // Convenience for tests and hand-built facts: the given values, any order, names unique.
   static NamedValues FromPairs(std::vector<std::pair<std::string, T>> values);
 
   // Slot access (every listed name, present or not), in name order.
-  std::size_t slot_count() const { return values_.size(); }
+  std::size_t slot_count() const { return slots_; }
   const std::string& name(std::size_t slot) const { return (*names_)[slot]; }
   std::optional<T> value(std::size_t slot) const {
-    return (present_bits_[slot / 64] >> (slot % 64)) & 1 ? std::optional<T>(values_[slot]) : std::nullopt;
+    return (Bits(slot / 64) >> (slot % 64)) & 1 ? std::optional<T>(values_[slot]) : std::nullopt;
   }
   void Set(std::size_t slot, T v);
   // The shared name list (null for a default-constructed, empty value set).
@@ -54,9 +54,14 @@ class NamedValues {
   bool empty() const { return present_ == 0; }
 
  private:
+  static_assert(sizeof(T) == sizeof(std::uint64_t), "presence words are stored as values");
+  std::uint64_t Bits(std::size_t word) const { return static_cast<std::uint64_t>(values_[slots_ + word]); }
+
   std::shared_ptr<const Names> names_;
-  std::vector<T> values_;                     // parallel to *names_; a slot's value when its bit is set
-  std::vector<std::uint64_t> present_bits_;  // bit `slot % 64` of word `slot / 64`
+  std::size_t slots_ = 0;  // names_->size()
+  // One allocation: the values, parallel to *names_ (a slot's value when its bit is set), then
+  // the presence words (bit `slot % 64` of word `slot / 64`).
+  std::vector<T> values_;
   std::size_t present_ = 0;
 };
 

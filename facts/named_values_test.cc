@@ -66,5 +66,23 @@ TEST(NamedValuesTest, EcnParametersHoldSignedValues) {
   EXPECT_EQ(EcnParameters::FromPairs({{"b", -1}, {"a", 2}}).name(0), "a");
 }
 
+// Signed values keep their presence words among the values: the top bit of a word (slot 63) is a
+// slot like any other, not a sign.
+TEST(NamedValuesTest, TheLastSlotOfAWordIsPresentWithSignedValues) {
+  EcnParameters::Names list;
+  for (int i = 0; i < 65; ++i) list.push_back(std::to_string(1000 + i));
+  EcnParameters p(std::make_shared<const EcnParameters::Names>(list));
+  p.Set(63, std::int64_t{-1});
+  p.Set(63, std::int64_t{-2});
+  EXPECT_EQ(p.size(), 1u);
+  EXPECT_EQ(p.value(63), -2);
+  EXPECT_FALSE(p.value(62));
+  EXPECT_FALSE(p.value(64));
+  p.Set(64, std::int64_t{5});
+  EXPECT_EQ(p.size(), 2u);
+  EXPECT_EQ(p.value(64), 5);
+  EXPECT_EQ(p.value(63), -2);
+}
+
 }  // namespace
 }  // namespace rdmahd
