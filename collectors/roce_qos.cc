@@ -46,16 +46,22 @@ class HeldReader {
   HeldReader(const NodeFs& fs, std::string& buf, FsWork& work) : fs_(fs), buf_(buf), work_(work) {}
   std::optional<std::string_view> Read(HeldFile& f) {
     if (!f.is_open()) ++work_.opens;
-    Result<std::string_view> r = f.Read(fs_, buf_);
-    if (r.ok()) return *r;
-    if (IsGoneErrno(r.error().errno_value)) gone_ = true;
-    error_ = r.error().message;
-    return std::nullopt;
+    return Take(f.Read(fs_, buf_));
+  }
+  std::optional<std::string_view> Read(HeldFolder& folder, std::size_t i) {
+    if (!folder.is_open(i)) ++work_.opens;
+    return Take(folder.Read(i, fs_, buf_));
   }
   bool gone() const { return gone_; }
   const std::string& error() const { return error_; }  // of the last failed read
 
  private:
+  std::optional<std::string_view> Take(Result<std::string_view> r) {
+    if (r.ok()) return *r;
+    if (IsGoneErrno(r.error().errno_value)) gone_ = true;
+    error_ = r.error().message;
+    return std::nullopt;
+  }
   const NodeFs& fs_;
   std::string& buf_;
   FsWork& work_;
@@ -84,22 +90,19 @@ const std::shared_ptr<const NameList>& CaptureFileNames() {
 }
 
 
-// One ECN role folder (ecn/roce_np or ecn/roce_rp): enable/<priority> and the DCQCN parameter files.
+// One ECN role folder (ecn/roce_np or ecn/roce_rp): enable/<priority> and the DCQCN parameter files,
+// each folder held as one HeldFolder (a node of a thousand devices has some 4,000 role folders).
 struct EcnRoleLayout {
   bool present = false;
-  std::array<std::optional<HeldFile>, kDcbPriorities> enable;  // nullopt: no such file
-  std::shared_ptr<const EcnParameters::Names> parameter_names;
-  std::vector<std::optional<HeldFile>> parameters;  // parallel to *parameter_names; nullopt: unreadable
+  HeldFolder enable;  // enable/, as listed
+  std::array<std::int8_t, kDcbPriorities> enable_file;  // priority -> file of `enable`; -1: none
+  HeldFolder parameters;  // the folder's other files, by name; their names are the facts' too
 
-  std::size_t HeldDescriptors() const {
-    std::size_t n = 0;
-    for (const auto& f : enable) n += CountOpen(f);
-    for (const auto& f : parameters) n += CountOpen(f);
-    return n;
-  }
+  EcnRoleLayout() { enable_file.fill(-1); }
+  std::size_t HeldDescriptors() const { return enable.open_count() + parameters.open_count(); }
   void CloseDescriptors() {
-    for (auto& f : enable) CloseHeld(f);
-    for (auto& f : parameters) CloseHeld(f);
+    enable.Close();
+    parameters.Close();
   }
 };
 
@@ -122,30 +125,27 @@ EcnRoleLayout DiscoverEcnRole(const NodeFs& fs, const std::string& dir, FsWork& 
     ++work.listings;
     auto priorities = fs.ListDir(dir + "/enable");
     if (!priorities) continue;
-    auto enable = HeldFile::MakeFolder(dir + "/enable", ShareNames(std::move(*priorities)));
-    for (std::uint32_t i = 0; i < enable->names->size(); ++i) {
-      const std::string& p = (*enable->names)[i];
+    out.enable = HeldFolder(HeldFile::MakeFolder(dir + "/enable", ShareNames(std::move(*priorities))));
+    for (std::size_t i = 0; i < out.enable.size(); ++i) {
+      const std::string& p = out.enable.name(i);
       auto v = ParseU64(p);
-      if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable[*v].emplace(enable, i);
+      if (v && *v < kDcbPriorities && p == std::to_string(*v)) out.enable_file[*v] = static_cast<std::int8_t>(i);
     }
   }
-  out.parameter_names = ShareNames(std::move(parameter_names));
-  out.parameters.reserve(out.parameter_names->size());
-  auto folder = HeldFile::MakeFolder(dir, out.parameter_names);
-  for (std::uint32_t i = 0; i < out.parameter_names->size(); ++i) out.parameters.emplace_back(std::in_place, folder, i);
+  out.parameters = HeldFolder(HeldFile::MakeFolder(dir, ShareNames(std::move(parameter_names))));
   return out;
 }
 
-// One held ECN file of a role layout: nullopt (no such file) is skipped, a failed read drops the
-// file from the layout, and a read saying the netdev is gone returns false; otherwise `use` gets
-// the text.
+// File `i` of a role layout's folder: a skipped one is not read, a failed read skips the file until
+// the folder is listed again, and a read saying the netdev is gone returns false; otherwise `use`
+// gets the text.
 template <class Use>
-bool ReadEcnFile(std::optional<HeldFile>& file, HeldReader& reader, Use&& use) {
-  if (!file) return true;
-  auto text = reader.Read(*file);
+bool ReadEcnFile(HeldFolder& folder, std::size_t i, HeldReader& reader, Use&& use) {
+  if (folder.skipped(i)) return true;
+  auto text = reader.Read(folder, i);
   if (!text) {
     if (reader.gone()) return false;
-    file.reset();
+    folder.Skip(i);
     return true;
   }
   use(*text);
@@ -153,21 +153,22 @@ bool ReadEcnFile(std::optional<HeldFile>& file, HeldReader& reader, Use&& use) {
 }
 
 // False when a read said the folder is gone. A file that cannot be read for another reason (a
-// sub-folder, a driver refusing the query) is dropped until the folder is listed again, so it costs
+// sub-folder, a driver refusing the query) is skipped until the folder is listed again, so it costs
 // no open per collection.
 bool ReadEcnRoleLayout(EcnRoleLayout& layout, HeldReader& reader, EcnRoleFacts& out) {
   out.present = layout.present;
   for (int p = 0; p < kDcbPriorities; ++p) {
-    if (!ReadEcnFile(layout.enable[p], reader, [&](std::string_view text) {
+    if (layout.enable_file[p] < 0) continue;
+    if (!ReadEcnFile(layout.enable, static_cast<std::size_t>(layout.enable_file[p]), reader, [&](std::string_view text) {
           if (auto v = ParseU64(text); v && *v <= 1) out.enabled[p] = *v == 1;
         })) {
       return false;
     }
   }
-  if (!layout.parameter_names) return true;
-  out.parameters = EcnParameters(layout.parameter_names);
+  if (!layout.parameters.names()) return true;
+  out.parameters = EcnParameters(layout.parameters.names());
   for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
-    if (!ReadEcnFile(layout.parameters[i], reader, [&](std::string_view text) {
+    if (!ReadEcnFile(layout.parameters, i, reader, [&](std::string_view text) {
           if (auto v = ParseI64(text)) out.parameters.Set(i, *v);
         })) {
       return false;

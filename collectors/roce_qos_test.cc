@@ -340,6 +340,45 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
   EXPECT_GT(counting->calls, 0);
 }
 
+// An ECN file that cannot be read for a reason that does not pass (here: a folder among the files)
+// costs that file: the others are read, and it is not opened again on every collection.
+TEST(RoceCollectorsTest, AnUnreadableEcnFileIsSkippedAndTheOthersRead) {
+  testing::TempDir dir;
+  WriteOneRocePort(dir, "ens1");
+  dir.Write("class/net/ens1/ecn/roce_rp/enable/3", "1\n");
+  dir.Write("class/net/ens1/ecn/roce_rp/enable/4", "0\n");
+  dir.MkDir("class/net/ens1/ecn/roce_rp/enable/5");
+  dir.Write("class/net/ens1/ecn/roce_rp/rpg_gd", "11\n");
+  dir.Write("class/net/ens1/ecn/roce_rp/rpg_min_rate", "-1\n");
+  dir.MkDir("class/net/ens1/ecn/roce_rp/some_folder");
+  RoceCollector collector(std::make_unique<CountingTransport>());
+  NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();
+  Config config;
+  Topology topology = testing::DiscoverTopology(fs, config);
+  CollectContext ctx{fs, config, topology};
+  for (int round = 0; round < 2; ++round) {
+    const std::uint64_t opens_before = collector.fs_work().opens;
+    Snapshot s;
+    CollectorOutcome o;
+    ASSERT_TRUE(collector.Collect(ctx, s, o).ok());
+    const RoceNetdevFacts* f = s.Get<RoceQosFacts>()->Find("ens1");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->ecn_rp.present);
+    EXPECT_EQ(f->ecn_rp.enabled[3], true);
+    EXPECT_EQ(f->ecn_rp.enabled[4], false);
+    EXPECT_FALSE(f->ecn_rp.enabled[5]);
+    EXPECT_FALSE(f->ecn_rp.enabled[0]);
+    EXPECT_EQ(f->ecn_rp.parameters.Find("rpg_gd"), 11);
+    EXPECT_EQ(f->ecn_rp.parameters.Find("rpg_min_rate"), -1);
+    EXPECT_FALSE(f->ecn_rp.parameters.contains("some_folder"));
+    EXPECT_FALSE(f->ecn_np.present);
+    if (round == 1) {
+      EXPECT_EQ(collector.fs_work().opens, opens_before) << "held files, and the folders skipped";
+    }
+  }
+  EXPECT_EQ(collector.held_descriptors(), 4u);  // enable/3, enable/4, rpg_gd, rpg_min_rate
+}
+
 // ---- captured trees are never judged with this machine's kernel -----------------------------------
 class CountingIoctl : public EthtoolIoctl {
  public:

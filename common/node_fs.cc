@@ -579,9 +579,16 @@ std::size_t HeldFolder::open_count() const {
   return n;
 }
 
+void HeldFolder::Skip(std::size_t i) {
+  HeldFile::CloseDescriptor(fds_[i]);
+  fds_[i] = kSkipped;
+}
+
 void HeldFolder::Close() {
   if (!fds_) return;
-  for (std::size_t i = 0; i < size(); ++i) HeldFile::CloseDescriptor(fds_[i]);
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (fds_[i] != kSkipped) HeldFile::CloseDescriptor(fds_[i]);
+  }
 }
 
 std::uint64_t RaiseOpenFileLimit() {

@@ -260,12 +260,18 @@ class HeldFolder {
   // File `i`, as HeldFile::Read.
   Result<std::string_view> Read(std::size_t i, const NodeFs& fs, std::string& buf);
   bool is_open(std::size_t i) const { return fds_[i] >= 0; }
+  // File `i` is not to be read again while this folder lasts (a sub-folder, a driver refusing the
+  // query): its descriptor is closed, and skipped(i) stays true (Close() included) until the
+  // folder is made again from a new listing. Reading a skipped file is the caller's mistake.
+  void Skip(std::size_t i);
+  bool skipped(std::size_t i) const { return fds_[i] == kSkipped; }
   std::size_t open_count() const;
   void Close();
 
  private:
+  static constexpr int kSkipped = -2;
   std::shared_ptr<const HeldFile::Folder> folder_;
-  std::unique_ptr<int[]> fds_;  // size(), parallel to the names; -1: not held
+  std::unique_ptr<int[]> fds_;  // size(), parallel to the names; -1: not held, kSkipped: skipped
 };
 
 // A set of attribute files held open for re-reading, by path: a LayoutCache (common/layout_cache.h)

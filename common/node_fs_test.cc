@@ -249,6 +249,37 @@ TEST(HeldFolderTest, HoldsADescriptorPerNameAndReadsAsHeldFilesDo) {
   EXPECT_EQ(HeldFolder().names(), nullptr);
 }
 
+// A skipped file gives its descriptor back and stays skipped, through Close() and a move; the
+// other files are held and read as before.
+TEST(HeldFolderTest, ASkippedFileStaysSkippedUntilTheFolderIsMadeAgain) {
+  ScopedHeldFdBudget budget(100);
+  TempDir dir;
+  NodeFs fs(dir.path(), "/nonexistent-proc");
+  dir.Write("ecn/roce_rp/rpg_gd", "11\n");
+  dir.Write("ecn/roce_rp/rpg_min_rate", "1\n");
+  const auto folder = HeldFile::MakeFolder(dir.path() + "/ecn/roce_rp", ShareNames({"rpg_gd", "rpg_min_rate"}));
+  HeldFolder files(folder);
+  std::string buf;
+  ASSERT_TRUE(files.Read(0, fs, buf).ok());
+  ASSERT_TRUE(files.Read(1, fs, buf).ok());
+  EXPECT_EQ(HeldFdBudget::Process().held(), 2u);
+  files.Skip(0);
+  EXPECT_TRUE(files.skipped(0));
+  EXPECT_FALSE(files.is_open(0));
+  EXPECT_FALSE(files.skipped(1));
+  EXPECT_EQ(files.open_count(), 1u);
+  EXPECT_EQ(HeldFdBudget::Process().held(), 1u);
+  files.Close();
+  EXPECT_TRUE(files.skipped(0)) << "Close() gives descriptors back, it does not un-skip";
+  EXPECT_EQ(HeldFdBudget::Process().held(), 0u);
+  HeldFolder moved = std::move(files);
+  EXPECT_TRUE(moved.skipped(0));
+  auto v = moved.Read(1, fs, buf);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, "1\n");
+  EXPECT_FALSE(HeldFolder(folder).skipped(0)) << "a folder made again reads every file";
+}
+
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Runs `read` on another thread; fails the test (and unblocks the reader by opening the FIFO for
