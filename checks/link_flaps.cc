@@ -213,6 +213,7 @@ class LinkFlapsCheck : public Check {
     facts.window_seconds = Seconds(policy.window);
     facts.recovery_seconds = Seconds(policy.recovery);
     facts.threshold = policy.threshold;
+    facts.ports.reserve(topology->PortCount());
     for (const TopologyDevice& d : topology->devices) {
       for (const TopologyPort& tp : d.ports) {
         LinkFlapPortFacts f;

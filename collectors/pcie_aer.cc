@@ -20,6 +20,7 @@ class PcieAerCollector : public Collector {
  public:
   Status Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) override {
     PcieAerFacts facts;
+    facts.devices.reserve(ctx.topology.devices.size());
     std::vector<std::string> dirs;
     for (const TopologyDevice& d : ctx.topology.devices) {
       PcieAerDeviceFacts f;

@@ -101,6 +101,7 @@ PcieLinkFacts ReadPcieLink(const NodeFs& fs, const std::string& device, const st
 
 Status PcieLinkCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& /*outcome*/) {
   PcieFacts facts;
+  facts.devices.reserve(ctx.topology.devices.size());
   const auto now = now_();
   std::map<std::string, ConfigRead> kept;
   for (const TopologyDevice& d : ctx.topology.devices) {

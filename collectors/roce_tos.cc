@@ -29,6 +29,7 @@ RoceTosCollector::RoceTosCollector(SteadyNow now) : now_(std::move(now)) {}
 
 Status RoceTosCollector::Collect(const CollectContext& ctx, Snapshot& snapshot, CollectorOutcome& outcome) {
   RoceTosFacts facts;
+  facts.ports.reserve(ctx.topology.PortCount());
   const NodeFs& fs = ctx.fs;
   const auto now = now_();
   const std::string configfs = fs.Sys("kernel/config/rdma_cm");

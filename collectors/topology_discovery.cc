@@ -241,6 +241,7 @@ Topology TopologyDiscovery::Discover(const NodeFs& fs, const Config& config) {
     return std::tie(a.device, a.port, a.netdev) < std::tie(b.device, b.port, b.netdev);
   });
   topo.links.erase(std::unique(topo.links.begin(), topo.links.end()), topo.links.end());
+  topo.links.shrink_to_fit();  // kept in the snapshot: not the capacity its growth left
   return topo;
 }
 

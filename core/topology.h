@@ -117,6 +117,12 @@ struct Topology {
   }
   // The distinct netdevs of `links`, sorted.
   std::vector<std::string> Netdevs() const;
+  // Ports of all devices (what a per-port fact vector reserves).
+  std::size_t PortCount() const {
+    std::size_t n = 0;
+    for (const auto& d : devices) n += d.ports.size();
+    return n;
+  }
 };
 
 class NodeFs;
