@@ -7,7 +7,9 @@ sizes, rdma-healthd's bytes per device (anonymous memory: the heap, which is wha
 tree), and the RSS ratio against node_exporter at the large size. Bytes per held file come from a
 third run on the large tree with RLIMIT_NOFILE at 1,200 (a held-file budget of 112, where the same
 values are read open/read/close): the difference in anonymous memory over the difference in held
-files (the descriptors' kernel memory is not in RSS).
+files (the descriptors' kernel memory is not in RSS). A fourth run, beside node_exporter, switches
+every check off (a config file naming each check the first run exported): what collecting and
+exporting cost alone, apart from judging (verdicts, the history the rates are judged on).
 
 usage: memory_bench.py --rdma-healthd BUILD/rdma-healthd [--devices 1000] [--small 10] [--scrapes 5] [--gzip]
                        [--gid-table 8] [--repeat N]
@@ -17,7 +19,9 @@ VmRSS ratio: node_exporter's own RSS moves by 10-20% between runs, so one run's 
 """
 
 import argparse
+import gzip
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -39,7 +43,13 @@ def scrape(port):
     headers = {"Accept-Encoding": "gzip"} if GZIP else {}
     req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
     with urllib.request.urlopen(req, timeout=120) as r:
-        return r.read()
+        body = r.read()
+        return gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
+
+
+def check_names(exposition):
+    """The checks an rdma-healthd exposition has verdicts of."""
+    return sorted(set(re.findall(rb'^rdma_check_status\{check="([a-z0-9_]+)"', exposition, re.M)))
 
 
 def held_files(pid, root):
@@ -57,9 +67,10 @@ def capped_nofile():
     resource.setrlimit(resource.RLIMIT_NOFILE, (1200, 1200))
 
 
-def measure(a, devices, capped=False):
-    """{name: {rss, anon, hwm (KiB), held}} after a.scrapes scrapes of a `devices`-device tree;
-    `capped`: rdma-healthd alone, with RLIMIT_NOFILE 1,200."""
+def measure(a, devices, capped=False, checks_off=()):
+    """{name: {rss, anon, hwm (KiB), held}} after a.scrapes scrapes of a `devices`-device tree, and
+    "checks": the checks rdma-healthd's last exposition judged; `capped`: rdma-healthd alone, with
+    RLIMIT_NOFILE 1,200; `checks_off`: these checks switched off in a config file."""
     tmpfs = "/dev/shm" if os.path.isdir("/dev/shm") else None
     tree = tempfile.mkdtemp(prefix="rdmahd-membench-", dir=tmpfs)
     try:
@@ -67,10 +78,16 @@ def measure(a, devices, capped=False):
                         "--gid-table", str(a.gid_table)],
                        check=True, capture_output=True)
         sysfs, dcb = os.path.join(tree, "sys"), os.path.join(tree, "dcb")
+        config = []
+        if checks_off:
+            path = os.path.join(tree, "checks-off.yaml")
+            with open(path, "w") as f:
+                f.write("checks:\n" + "".join(f"  {c.decode()}: false\n" for c in checks_off))
+            config = [f"--config.file={path}"]
         rp, np_ = free_port(), free_port()
         procs = {
             "rdma-healthd": (subprocess.Popen([a.rdma_healthd, f"--web.listen-address=127.0.0.1:{rp}",
-                                               f"--path.sysfs={sysfs}", f"--path.dcb={dcb}", "--log.level=warn"],
+                                               f"--path.sysfs={sysfs}", f"--path.dcb={dcb}", "--log.level=warn"] + config,
                                               stderr=subprocess.DEVNULL, preexec_fn=capped_nofile if capped else None),
                              rp),
             "node_exporter": (subprocess.Popen([a.node_exporter, "--collector.disable-defaults",
@@ -85,8 +102,10 @@ def measure(a, devices, capped=False):
             for name, (proc, port) in procs.items():
                 wait_up(port, proc, name, attempt_timeout=120)
             for _ in range(a.scrapes):
-                for _name, (_proc, port) in procs.items():
-                    scrape(port)
+                for name, (_proc, port) in procs.items():
+                    body = scrape(port)
+                    if name == "rdma-healthd":
+                        out["checks"] = check_names(body)
                 time.sleep(0.3)
             for name, (proc, _port) in procs.items():
                 out[name] = {"rss": proc_status_kib(proc.pid, "VmRSS"), "anon": proc_status_kib(proc.pid, "RssAnon"),
@@ -119,6 +138,8 @@ def main():
         sys.exit("--small must be below --devices")
 
     runs = {n: measure(a, n) for n in (a.small, a.devices)}
+    checks = runs[a.devices].pop("checks")
+    runs[a.small].pop("checks")
     print(f"{'devices':>8} {'process':<14} {'VmRSS MiB':>10} {'RssAnon MiB':>12} {'VmHWM MiB':>10} {'held files':>11}")
     for n, r in runs.items():
         for name, m in r.items():
@@ -136,6 +157,16 @@ def main():
     ne = runs[a.devices]["node_exporter"]
     print(f"VmRSS ratio rdma-healthd / node_exporter at {a.devices} devices: {big['rss'] / ne['rss']:.3f}")
     print(f"VmHWM ratio rdma-healthd / node_exporter at {a.devices} devices: {big['hwm'] / ne['hwm']:.3f}")
+    if not checks:
+        sys.exit("rdma-healthd's exposition has no rdma_check_status: cannot name the checks to switch off")
+    off = measure(a, a.devices, checks_off=checks)
+    m, ne_off = off["rdma-healthd"], off["node_exporter"]
+    print(f"{a.devices:>8} {'(checks off)':<14} {m['rss'] / 1024:>10.1f} {m['anon'] / 1024:>12.1f} "
+          f"{m['hwm'] / 1024:>10.1f} {m['held']:>11}")
+    print(f"{a.devices:>8} {'node_exporter':<14} {ne_off['rss'] / 1024:>10.1f} {ne_off['anon'] / 1024:>12.1f} "
+          f"{ne_off['hwm'] / 1024:>10.1f} {ne_off['held']:>11}")
+    print(f"VmRSS ratio with the {len(checks)} checks that gave verdicts off (collecting and exporting only): "
+          f"{m['rss'] / ne_off['rss']:.3f}; judging costs {(big['anon'] - m['anon']) / 1024:.1f} MiB of RssAnon")
     if a.repeat > 1:
         pairs = [(big["rss"], ne["rss"])]
         for _ in range(a.repeat - 1):
