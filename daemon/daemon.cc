@@ -166,8 +166,9 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
   std::shared_ptr<const Report> report = CurrentReport();
   std::lock_guard lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
-  if (exposition_ && exposition_report_.lock() == report && exposition_config_generation_ == generation) {
-    return exposition_;
+  if (std::shared_ptr<SharedBody> current = exposition_.lock();
+      current && exposition_report_.lock() == report && exposition_config_generation_ == generation) {
+    return current;
   }
   MetricSink& sink = exposition_sink_;
   sink.Clear();
@@ -185,9 +186,7 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
   RenderHeldFiles(sink);
   sink.Gauge("rdma_healthd_build_info", "Version of rdma-healthd; the value is always 1.")
       .Add({{"version", RDMAHD_VERSION}}, 1);
-  // Let go of the stale exposition first: when no request still sends its text, that buffer is
-  // the one the pool lends out for a new text.
-  exposition_.reset();
+  std::shared_ptr<SharedBody> body;
   if (accepts_gzip) {
     // Compressed from the sink's buffers as they are: no full text is made (a plain request
     // decompresses one), and none is kept in the pool either.
@@ -195,22 +194,24 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
     GzipStream gzip(sink.SerializedSizeBound());
     sink.ForEachPiece([&gzip](std::string_view piece) { gzip.Write(piece); });
     if (std::optional<std::string> compressed = gzip.Finish()) {
-      exposition_ = SharedBody::FromGzip(std::move(*compressed), gzip.size_in());
+      body = SharedBody::FromGzip(std::move(*compressed), gzip.size_in());
     }
   }
-  if (!exposition_) {
+  if (!body) {
+    // When no request still sends the last text, its buffer is the one the pool lends out.
     std::unique_ptr<std::string> text = text_pool_->Take();
     sink.SerializeTo(*text);
-    exposition_ = SharedBody::FromText(text_pool_->Share(std::move(text)));
+    body = SharedBody::FromText(text_pool_->Share(std::move(text)));
   }
   // The exposition is what is served; the sink's buffers are kept for the next scrape only while
   // small. Freed, they are given back to the system: glibc returns only the top of its heap on
   // free(), and the buffers of a big exposition, made while a collection allocates around them,
   // leave megabytes of free pages below live memory that would otherwise stay resident.
   if (sink.ClearAndReleaseAbove(kSinkBuffersKept)) malloc_trim(0);
+  exposition_ = body;
   exposition_report_ = report;
   exposition_config_generation_ = generation;
-  return exposition_;
+  return body;
 }
 
 std::string Daemon::StatusPage() {

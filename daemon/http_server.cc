@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <fcntl.h>
@@ -516,8 +517,18 @@ std::shared_ptr<SharedBody> SharedBody::FromText(std::shared_ptr<const std::stri
 }
 
 std::shared_ptr<SharedBody> SharedBody::FromGzip(std::string gzip, std::size_t text_size) {
-  return std::shared_ptr<SharedBody>(
-      new SharedBody(nullptr, std::make_shared<const std::string>(std::move(gzip)), text_size));
+  std::shared_ptr<const std::string> bytes;
+  if (gzip.capacity() >= kGivenBackFrom) {
+    // glibc returns a freed block inside its heap only when trimmed; a big exposition's pages would
+    // otherwise stay resident until the next scrape lands on them.
+    bytes = std::shared_ptr<const std::string>(new std::string(std::move(gzip)), [](const std::string* b) {
+      delete b;
+      malloc_trim(0);
+    });
+  } else {
+    bytes = std::make_shared<const std::string>(std::move(gzip));
+  }
+  return std::shared_ptr<SharedBody>(new SharedBody(nullptr, std::move(bytes), text_size));
 }
 
 std::shared_ptr<const std::string> SharedBody::Text() {

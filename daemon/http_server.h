@@ -65,7 +65,9 @@ class SharedBody {
  public:
   static std::shared_ptr<SharedBody> FromText(std::shared_ptr<const std::string> text);
   // `gzip`: a gzip stream (GzipStream) of a `text_size`-byte text.
+  // Bytes of kGivenBackFrom or more are given back to the system (malloc_trim) when freed.
   static std::shared_ptr<SharedBody> FromGzip(std::string gzip, std::size_t text_size);
+  static constexpr std::size_t kGivenBackFrom = 256u << 10;
 
   // The text; nullptr when the gzip bytes do not decompress to `text_size` bytes (served as a 500).
   std::shared_ptr<const std::string> Text();
