@@ -1,7 +1,5 @@
 #include "daemon/capture_archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <sys/stat.h>
@@ -14,23 +12,26 @@
 #include <vector>
 
 #include "common/excerpt.h"
+#include "daemon/libarchive_api.h"
 
 namespace rdmahd {
 namespace {
 
 struct ArchiveDeleter {
+  decltype(&::archive_free) free = nullptr;
   void operator()(struct archive* a) const {
-    if (a) archive_free(a);  // closes too
+    if (a) free(a);  // closes too
   }
 };
 using ArchivePtr = std::unique_ptr<struct archive, ArchiveDeleter>;
 struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
+  decltype(&::archive_entry_free) free = nullptr;
+  void operator()(archive_entry* e) const { free(e); }
 };
 using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
 
-std::string LibError(struct archive* a) {
-  const char* s = archive_error_string(a);
+std::string LibError(const LibArchive& lib, struct archive* a) {
+  const char* s = lib.archive_error_string(a);
   return CapMessage(s ? s : "unknown libarchive error", 200);
 }
 
@@ -73,6 +74,8 @@ std::vector<std::string_view> Components(std::string_view path) {
 // ---- Writing ---------------------------------------------------------------------------------
 
 struct CaptureArchiveWriter::Impl {
+  explicit Impl(const LibArchive& l) : lib(l), a(nullptr, ArchiveDeleter{l.archive_free}) {}
+  const LibArchive& lib;
   ArchivePtr a;
   std::string path, temp;
   std::int64_t mtime = 0;
@@ -86,21 +89,21 @@ struct CaptureArchiveWriter::Impl {
 
   Status Write(const std::string& name, unsigned type, unsigned mode, std::string_view data,
                const std::string* link_target) {
-    EntryPtr e(archive_entry_new());
-    archive_entry_set_pathname(e.get(), name.c_str());
-    archive_entry_set_filetype(e.get(), type);
-    archive_entry_set_perm(e.get(), mode);
-    archive_entry_set_mtime(e.get(), mtime, 0);
-    archive_entry_set_uid(e.get(), 0);
-    archive_entry_set_gid(e.get(), 0);
-    archive_entry_set_size(e.get(), type == AE_IFREG ? static_cast<la_int64_t>(data.size()) : 0);
-    if (link_target) archive_entry_set_symlink(e.get(), link_target->c_str());
-    if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK) {
-      return Error{"writing " + TerminalText(name) + " to " + path + ": " + LibError(a.get()), EIO};
+    EntryPtr e(lib.archive_entry_new(), EntryDeleter{lib.archive_entry_free});
+    lib.archive_entry_set_pathname(e.get(), name.c_str());
+    lib.archive_entry_set_filetype(e.get(), type);
+    lib.archive_entry_set_perm(e.get(), mode);
+    lib.archive_entry_set_mtime(e.get(), mtime, 0);
+    lib.archive_entry_set_uid(e.get(), 0);
+    lib.archive_entry_set_gid(e.get(), 0);
+    lib.archive_entry_set_size(e.get(), type == AE_IFREG ? static_cast<la_int64_t>(data.size()) : 0);
+    if (link_target) lib.archive_entry_set_symlink(e.get(), link_target->c_str());
+    if (lib.archive_write_header(a.get(), e.get()) != ARCHIVE_OK) {
+      return Error{"writing " + TerminalText(name) + " to " + path + ": " + LibError(lib, a.get()), EIO};
     }
     if (!data.empty() &&
-        archive_write_data(a.get(), data.data(), data.size()) != static_cast<la_ssize_t>(data.size())) {
-      return Error{"writing " + TerminalText(name) + " to " + path + ": " + LibError(a.get()), EIO};
+        lib.archive_write_data(a.get(), data.data(), data.size()) != static_cast<la_ssize_t>(data.size())) {
+      return Error{"writing " + TerminalText(name) + " to " + path + ": " + LibError(lib, a.get()), EIO};
     }
     return Status::Ok();
   }
@@ -119,7 +122,9 @@ Result<std::unique_ptr<CaptureArchiveWriter>> CaptureArchiveWriter::Create(const
                                                                            std::int64_t mtime_unix) {
   struct stat st{};
   if (::lstat(path.c_str(), &st) == 0) return Error{path + " exists: give another --output, or remove it", EEXIST};
-  auto impl = std::make_unique<Impl>();
+  auto lib = LoadLibArchive();
+  if (!lib.ok()) return lib.error();
+  auto impl = std::make_unique<Impl>(**lib);
   impl->path = path;
   impl->temp = path + ".partial";
   impl->mtime = mtime_unix;
@@ -128,15 +133,15 @@ Result<std::unique_ptr<CaptureArchiveWriter>> CaptureArchiveWriter::Create(const
     const int e = errno;
     return Error{"cannot create " + impl->temp + ": " + std::strerror(e), e};
   }
-  impl->a.reset(archive_write_new());
-  if (!impl->a || archive_write_add_filter_gzip(impl->a.get()) != ARCHIVE_OK ||
-      archive_write_set_format_pax_restricted(impl->a.get()) != ARCHIVE_OK) {
+  impl->a.reset(impl->lib.archive_write_new());
+  if (!impl->a || impl->lib.archive_write_add_filter_gzip(impl->a.get()) != ARCHIVE_OK ||
+      impl->lib.archive_write_set_format_pax_restricted(impl->a.get()) != ARCHIVE_OK) {
     ::unlink(impl->temp.c_str());
     return Error{"libarchive: cannot set up a .tar.gz writer", EIO};
   }
   impl->fd = fd.release();
-  if (archive_write_open_fd(impl->a.get(), impl->fd) != ARCHIVE_OK) {
-    std::string why = LibError(impl->a.get());
+  if (impl->lib.archive_write_open_fd(impl->a.get(), impl->fd) != ARCHIVE_OK) {
+    std::string why = LibError(impl->lib, impl->a.get());
     ::unlink(impl->temp.c_str());
     return Error{"cannot write " + impl->temp + ": " + why, EIO};
   }
@@ -154,8 +159,8 @@ Status CaptureArchiveWriter::AddSymlink(const std::string& name, const std::stri
 }
 
 Status CaptureArchiveWriter::Finish() {
-  if (archive_write_close(impl_->a.get()) != ARCHIVE_OK) {
-    return Error{"cannot complete " + impl_->temp + ": " + LibError(impl_->a.get()), EIO};
+  if (impl_->lib.archive_write_close(impl_->a.get()) != ARCHIVE_OK) {
+    return Error{"cannot complete " + impl_->temp + ": " + LibError(impl_->lib, impl_->a.get()), EIO};
   }
   impl_->a.reset();
   if (::fsync(impl_->fd) != 0 || ::close(impl_->fd) != 0) {
@@ -276,30 +281,33 @@ Status ExtractCapture(const std::string& archive_path, const std::string& dest, 
   const int flags = ::fcntl(in.get(), F_GETFL);
   if (flags >= 0) ::fcntl(in.get(), F_SETFL, flags & ~O_NONBLOCK);
 
-  ArchivePtr a(archive_read_new());
-  archive_read_support_filter_gzip(a.get());
-  archive_read_support_format_tar(a.get());
-  if (archive_read_open_fd(a.get(), in.get(), 64 * 1024) != ARCHIVE_OK) {
-    return Error{TerminalText(archive_path) + " is not a .tar.gz: " + LibError(a.get()), EBADMSG};
+  auto loaded = LoadLibArchive();
+  if (!loaded.ok()) return loaded.error();
+  const LibArchive& lib = **loaded;
+  ArchivePtr a(lib.archive_read_new(), ArchiveDeleter{lib.archive_free});
+  lib.archive_read_support_filter_gzip(a.get());
+  lib.archive_read_support_format_tar(a.get());
+  if (lib.archive_read_open_fd(a.get(), in.get(), 64 * 1024) != ARCHIVE_OK) {
+    return Error{TerminalText(archive_path) + " is not a .tar.gz: " + LibError(lib, a.get()), EBADMSG};
   }
   const std::string where = "capture " + TerminalText(archive_path) + ": ";
   std::uint64_t members = 0, total = 0;
   std::vector<char> buf(64 * 1024);
   for (;;) {
     archive_entry* e = nullptr;
-    const int r = archive_read_next_header(a.get(), &e);
+    const int r = lib.archive_read_next_header(a.get(), &e);
     if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) return Error{where + LibError(a.get()), EBADMSG};
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) return Error{where + LibError(lib, a.get()), EBADMSG};
     if (++members > limits.members) {
       return Error{where + "more than " + std::to_string(limits.members) + " members", EFBIG};
     }
     std::string why;
-    auto rel = CheckMemberName(archive_entry_pathname(e), limits.path_bytes, why);
+    auto rel = CheckMemberName(lib.archive_entry_pathname(e), limits.path_bytes, why);
     if (!rel) return Error{where + why, EXDEV};
-    if (archive_entry_hardlink(e) != nullptr) {
+    if (lib.archive_entry_hardlink(e) != nullptr) {
       return Error{where + "member " + QuoteExcerpt(*rel, 80) + " is a hard link", EXDEV};
     }
-    const auto type = archive_entry_filetype(e);
+    const auto type = lib.archive_entry_filetype(e);
     if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
       return Error{where + "member " + QuoteExcerpt(*rel, 80) +
                        " is not a regular file, a folder or a symbolic link (a device, FIFO or socket)",
@@ -321,7 +329,7 @@ Status ExtractCapture(const std::string& archive_path, const std::string& dest, 
       continue;
     }
     if (type == AE_IFLNK) {
-      const char* target = archive_entry_symlink(e);
+      const char* target = lib.archive_entry_symlink(e);
       if (!target || !LinkTargetStaysInside(*rel, target)) {
         return Error{where + "symbolic link " + QuoteExcerpt(*rel, 80) + " points out of the capture", EXDEV};
       }
@@ -331,7 +339,7 @@ Status ExtractCapture(const std::string& archive_path, const std::string& dest, 
       }
       continue;
     }
-    if (archive_entry_size_is_set(e) && archive_entry_size(e) > static_cast<la_int64_t>(limits.member_bytes)) {
+    if (lib.archive_entry_size_is_set(e) && lib.archive_entry_size(e) > static_cast<la_int64_t>(limits.member_bytes)) {
       return Error{where + "member " + QuoteExcerpt(*rel, 80) + " is bigger than " +
                        std::to_string(limits.member_bytes) + " bytes",
                    EFBIG};
@@ -345,9 +353,9 @@ Status ExtractCapture(const std::string& archive_path, const std::string& dest, 
     }
     std::uint64_t size = 0;
     for (;;) {
-      const la_ssize_t n = archive_read_data(a.get(), buf.data(), buf.size());
+      const la_ssize_t n = lib.archive_read_data(a.get(), buf.data(), buf.size());
       if (n == 0) break;
-      if (n < 0) return Error{where + "member " + QuoteExcerpt(*rel, 80) + ": " + LibError(a.get()), EBADMSG};
+      if (n < 0) return Error{where + "member " + QuoteExcerpt(*rel, 80) + ": " + LibError(lib, a.get()), EBADMSG};
       size += static_cast<std::uint64_t>(n);
       total += static_cast<std::uint64_t>(n);
       if (size > limits.member_bytes) {

@@ -19,6 +19,7 @@
 #include "collectors/ethtool_stats.h"
 #include "common/node_fs.h"
 #include "daemon/capture_archive.h"
+#include "daemon/libarchive_api.h"
 #include "parsers/dcb_json.h"
 #include "parsers/ethtool_stats.h"
 #include "tests/support/test_paths.h"
@@ -330,6 +331,29 @@ TEST(CaptureExtractTest, WriterRoundTripKeepsFilesFoldersAndLinks) {
   dir.MkDir("out");
   ASSERT_TRUE(ExtractCapture(tar, dir.path() + "/out").ok());
   EXPECT_EQ(Slurp(dir.path() + "/out/sys/class/infiniband/rxe0/fw_ver"), "0.0.0\n");
+}
+
+// libarchive is loaded when a bundle is made or read, not linked into the daemon.
+TEST(CaptureLibArchiveTest, AMissingLibraryIsAnErrorNamingItAndItsPackage) {
+  auto lib = LoadLibArchiveFrom("librdmahd-no-such-archive.so.13");
+  ASSERT_FALSE(lib.ok());
+  EXPECT_THAT(lib.error().message, HasSubstr("librdmahd-no-such-archive.so.13"));
+  EXPECT_THAT(lib.error().message, HasSubstr("libarchive13"));
+  EXPECT_THAT(lib.error().message, HasSubstr("support bundle"));
+}
+
+TEST(CaptureLibArchiveTest, TheBuildsLibraryLoadsWithEveryFunctionAndOnce) {
+  auto first = LoadLibArchive();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto again = LoadLibArchive();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*first, *again);
+  // The same library the test binary links to write hostile archives: the very same functions.
+  EXPECT_EQ((*first)->archive_write_new, &::archive_write_new);
+  EXPECT_EQ((*first)->archive_entry_size, &::archive_entry_size);
+  auto fresh = LoadLibArchiveFrom(kLibArchiveSoname);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_EQ((*fresh)->archive_read_next_header, &::archive_read_next_header);
 }
 
 // ---- A capture of a tree with links that leave it ------------------------------------------------------

@@ -12,7 +12,7 @@ import tarfile
 import tempfile
 import unittest
 
-from harness import SOURCE_DIR, binary
+from harness import SOURCE_DIR, Daemon, binary
 
 FIXTURES = os.path.join(SOURCE_DIR, "tests", "fixtures")
 
@@ -111,6 +111,18 @@ class CaptureRoundTrip(unittest.TestCase):
         self.assertNotIn(secret_hash.encode(), raw)
         self.assertIn("/etc/tls.crt", redacted)
         self.assertIn("<redacted>", redacted)
+
+    def test_serving_daemon_does_not_load_libarchive(self):
+        """libarchive (and the libxml2 and ICU it brings, about 1 MiB resident) is loaded only by a
+        command that makes or reads a bundle, never by the daemon serving /metrics."""
+        node = self.fixture(os.path.join("roce", "pfc-off"))
+        with Daemon(*self.flags(node)) as d:
+            self.assertIn("rdma_check_status", d.get("/metrics")[2])
+            with open(f"/proc/{d.proc.pid}/maps") as f:
+                maps = f.read()
+        self.assertIn("libc.so", maps)  # the maps are the daemon's
+        self.assertNotIn("libarchive", maps)
+        self.assertNotIn("libxml2", maps)
 
     def test_existing_output_is_not_overwritten(self):
         node = self.fixture(os.path.join("roce", "pfc-off"))
