@@ -54,9 +54,7 @@ GidTable GidTable::Discover(const NodeFs& fs, const std::string& port_dir, std::
   return t;
 }
 
-void GidTable::RefreshAttributes() {
-  for (Slot& s : slots_) s.present = false;
-}
+void GidTable::RefreshAttributes() { refresh_ = true; }
 
 std::size_t GidTable::held_descriptors() const {
   std::size_t n = 0;
@@ -79,17 +77,21 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
   // difference on, so an unchanged table allocates nothing and its list stays shared.
   std::size_t same = 0;  // GIDs so far equal to the last list's first ones
   std::optional<std::vector<RdmaGid>> fresh;
-  const auto add = [&](std::uint32_t index, const Slot& slot) {
+  const auto add = [&](std::uint32_t index, const std::array<std::uint8_t, 16>& gid, std::string_view type,
+                       std::string_view ndev) {
     if (!fresh && same < list_.size()) {
       const RdmaGid& g = list_[same];
-      if (g.index == index && g.gid == slot.gid && g.type == slot.type && g.ndev == slot.ndev) {
+      if (g.index == index && g.gid == gid && g.type == type && g.ndev == ndev) {
         ++same;
         return;
       }
     }
     if (!fresh) fresh.emplace(list_.begin(), list_.begin() + same);
-    fresh->push_back(RdmaGid{index, slot.gid, slot.type, slot.ndev});
+    fresh->push_back(RdmaGid{index, gid, std::string(type), std::string(ndev)});
   };
+  std::size_t known = 0;                // the last list's first entry at or past the slot being read
+  std::vector<std::uint32_t> retry;     // slots whose attributes could not be read now
+  std::string type, ndev;               // a new or changed GID's, as read
   for (std::uint32_t i = 0; i < end; ++i) {
     // `text` views the reader's buffer or `unheld`; both stay unchanged until the next slot.
     std::string_view text;
@@ -117,28 +119,29 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       unheld = std::move(*v);
       text = Trim(unheld);
     }
-    if (IsZeroGid(text)) {
-      if (i < slots_.size()) slots_[i] = Slot{};
-      continue;
-    }
+    if (IsZeroGid(text)) continue;
     highest = i;  // not zero: the window covers it
     const auto gid = ParseGid(text);
     if (!gid) {  // not as the kernel prints a GID: the slot cannot be judged
       AppendIndex(path_buf, port_dir_, "gids/", i);
       errors.push_back(path_buf + ": not a GID (eight groups of four hex digits)");
-      if (i < slots_.size()) slots_[i] = Slot{};
       continue;
     }
-    if (i >= slots_.size()) slots_.resize(i + 1);
-    Slot& slot = slots_[i];
-    if (!slot.present || slot.gid != *gid) {
-      // New or changed GID (or a refresh): its type and netdev are read once, then cached.
-      slot = Slot{};
-      slot.gid = *gid;
+    while (known < list_.size() && list_[known].index < i) ++known;
+    const RdmaGid* last = known < list_.size() && list_[known].index == i ? &list_[known] : nullptr;
+    std::string_view slot_type, slot_ndev;
+    if (last != nullptr && last->gid == *gid && !refresh_ &&
+        std::find(retry_.begin(), retry_.end(), i) == retry_.end()) {
+      slot_type = last->type;  // the same GID: its type and netdev as read before
+      slot_ndev = last->ndev;
+    } else {
+      // New or changed GID (or a refresh): its type and netdev are read once, then kept in the list.
+      type.clear();
+      ndev.clear();
       bool ok = true;
       AppendIndex(path_buf, port_dir_, "gid_attrs/types/", i);
       if (auto t = reader.fs().ReadFile(path_buf); t.ok()) {
-        slot.type.assign(Trim(*t));
+        type.assign(Trim(*t));
       } else {
         errors.push_back(t.error().message);
         ok = false;
@@ -146,18 +149,22 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
       if (port.IsEthernet()) {
         AppendIndex(path_buf, port_dir_, "gid_attrs/ndevs/", i);
         if (auto n = reader.fs().ReadFile(path_buf); n.ok()) {
-          slot.ndev.assign(Trim(*n));
+          ndev.assign(Trim(*n));
         } else {
           errors.push_back(n.error().message);
           ok = false;
         }
       }
-      slot.present = ok;  // retry the attributes next time if they could not be read
+      if (!ok) retry.push_back(i);  // read the attributes again next time
+      slot_type = type;
+      slot_ndev = ndev;
     }
-    if (ParseGidType(slot.type) == GidType::kRoceV2) ++roce_v2;
-    if (port.netdev.empty() && !slot.ndev.empty()) port.netdev = slot.ndev;
-    add(i, slot);
+    if (ParseGidType(slot_type) == GidType::kRoceV2) ++roce_v2;
+    if (port.netdev.empty() && !slot_ndev.empty()) port.netdev = std::string(slot_ndev);
+    add(i, *gid, slot_type, slot_ndev);
   }
+  refresh_ = false;
+  retry_ = std::move(retry);
   if (!fresh && same != list_.size()) fresh.emplace(list_.begin(), list_.begin() + same);  // GIDs removed
   if (fresh) {
     fresh->shrink_to_fit();
@@ -169,12 +176,7 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
   scanned_ = true;
   window_ = highest ? *highest + 2 : 0;
   port.roce_v2_gid_count = roce_v2;
-  // Slots past the highest GID are empty (when the whole table was read; a window read leaves the
-  // slots beyond it as they were), and those that left the window (GIDs removed) need no descriptor.
-  if (full) {
-    slots_.resize(highest ? *highest + 1 : 0);
-    if (slots_.capacity() > 2 * slots_.size()) slots_.shrink_to_fit();
-  }
+  // Slots that left the window (GIDs removed) need no descriptor.
   const std::uint32_t next_window = std::min(size, std::max(window_, kMinWindow));
   if (files_.size() > next_window) {
     files_.resize(next_window);

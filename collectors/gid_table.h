@@ -46,21 +46,20 @@ class GidTable {
   void RefreshAttributes();
 
   std::size_t held_descriptors() const;
-  // Slots whose GID is remembered: up to the highest set one (the table's memory).
-  std::size_t slots_kept() const { return slots_.size(); }
+  // GIDs remembered between reads (the table's memory): the non-zero ones, in the shared list.
+  std::size_t gids_kept() const { return list_.size(); }
 
  private:
-  struct Slot {  // what was last seen in one slot
-    bool present = false;
-    std::array<std::uint8_t, 16> gid{};
-    std::string type, ndev;
-  };
 
   std::uint32_t size_ = 0;  // slots in the table (0: no table)
   std::string port_dir_;    // with trailing '/': slot N is gids/N, gid_attrs/types/N, gid_attrs/ndevs/N under it
   std::shared_ptr<const HeldFile::Folder> gids_;  // gids/, for the window's held files (slots named "0", "1", ...)
-  std::vector<Slot> slots_;                       // [0, highest non-zero]; those past it are empty
   std::vector<std::optional<HeldFile>> files_;    // the window's: [0, window)
+  // A GID's type and netdev are those of the list's entry for its slot while the slot's GID is the
+  // same; read again for every GID after RefreshAttributes(), and for the slots listed here, whose
+  // attributes could not be read last time (usually none).
+  bool refresh_ = false;
+  std::vector<std::uint32_t> retry_;
   std::uint32_t window_ = 0;                      // slots read every time: [0, window_)
   GidList list_;  // the non-zero GIDs as last read, shared with the ports read since
   bool scanned_ = false;

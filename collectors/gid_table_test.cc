@@ -1,6 +1,7 @@
 #include "collectors/gid_table.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -45,8 +46,8 @@ struct Table {
   }
 };
 
-// An mlx5 port lists 255 GID slots and uses a few: the table keeps the slots up to the highest set
-// one and descriptors for the window only, not 255 of each (an SR-IOV host has thousands of ports).
+// An mlx5 port lists 255 GID slots and uses a few: the table keeps the GIDs in use and descriptors
+// for the window only, not 255 of each (an SR-IOV host has thousands of ports).
 TEST(GidTableTest, MemoryFollowsTheGidsInUseNotTheTableSize) {
   testing::ScopedHeldFdBudget budget(1'000'000);
   Table t(255);
@@ -54,18 +55,17 @@ TEST(GidTableTest, MemoryFollowsTheGidsInUseNotTheTableSize) {
   TopologyPort first = t.Read(false);  // the first read scans the whole table
   EXPECT_EQ(first.gids.size(), 4u);
   EXPECT_EQ(first.roce_v2_gid_count, 4u);
-  EXPECT_EQ(t.table.slots_kept(), 4u);
+  EXPECT_EQ(t.table.gids_kept(), 4u);
   EXPECT_LE(t.table.held_descriptors(), 5u);  // the window: slots 0..4
   EXPECT_TRUE(t.errors.empty());
 
-  // A GID far up the table is seen by a full rescan and kept; once gone, the slots above the
-  // highest set one are dropped again.
+  // A GID far up the table is seen by a full rescan and kept; once gone, it is dropped again.
   t.Set(200, "fd00:0000:0000:0000:0000:0000:0000:0001");
   EXPECT_EQ(t.Read(true).gids.size(), 5u);
-  EXPECT_EQ(t.table.slots_kept(), 201u);
+  EXPECT_EQ(t.table.gids_kept(), 5u);
   t.Set(200, kZero);
   EXPECT_EQ(t.Read(true).gids.size(), 4u);
-  EXPECT_EQ(t.table.slots_kept(), 4u);
+  EXPECT_EQ(t.table.gids_kept(), 4u);
   EXPECT_LE(t.table.held_descriptors(), 5u);
   // A window read keeps seeing the low slots.
   t.Set(3, kZero);
@@ -98,6 +98,36 @@ TEST(GidTableTest, GidsAreKeptAsBytesAndASlotThatIsNotAGidIsAnErrorOfItsOwn) {
   ASSERT_EQ(port.gids.size(), 3u);
   EXPECT_EQ(port.gids[2].index, 2u);
   EXPECT_TRUE(t.errors.empty());
+}
+
+// A GID's type and netdev are read when the GID appears or changes, then kept with it; attributes
+// that could not be read are read again at the next read, and only then kept.
+TEST(GidTableTest, AttributesAreReadOnceAndAgainOnlyAfterAFailure) {
+  testing::ScopedHeldFdBudget budget(1'000'000);
+  Table t(8);
+  t.Set(0, "fe80:0000:0000:0000:ba59:9fff:fe00:1a20");
+  const std::string type0 = t.dir.path() + "/" + kPort + "/gid_attrs/types/0";
+  ASSERT_EQ(::unlink(type0.c_str()), 0);
+  const TopologyPort failed = t.Read(false);
+  ASSERT_EQ(failed.gids.size(), 1u);
+  EXPECT_EQ(failed.gids[0].type, "");
+  EXPECT_EQ(failed.roce_v2_gid_count, 0u);
+  ASSERT_EQ(t.errors.size(), 1u);
+  EXPECT_NE(t.errors[0].find("gid_attrs/types/0"), std::string::npos) << t.errors[0];
+
+  t.errors.clear();
+  t.dir.Write(std::string(kPort) + "/gid_attrs/types/0", "RoCE v2\n");
+  const TopologyPort retried = t.Read(false);
+  EXPECT_EQ(retried.gids[0].type, "RoCE v2");
+  EXPECT_EQ(retried.roce_v2_gid_count, 1u);
+  EXPECT_TRUE(t.errors.empty());
+
+  // Read once it was read: a change under the same GID is not seen until a refresh.
+  t.dir.Write(std::string(kPort) + "/gid_attrs/types/0", "IB/RoCE v1\n");
+  EXPECT_EQ(t.Read(true).gids[0].type, "RoCE v2");
+  EXPECT_TRUE(t.Read(false).gids.SharesWith(retried.gids));
+  t.table.RefreshAttributes();
+  EXPECT_EQ(t.Read(false).gids[0].type, "IB/RoCE v1");
 }
 
 // The list of GIDs is shared by every port read while the table is unchanged, and replaced (never
