@@ -89,9 +89,9 @@ void GidTable::Read(bool full_rescan, std::string& path_buf, DeviceReader& reade
     if (!fresh) fresh.emplace(list_.begin(), list_.begin() + same);
     fresh->push_back(RdmaGid{index, gid, std::string(type), std::string(ndev)});
   };
-  std::size_t known = 0;                // the last list's first entry at or past the slot being read
-  std::vector<std::uint32_t> retry;     // slots whose attributes could not be read now
-  std::string type, ndev;               // a new or changed GID's, as read
+  std::size_t known = 0;             // the last list's first entry at or past the slot being read
+  std::vector<std::uint32_t> retry;  // slots whose attributes could not be read now
+  std::string type, ndev;            // a new or changed GID's, as read
   for (std::uint32_t i = 0; i < end; ++i) {
     // `text` views the reader's buffer or `unheld`; both stay unchanged until the next slot.
     std::string_view text;

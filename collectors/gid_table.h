@@ -50,7 +50,6 @@ class GidTable {
   std::size_t gids_kept() const { return list_.size(); }
 
  private:
-
   std::uint32_t size_ = 0;  // slots in the table (0: no table)
   std::string port_dir_;    // with trailing '/': slot N is gids/N, gid_attrs/types/N, gid_attrs/ndevs/N under it
   std::shared_ptr<const HeldFile::Folder> gids_;  // gids/, for the window's held files (slots named "0", "1", ...)

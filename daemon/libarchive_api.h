@@ -1,8 +1,8 @@
 // The libarchive functions the support bundle uses, loaded when a bundle is first written or read.
 //
 // libarchive is not linked: linking it maps and relocates it and what it needs (libxml2, ICU, libbz2,
-// libacl, ...) into every rdma-healthd process, about 1 MiB resident on every node for a command an
-// operator runs now and then. `rdma-healthd capture` and `check --capture` load it with dlopen;
+// libacl, ...) into every rdma-healthd process, resident on every node for a command an operator
+// runs now and then (docs/performance.md has the figure). `rdma-healthd capture` and `check --capture` load it with dlopen;
 // the daemon serving /metrics never does. The .deb depends on libarchive13 all the same.
 #pragma once
 
