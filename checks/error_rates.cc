@@ -279,7 +279,7 @@ class SlotMaps {
 };
 
 // The rules' counters, each once: first the error counters (a counter's place among them is its
-// bit in the zeros gauge), then the packet counters of the shares. The same for every subject of a
+// bit in the steady gauge), then the packet counters of the shares. The same for every subject of a
 // check: made once per rule table.
 struct RuleCounters {
   std::vector<std::string_view> names;
@@ -320,37 +320,43 @@ struct SubjectHandles {
   // counters[i]'s in this collection (Load): the check's one buffer, lent to the subject being
   // judged (HandlesOf) and handed back (Lent), not a copy kept per subject between collections.
   std::vector<std::optional<std::uint64_t>> values;
-  History::Handle zeros;
+  // The steady gauge: a bit per error counter that has no series (see RecordSubject).
+  History::Handle steady;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
   bool seen = false;  // a subject of the latest collection
   // The history had no room for one of these series in the latest collection.
   bool history_full = false;
   // Quiet: the last judgement found every rule known and no error counter risen, nothing held and
   // nothing in read backoff, under the check's policy (a new policy judges every subject anew).
-  // While the error counters stay at `quiet_values`, no window can hold an increase of one (and a
-  // share of packets is only taken of an increase), so the verdict is ok again (QuietVerdict, of
+  // While the error counters stay at the `kept` values, no window can hold an increase of one (and
+  // a share of packets is only taken of an increase), so the verdict is ok again (QuietVerdict, of
   // `quiet_counters` counters; none when 0) without asking the history, however the packets move.
   bool quiet = false;
   std::uint32_t quiet_counters = 0;
-  // The error counters' values (values[0, error_counters)): bit i of quiet_present says whether
-  // counter i had one, quiet_values[i] is it (at most 64 error counters; a check of more is never
-  // quiet).
-  std::unique_ptr<std::uint64_t[]> quiet_values;
+  // The first kMaxKeptCounters error counters' values (values[0, error_counters)): a steady
+  // counter's (its bit set in the steady gauge) is the value its steady run stands at; the others'
+  // are as of the last quiet judgement, where bit i of quiet_present says whether counter i had
+  // one. A check of more error counters is never quiet.
+  std::unique_ptr<std::uint64_t[]> kept;
   std::uint64_t quiet_present = 0;
-  static constexpr std::size_t kMaxQuietCounters = 64;
+  static constexpr std::size_t kMaxKeptCounters = 64;
+  std::uint64_t* Kept() {
+    if (!kept) kept = std::make_unique<std::uint64_t[]>(error_counters());
+    return kept.get();
+  }
   void KeepQuietValues() {
-    if (!quiet_values) quiet_values = std::make_unique<std::uint64_t[]>(error_counters());
+    std::uint64_t* out = Kept();
     quiet_present = 0;
     for (std::size_t i = 0; i < error_counters(); ++i) {
-      quiet_values[i] = values[i].value_or(0);
+      out[i] = values[i].value_or(0);
       if (values[i]) quiet_present |= std::uint64_t{1} << i;
     }
   }
   bool QuietValuesHold() const {
-    if (!quiet_values) return false;
+    if (!kept) return false;
     for (std::size_t i = 0; i < error_counters(); ++i) {
       const bool present = ((quiet_present >> i) & 1) != 0;
-      if (values[i].has_value() != present || (present && *values[i] != quiet_values[i])) return false;
+      if (values[i].has_value() != present || (present && *values[i] != kept[i])) return false;
     }
     return true;
   }
@@ -407,7 +413,9 @@ SubjectHandles MakeHandles(const RuleCounters& counters, const Subject& s) {
   h.rule_counters = &counters;
   h.prefix = std::string(s.check) + "/" + s.name + "/";
   h.series = History::Refs(counters.names.size());
-  h.zeros = History::Handle(h.prefix + "zeros/" + std::to_string(s.instance));
+  // In the subject's own dir, beside its counters' series (a dir is kept once for its series); no
+  // counter is named "steady@...".
+  h.steady = History::Handle(h.prefix + "steady@" + std::to_string(s.instance));
   return h;
 }
 
@@ -446,25 +454,26 @@ class Lent {
   std::vector<std::optional<std::uint64_t>>& buffer_;
 };
 
-// The collections from the newest sample of `zeros` back that had `bit` set: [first, last].
-std::pair<History::TimePoint, History::TimePoint> ZeroRun(const std::vector<History::Sample>& zeros, unsigned bit) {
-  std::size_t i = zeros.size() - 1;
-  while (i > 0 && ((zeros[i - 1].value >> bit) & 1) != 0) --i;
-  return {zeros[i].first, zeros.back().last};
+// The collections from the newest sample of `steady` back that had `bit` set: [first, last].
+std::pair<History::TimePoint, History::TimePoint> SteadyRun(const std::vector<History::Sample>& steady, unsigned bit) {
+  std::size_t i = steady.size() - 1;
+  while (i > 0 && ((steady[i - 1].value >> bit) & 1) != 0) --i;
+  return {steady[i].first, steady.back().last};
 }
 
-// Records the subject's counters. A counter at 0 that has no series yet gets none (most error
-// counters of a healthy port stay 0, and a series costs a history lookup at every collection):
-// one gauge per subject and device instance, "zeros/<instance>", holds a bit per such counter
-// (its place among the rules' counters). When the counter leaves 0 its series starts with the
-// collections the gauge saw it at 0, so the increase is judged as if it had been recorded.
-// Returns whether every error counter's series continued its baseline (none new, reset or
-// re-created).
+// Records the subject's counters. An error counter that has not moved since the subject was first
+// seen gets no series (most error counters of a port stay where they were at boot: 0, or a count
+// from a link event long ago; and a series costs memory and a history lookup at every collection):
+// one gauge per subject and device instance, "steady@<instance>", holds a bit per such counter
+// (its place among the rules' counters), whose value stands in SubjectHandles::kept. When the
+// counter moves, its series starts with the collections the gauge saw it steady, so the increase
+// is judged as if it had been recorded. Returns whether every error counter's series continued its
+// baseline (none new, reset or re-created; a steady run that starts at a count is a new one).
 bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history, History::TimePoint now) {
-  const std::optional<History::Sample> zeros = history.Newest(h.zeros);
-  const bool seen_before = zeros && zeros->last < now;
-  const std::uint64_t zero_before = seen_before ? zeros->value : 0;
-  std::uint64_t zero_now = 0;
+  const std::optional<History::Sample> steady = history.Newest(h.steady);
+  const bool seen_before = steady && steady->last < now;
+  const std::uint64_t steady_before = seen_before ? steady->value : 0;
+  std::uint64_t steady_now = 0;
   bool continued = true;
   h.history_full = false;
   const auto record_one = [&](std::size_t i, std::uint64_t value, History::TimePoint at) {
@@ -483,20 +492,29 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
       continue;
     }
     const auto bit = static_cast<unsigned>(i);
-    const bool tracked = bit < 64;
-    const bool unrecorded = tracked && (!seen_before || ((zero_before >> bit) & 1) != 0);
-    if (*v == 0 && unrecorded) {
-      zero_now |= std::uint64_t{1} << bit;
+    if (bit >= SubjectHandles::kMaxKeptCounters) {
+      record(i, *v, now);
       continue;
     }
-    if (unrecorded && seen_before) {
-      const auto [from, to] = ZeroRun(history.Samples(h.zeros), bit);
-      record(i, 0, from);
-      record(i, 0, to);
+    if (!seen_before) {  // a steady run starts
+      h.Kept()[i] = *v;
+      steady_now |= std::uint64_t{1} << bit;
+      if (*v != 0) continued = false;  // a count of unknown age: as a new series' first sample
+      continue;
+    }
+    if (((steady_before >> bit) & 1) != 0) {
+      const std::uint64_t kept = h.Kept()[i];
+      if (*v == kept) {
+        steady_now |= std::uint64_t{1} << bit;
+        continue;
+      }
+      const auto [from, to] = SteadyRun(history.Samples(h.steady), bit);
+      record(i, kept, from);
+      record(i, kept, to);
     }
     record(i, *v, now);
   }
-  if (!history.RecordGauge(h.zeros, zero_now, now)) h.history_full = true;
+  if (!history.RecordGauge(h.steady, steady_now, now)) h.history_full = true;
   return continued && !h.history_full;
 }
 
@@ -523,12 +541,32 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
     std::optional<History::Growth> growth;
   };
   std::vector<Known> known_increases;
+  // The steady gauge as the last Record left it, asked once: an error counter whose bit is set has
+  // no series and stood at one value over the run of collections the gauge saw the bit in.
+  const std::optional<History::Sample> steady = history.Newest(h.steady);
+  std::vector<History::Sample> steady_samples;  // asked only when a run may start within a window
+  auto steady_increase = [&](unsigned bit, History::Clock::duration window) -> std::optional<History::Growth> {
+    // What History::Increase gives a series of that one value over the run.
+    const History::TimePoint start = now - window;
+    History::TimePoint from = steady->first;
+    if (from > start) {
+      if (steady_samples.empty()) steady_samples = history.Samples(h.steady);
+      from = SteadyRun(steady_samples, bit).first;
+    }
+    from = std::max(from, start);
+    if (steady->last < start || from >= steady->last) return std::nullopt;
+    return History::Growth{0, std::chrono::duration<double>(steady->last - from).count()};
+  };
   auto increase_of = [&](std::string_view c, History::Clock::duration window) {
     for (const Known& k : known_increases) {
       if (k.counter == c && k.window == window) return k.growth;
     }
     const std::size_t i = h.IndexOf(c);
-    known_increases.push_back({c, window, history.Increase(h.series, i, h.KeyOf(i), window, now)});
+    const bool is_steady = i < h.error_counters() && i < SubjectHandles::kMaxKeptCounters && steady &&
+                           ((steady->value >> i) & 1) != 0;
+    known_increases.push_back({c, window,
+                               is_steady ? steady_increase(static_cast<unsigned>(i), window)
+                                         : history.Increase(h.series, i, h.KeyOf(i), window, now)});
     return known_increases.back().growth;
   };
   for (const Rule& r : rules) {
@@ -873,7 +911,7 @@ class RuleCheck : public Check {
         const std::size_t judged = j.counters;
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
         h.quiet = quiet && (!r || r->verdict == Verdict::kOk) &&
-                  h.error_counters() <= SubjectHandles::kMaxQuietCounters;
+                  h.error_counters() <= SubjectHandles::kMaxKeptCounters;
         if (h.quiet) {
           h.KeepQuietValues();
           h.quiet_counters = r ? static_cast<std::uint32_t>(judged) : 0;

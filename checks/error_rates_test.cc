@@ -234,12 +234,19 @@ TEST(PortErrorsTest, AQuietPortIsJudgedAgainWhenAnythingCouldChangeItsVerdict) {
   tl.config.Section<ErrorRatePolicy>().hold = std::chrono::milliseconds(120'000);
   EXPECT_EQ(tl.Port(seconds(760), moved).verdict, Verdict::kOk);
   EXPECT_EQ(tl.Port(seconds(775), moved).verdict, Verdict::kOk);
-  // A series the history dropped starts again: unknown until its window has two samples.
-  tl.history.Forget("port_errors/mlx5_0/1/symbol_error");
+  // A series the history dropped starts again: unknown until its window has two samples. So does
+  // the steady gauge, which stands for the counters that never moved (symbol_error).
+  tl.history.Forget("port_errors/mlx5_0/1/excessive_buffer_overrun_errors");
   r = tl.Port(seconds(790), moved);
   EXPECT_EQ(r.verdict, Verdict::kUnknown);
-  EXPECT_THAT(r.reason, HasSubstr("no increase known yet for symbol_error"));
+  // symbol_error, steady, is still judged.
+  EXPECT_THAT(r.reason, HasSubstr("no increase known yet for excessive_buffer_overrun_errors: a rate needs"));
   EXPECT_EQ(tl.Port(seconds(805), moved).verdict, Verdict::kOk);
+  tl.history.Forget("port_errors/mlx5_0/1/steady@1");
+  r = tl.Port(seconds(820), moved);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("no increase known yet: a rate needs"));
+  EXPECT_EQ(tl.Port(seconds(835), moved).verdict, Verdict::kOk);
 }
 
 TEST(PortErrorsTest, ACounterThatLeavesZeroIsJudgedFromItsZeros) {
@@ -259,6 +266,36 @@ TEST(PortErrorsTest, ACounterThatLeavesZeroIsJudgedFromItsZeros) {
   Timeline idle("port_errors");
   for (int t = 0; t <= 1200; t += 300) idle.Port(seconds(t), {{"excessive_buffer_overrun_errors", 0}});
   r = idle.Port(seconds(1215), {{"excessive_buffer_overrun_errors", 2}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +2 in 600 s"));
+}
+
+// A count that stands still (a link event long ago) costs no series: the steady gauge's bit and the
+// value the check keeps stand for it, until it moves; then its series starts with the collections
+// it stood still in, and the increase is judged over them as if they had been recorded.
+TEST(PortErrorsTest, ACountThatStandsStillHasNoSeriesUntilItMoves) {
+  Timeline tl("port_errors");
+  const Values still{{"symbol_error", 12}, {"port_rcv_errors", 5}, {"port_rcv_packets", 9000}};
+  EXPECT_EQ(tl.Port(seconds(0), still).verdict, Verdict::kUnknown);
+  for (int t : {15, 30}) {
+    CheckResult r = tl.Port(seconds(t), still);
+    EXPECT_EQ(r.verdict, Verdict::kOk) << t;
+    EXPECT_EQ(r.reason, "no error counter over its limit (2 counters, none rose)") << t;
+  }
+  EXPECT_THAT(tl.history.Names("port_errors/mlx5_0/1/"),
+              ::testing::ElementsAre("port_errors/mlx5_0/1/port_rcv_packets", "port_errors/mlx5_0/1/steady@1"));
+  Values moved = still;
+  moved["symbol_error"] = 40;
+  CheckResult r = tl.Port(seconds(45), moved);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("symbol_error +28 in 45 s, more than 120 an hour"));
+  EXPECT_EQ(tl.history.Samples("port_errors/mlx5_0/1/symbol_error").size(), 2u);
+  EXPECT_TRUE(tl.history.Names("port_errors/mlx5_0/1/port_rcv_errors").empty());
+
+  // Standing still for longer than the window: the window starts at its start.
+  Timeline idle("port_errors");
+  for (int t = 0; t <= 1200; t += 300) idle.Port(seconds(t), {{"excessive_buffer_overrun_errors", 7}});
+  r = idle.Port(seconds(1215), {{"excessive_buffer_overrun_errors", 9}});
   EXPECT_EQ(r.verdict, Verdict::kFailed);
   EXPECT_THAT(r.reason, HasSubstr("excessive_buffer_overrun_errors +2 in 600 s"));
 }
