@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -313,15 +314,26 @@ struct SubjectHandles {
   const RuleCounters* rule_counters = nullptr;  // the check's (static)
   const std::vector<std::string_view>& counters() const { return rule_counters->names; }
   std::size_t error_counters() const { return rule_counters->errors; }
-  // counters()[i]'s, named prefix + counters()[i] (KeyOf): no name kept per series, for each
-  // counter of thousands of ports.
+  // counters()[i]'s, named prefix + counters()[i] (KeyOf), and last the steady gauge's, named
+  // prefix + "steady@<instance>" (SteadyKey; in the subject's own dir, beside its counters' series,
+  // and no counter is named so): no name kept per series, for each subject of thousands.
   History::Refs series;
   History::Key KeyOf(std::size_t i) const { return {prefix, counters()[i]}; }
+  std::size_t steady() const { return counters().size(); }
+  struct Leaf {
+    std::array<char, 32> chars;  // "steady@" and 20 digits at most
+    std::size_t size = 0;
+  };
+  History::Key SteadyKey(Leaf& leaf) const {
+    constexpr std::string_view kTag = "steady@";
+    char* at = std::copy(kTag.begin(), kTag.end(), leaf.chars.begin());
+    leaf.size = static_cast<std::size_t>(std::to_chars(at, leaf.chars.data() + leaf.chars.size(), instance).ptr -
+                                         leaf.chars.data());
+    return {prefix, std::string_view(leaf.chars.data(), leaf.size)};
+  }
   // counters[i]'s in this collection (Load): the check's one buffer, lent to the subject being
   // judged (HandlesOf) and handed back (Lent), not a copy kept per subject between collections.
   std::vector<std::optional<std::uint64_t>> values;
-  // The steady gauge: a bit per error counter that has no series (see RecordSubject).
-  History::Handle steady;
   std::vector<std::pair<std::string_view, History::Handle>> held;  // hold series by rule key (Held)
   bool seen = false;  // a subject of the latest collection
   // The history had no room for one of these series in the latest collection.
@@ -412,10 +424,7 @@ SubjectHandles MakeHandles(const RuleCounters& counters, const Subject& s) {
   h.instance = s.instance;
   h.rule_counters = &counters;
   h.prefix = std::string(s.check) + "/" + s.name + "/";
-  h.series = History::Refs(counters.names.size());
-  // In the subject's own dir, beside its counters' series (a dir is kept once for its series); no
-  // counter is named "steady@...".
-  h.steady = History::Handle(h.prefix + "steady@" + std::to_string(s.instance));
+  h.series = History::Refs(counters.names.size() + 1);  // and the steady gauge
   return h;
 }
 
@@ -470,7 +479,9 @@ std::pair<History::TimePoint, History::TimePoint> SteadyRun(const std::vector<Hi
 // is judged as if it had been recorded. Returns whether every error counter's series continued its
 // baseline (none new, reset or re-created; a steady run that starts at a count is a new one).
 bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history, History::TimePoint now) {
-  const std::optional<History::Sample> steady = history.Newest(h.steady);
+  SubjectHandles::Leaf leaf;
+  const History::Key steady_key = h.SteadyKey(leaf);
+  const std::optional<History::Sample> steady = history.Newest(h.series, h.steady(), steady_key);
   const bool seen_before = steady && steady->last < now;
   const std::uint64_t steady_before = seen_before ? steady->value : 0;
   std::uint64_t steady_now = 0;
@@ -508,13 +519,13 @@ bool RecordSubject(const Subject& s, SubjectHandles& h, History::Batch& history,
         steady_now |= std::uint64_t{1} << bit;
         continue;
       }
-      const auto [from, to] = SteadyRun(history.Samples(h.steady), bit);
+      const auto [from, to] = SteadyRun(history.Samples(h.series, h.steady(), steady_key), bit);
       record(i, kept, from);
       record(i, kept, to);
     }
     record(i, *v, now);
   }
-  if (!history.RecordGauge(h.steady, steady_now, now)) h.history_full = true;
+  if (!history.RecordGauge(h.series, h.steady(), steady_key, steady_now, now)) h.history_full = true;
   return continued && !h.history_full;
 }
 
@@ -543,14 +554,16 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
   std::vector<Known> known_increases;
   // The steady gauge as the last Record left it, asked once: an error counter whose bit is set has
   // no series and stood at one value over the run of collections the gauge saw the bit in.
-  const std::optional<History::Sample> steady = history.Newest(h.steady);
+  SubjectHandles::Leaf leaf;
+  const History::Key steady_key = h.SteadyKey(leaf);
+  const std::optional<History::Sample> steady = history.Newest(h.series, h.steady(), steady_key);
   std::vector<History::Sample> steady_samples;  // asked only when a run may start within a window
   auto steady_increase = [&](unsigned bit, History::Clock::duration window) -> std::optional<History::Growth> {
     // What History::Increase gives a series of that one value over the run.
     const History::TimePoint start = now - window;
     History::TimePoint from = steady->first;
     if (from > start) {
-      if (steady_samples.empty()) steady_samples = history.Samples(h.steady);
+      if (steady_samples.empty()) steady_samples = history.Samples(h.series, h.steady(), steady_key);
       from = SteadyRun(steady_samples, bit).first;
     }
     from = std::max(from, start);

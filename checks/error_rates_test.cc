@@ -342,7 +342,7 @@ TEST(PortErrorsTest, AThousandPortsOfOneDriverCostTheCheckLittleHeap) {
   const std::size_t measured = mallinfo2().uordblks - before - history.MemoryBytes();
   RecordProperty("check_bytes_per_port", std::to_string(static_cast<double>(measured) / kPorts));
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LE(measured, 700u * kPorts);
+  EXPECT_LE(measured, 620u * kPorts);
 #endif
 }
 

@@ -419,6 +419,13 @@ bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint 
   return history_.RecordGauge(i, created, value, at);
 }
 
+bool History::Batch::RecordGauge(Refs& series, std::size_t n, Key key, std::uint64_t value, TimePoint at) {
+  bool created = false;
+  const std::uint32_t i = history_.Slot(history_.Resolve(series, n, key), key, false, at, created);
+  series.series_[n] = i;
+  return history_.RecordGauge(i, created, value, at);
+}
+
 bool History::RecordGauge(std::uint32_t i, bool created, std::uint64_t value, TimePoint at) {
   if (i == kNone) return false;
   Series& s = At(i);
@@ -524,6 +531,15 @@ std::vector<History::Sample> History::Batch::Samples(Handle& series) const {
   return history_.Samples(history_.Resolve(series));
 }
 
+std::vector<History::Sample> History::Samples(Refs& series, std::size_t i, Key key) const {
+  std::lock_guard lock(mu_);
+  return Samples(Resolve(series, i, key));
+}
+
+std::vector<History::Sample> History::Batch::Samples(Refs& series, std::size_t i, Key key) const {
+  return history_.Samples(history_.Resolve(series, i, key));
+}
+
 std::optional<History::Sample> History::Newest(Handle& series) const {
   std::lock_guard lock(mu_);
   return Newest(Resolve(series));
@@ -531,6 +547,15 @@ std::optional<History::Sample> History::Newest(Handle& series) const {
 
 std::optional<History::Sample> History::Batch::Newest(Handle& series) const {
   return history_.Newest(history_.Resolve(series));
+}
+
+std::optional<History::Sample> History::Newest(Refs& series, std::size_t i, Key key) const {
+  std::lock_guard lock(mu_);
+  return Newest(Resolve(series, i, key));
+}
+
+std::optional<History::Sample> History::Batch::Newest(Refs& series, std::size_t i, Key key) const {
+  return history_.Newest(history_.Resolve(series, i, key));
 }
 
 std::optional<History::Sample> History::Newest(std::uint32_t i) const {

@@ -169,6 +169,9 @@ class History {
                            TimePoint at, unsigned bits = 64);
     std::optional<Growth> Increase(Refs& series, std::size_t i, Key key, Clock::duration window,
                                    TimePoint now) const;
+    bool RecordGauge(Refs& series, std::size_t i, Key key, std::uint64_t value, TimePoint at);
+    std::vector<Sample> Samples(Refs& series, std::size_t i, Key key) const;
+    std::optional<Sample> Newest(Refs& series, std::size_t i, Key key) const;
     const Limits& limits() const { return history_.limits(); }
 
    private:
@@ -215,8 +218,10 @@ class History {
   // The series' samples, oldest first (empty when unknown).
   std::vector<Sample> Samples(std::string_view name) const;
   std::vector<Sample> Samples(Handle& series) const;
+  std::vector<Sample> Samples(Refs& series, std::size_t i, Key key) const;
   // The series' newest sample; nullopt when unknown.
   std::optional<Sample> Newest(Handle& series) const;
+  std::optional<Sample> Newest(Refs& series, std::size_t i, Key key) const;
   // Names of the series that start with `prefix`, in order.
   std::vector<std::string> Names(std::string_view prefix) const;
   // Each series that starts with `prefix`, in order, with its samples (one walk, one hold of the lock:

@@ -225,6 +225,36 @@ TEST(HistoryTest, RefsFindTheSeriesTheirKeysName) {
   EXPECT_EQ(batch.RecordCounter(refs, 1, packets, 1, 200, At(90)), Baseline::kFirst);
 }
 
+// A gauge through a Refs: the series its whole name names, found again after it is dropped.
+TEST(HistoryTest, RefsRecordAndAskGaugesAsTheirNamesDo) {
+  History h;
+  History::Refs refs(2);
+  const History::Key gauge{"port_errors/mlx5_0/1/", "steady@7"};
+  {
+    History::Batch batch(h);
+    EXPECT_FALSE(batch.Newest(refs, 1, gauge));
+    EXPECT_TRUE(batch.RecordGauge(refs, 1, gauge, 0b101, At(0)));
+    EXPECT_TRUE(batch.RecordGauge(refs, 1, gauge, 0b101, At(15)));
+    EXPECT_TRUE(batch.RecordGauge(refs, 1, gauge, 0b100, At(30)));
+    ASSERT_TRUE(batch.Newest(refs, 1, gauge));
+    EXPECT_EQ(batch.Newest(refs, 1, gauge)->value, 0b100u);
+    EXPECT_EQ(batch.Samples(refs, 1, gauge).size(), 2u);
+  }
+  const std::vector<History::Sample> samples = h.Samples("port_errors/mlx5_0/1/steady@7");
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].value, 0b101u);
+  EXPECT_EQ(samples[0].first, At(0));
+  EXPECT_EQ(samples[0].last, At(15));
+  EXPECT_EQ(h.Newest(refs, 1, gauge)->last, At(30));
+  EXPECT_EQ(h.Samples(refs, 1, gauge).size(), 2u);
+  h.Forget("port_errors/mlx5_0/1/steady@7");
+  EXPECT_FALSE(h.Newest(refs, 1, gauge));
+  EXPECT_TRUE(h.Samples(refs, 1, gauge).empty());
+  History::Batch batch(h);
+  EXPECT_TRUE(batch.RecordGauge(refs, 1, gauge, 1, At(45)));
+  EXPECT_EQ(batch.Samples(refs, 1, gauge).size(), 1u);
+}
+
 // A Refs holds four bytes a series in one heap block, and one generation for them all.
 TEST(HistoryTest, RefsCostFourBytesASeries) {
   static_assert(sizeof(History::Refs) <= 24);
