@@ -947,7 +947,7 @@ class RuleCheck : public Check {
       if (recorded_at_ && *recorded_at_ == ctx.now) {
         // Once: the next collection records anew.
         std::move(recorded_.begin(), recorded_.end(), std::back_inserter(out));
-        recorded_.clear();
+        recorded_ = std::vector<CheckResult>();  // and its room: a verdict per subject
         recorded_at_.reset();
         return;
       }

@@ -122,7 +122,7 @@ void VerdictList::push_back(const CheckResult& r) {
 }
 
 void VerdictList::ShrinkToFit() {
-  index_ = {};
+  index_ = decltype(index_)();  // its buckets too (= {} would keep them)
   records_.shrink_to_fit();
   texts_.shrink_to_fit();
   checks_.shrink_to_fit();

@@ -143,5 +143,25 @@ TEST(VerdictListTest, ALargeReportCostsUnderHalfOfItsCheckResultsMeasuredAtTheAl
   EXPECT_LE(HeapInUse(), before + 16384);
 }
 
+// Once complete, the list holds no index of its texts: neither its nodes nor its buckets (a
+// pointer or more per text), measured at the allocator.
+TEST(VerdictListTest, ShrinkToFitGivesBackTheWholeIndexOfTexts) {
+  constexpr std::size_t kTexts = 32768;  // a power of two: the texts' vector has no spare room to give back
+  VerdictList list;
+  list.reserve(kTexts - 2);
+  for (std::size_t i = 0; i < kTexts - 2; ++i) list.push_back({"port_active", "mlx5_" + std::to_string(i) + "/1", Verdict::kOk, "", ""});
+  ASSERT_EQ(list.texts(), kTexts);  // "", the check's name and the subjects
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's allocator does not report to mallinfo2";
+#endif
+  const std::size_t filled = HeapInUse();
+  list.ShrinkToFit();
+  const std::size_t given_back = filled - HeapInUse();
+  // A node (next, the text's view, its number, its hash: 48 bytes at the allocator) and at least a
+  // bucket pointer per text; the open block's spare room (under 64 KiB) is less than the buckets.
+  EXPECT_GE(given_back, kTexts * (48 + 8)) << given_back;
+  EXPECT_EQ(list[kTexts - 3].subject, "mlx5_" + std::to_string(kTexts - 3) + "/1");
+}
+
 }  // namespace
 }  // namespace rdmahd
