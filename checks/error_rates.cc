@@ -558,17 +558,16 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
   const History::Key steady_key = h.SteadyKey(leaf);
   const std::optional<History::Sample> steady = history.Newest(h.series, h.steady(), steady_key);
   std::vector<History::Sample> steady_samples;  // asked only when a run may start within a window
-  auto steady_increase = [&](unsigned bit, History::Clock::duration window) -> std::optional<History::Growth> {
+  auto steady_increase = [&](unsigned bit, History::Clock::duration window) {
     // What History::Increase gives a series of that one value over the run.
     const History::TimePoint start = now - window;
     History::TimePoint from = steady->first;
-    if (from > start) {
+    if (from > start) {  // the run may have begun before the gauge's newest sample
       if (steady_samples.empty()) steady_samples = history.Samples(h.series, h.steady(), steady_key);
       from = SteadyRun(steady_samples, bit).first;
     }
-    from = std::max(from, start);
-    if (steady->last < start || from >= steady->last) return std::nullopt;
-    return History::Growth{0, std::chrono::duration<double>(steady->last - from).count()};
+    const History::Sample run{from, steady->last, 0, 0};
+    return History::Between(run, run, start);
   };
   auto increase_of = [&](std::string_view c, History::Clock::duration window) {
     for (const Known& k : known_increases) {

@@ -489,8 +489,12 @@ std::optional<History::Growth> History::Increase(std::uint32_t series, Clock::du
   // The oldest sample of the newest baseline seen within the window.
   std::size_t i = 0;
   while (at(s, i).last < start || at(s, i).baseline != newest.baseline) ++i;
-  const Sample oldest = at(s, i);
-  // Its value was there at the window's start too when it was also seen before it.
+  return Between(at(s, i), newest, start);
+}
+
+std::optional<History::Growth> History::Between(const Sample& oldest, const Sample& newest, TimePoint start) {
+  if (newest.last < start) return std::nullopt;
+  // The oldest value was there at the window's start too when it was also seen before it.
   const TimePoint from = std::max(oldest.first, start);
   if (from >= newest.last) return std::nullopt;
   return Growth{newest.value - oldest.value, Seconds(newest.last - from).count()};

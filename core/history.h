@@ -210,6 +210,10 @@ class History {
   std::optional<Growth> Increase(Handle& series, Clock::duration window, TimePoint now) const;
   std::optional<Growth> Increase(Refs& series, std::size_t i, Key key, Clock::duration window,
                                  TimePoint now) const;
+  // The increase from `oldest` to `newest`, two samples of one baseline, over the part of it within a
+  // window that starts at `start`: Increase()'s arithmetic, for a caller that keeps a series' samples
+  // its own way. Unknown when `newest` was last seen before the window, or the two are one point in it.
+  static std::optional<Growth> Between(const Sample& oldest, const Sample& newest, TimePoint start);
   // Increase() per second; unknown as Increase() is.
   std::optional<double> Rate(std::string_view name, Clock::duration window, TimePoint now) const;
   // Counter `name`'s increase between its last two collections; unknown after one, or across a

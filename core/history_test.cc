@@ -189,6 +189,24 @@ TEST(HistoryTest, SamplesUnderAPrefixAreEachSeriesInOrderAsSamplesGivesThem) {
   EXPECT_TRUE(h.SamplesUnder("nothing/").empty());
 }
 
+// Increase()'s arithmetic on samples its caller keeps: a value seen before the window counts from
+// the window's start; one point in the window, or none, is unknown.
+TEST(HistoryTest, BetweenTwoSamplesIsIncreasesArithmetic) {
+  const History::Sample run{At(0), At(1200), 7, 0};
+  const auto g = History::Between(run, run, At(600));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->increase, 0u);
+  EXPECT_DOUBLE_EQ(g->seconds, 600);
+  const auto grew = History::Between(run, History::Sample{At(1215), At(1215), 9, 0}, At(615));
+  ASSERT_TRUE(grew);
+  EXPECT_EQ(grew->increase, 2u);
+  EXPECT_DOUBLE_EQ(grew->seconds, 600);
+  EXPECT_FALSE(History::Between(run, run, At(1200)));  // one point in the window
+  EXPECT_FALSE(History::Between(run, run, At(1300)));  // seen before the window only
+  const History::Sample once{At(30), At(30), 7, 0};
+  EXPECT_FALSE(History::Between(once, once, At(0)));
+}
+
 // A Refs keeps no names: its caller passes series i's name as a Key (dir and leaf) with each call.
 TEST(HistoryTest, RefsFindTheSeriesTheirKeysName) {
   History h;
