@@ -4,7 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +20,7 @@
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
 #include "parsers/ethtool_stats.h"
+#include "tests/support/heap_in_use.h"
 #include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 
@@ -332,16 +332,15 @@ TEST(PortErrorsTest, AThousandPortsOfOneDriverCostTheCheckLittleHeap) {
   Config config;
   History history;
   std::unique_ptr<Check> check = CheckRegistry().Find("port_errors")->factory();
-  // In use in the heap and in blocks of their own (mmap: a vector of a verdict per port is one).
-  const auto in_use = [] { return mallinfo2().uordblks + mallinfo2().hblkhd; };
-  const std::size_t before = in_use();
+  // Blocks malloc maps apart count too: a vector of a verdict per port is one.
+  const std::size_t before = testing::HeapInUse();
   for (int c = 0; c < 2; ++c) {
     std::vector<CheckResult> out;
     RunCheck("port_errors", *check, s, config, history, kT0 + seconds(30 * c), out);
     ASSERT_EQ(out.size(), static_cast<std::size_t>(kPorts));
     EXPECT_EQ(out.back().verdict, c == 0 ? Verdict::kUnknown : Verdict::kOk);
   }
-  const std::size_t measured = in_use() - before - history.MemoryBytes();
+  const std::size_t measured = testing::HeapInUse() - before - history.MemoryBytes();
   RecordProperty("check_bytes_per_port", std::to_string(static_cast<double>(measured) / kPorts));
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   EXPECT_LE(measured, 480u * kPorts);

@@ -1,19 +1,16 @@
 #include "core/verdict_list.h"
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <string>
 #include <vector>
 
+#include "tests/support/heap_in_use.h"
+
 namespace rdmahd {
 namespace {
 
-// Heap in use, large blocks (which malloc maps apart) included.
-std::size_t HeapInUse() {
-  const struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;
-}
+using testing::HeapInUse;
 
 std::vector<CheckResult> Sample() {
   return {{"port_active", "mlx5_0/1", Verdict::kOk, "ACTIVE, LinkUp", ""},
