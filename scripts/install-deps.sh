@@ -8,7 +8,7 @@ declare -A PKGS=(
            libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev libyaml-cpp-dev
            libspdlog-dev libfmt-dev libsystemd-dev libmnl-dev libcli11-dev nlohmann-json3-dev libgtest-dev
            libgmock-dev libre2-dev prometheus-cpp-dev libarchive-dev"
-  [test]="prometheus curl python3 python3-yaml iproute2 ethtool clang libclang-rt-14-dev lintian systemd dpkg-dev
+  [test]="ccache prometheus curl python3 python3-yaml iproute2 ethtool clang libclang-rt-14-dev lintian systemd dpkg-dev
           openssl apache2-utils dnsmasq-base chromium chromium-driver"
   [vm]="qemu-system-x86 busybox-static cpio kmod jq xz-utils curl rdma-core ibverbs-utils ibverbs-providers
         rdmacm-utils perftest iproute2"

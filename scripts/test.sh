@@ -22,6 +22,17 @@ if has fresh && [[ $(id -u) -eq 0 ]]; then scripts/install-deps.sh fresh; fi
 
 step() { printf '\n==== %s ====\n' "$*"; }
 
+# Compiler output is cached across runs (ccache, under ~/.cache so that it outlives the checkout). The
+# base dir makes the cached paths relative to the checkout: a fresh clone elsewhere hits the cache
+# that another clone filled. CMake (>= 3.17) takes the launcher from the environment for each build
+# folder it configures anew, fuzz/run.sh's clang build included; an existing folder keeps its own.
+if command -v ccache >/dev/null; then
+  export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=$PWD CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+  ccache --zero-stats >/dev/null
+  trap 'echo "ccache (this run):"; ccache --show-stats | grep -E "^ *(Hits|Misses|Cache size)" || true' EXIT
+fi
+
 if has unit; then
   step "release build + tests"
   # Release: the optimisation level scripts/run-daemon.sh and the .deb ship is the one tested.
