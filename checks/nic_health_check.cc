@@ -150,8 +150,8 @@ std::string InfoPhrase(const KernelEventCount& k) {
     return noun(cmd + "command failure", cmd + "command failures") +
            (e.text == "ACCESS_REG" ? " (informational: a restricted PF refuses register access)" : " (informational)");
   }
-  if (e.name == "module_plugged") return noun("cable plugged", "cable plug events");
-  if (e.name == "link_up") return noun("link up", "link ups");
+  if (e.name == "module_plugged") return noun("cable plugged in", "cables plugged in");
+  if (e.name == "link_up") return noun("link up event", "link up events");
   if (e.name.rfind("aer_", 0) == 0) return noun("corrected PCIe error line", "corrected PCIe error lines") + " (pcie_aer judges the counters)";
   return noun(e.name + " event", e.name + " events") + " (informational)";
 }
