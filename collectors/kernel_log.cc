@@ -4,7 +4,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -81,6 +84,10 @@ class SavedLogSource : public KernelLogSource {
   }
   std::optional<std::chrono::microseconds> end_monotonic() const override { return end_mono_; }
   std::optional<std::int64_t> end_unix_seconds() const override { return end_unix_; }
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> progress_bytes() const override {
+    return std::make_pair(static_cast<std::uint64_t>(text_.size() - rest_.size()),
+                          static_cast<std::uint64_t>(text_.size()));
+  }
 
  private:
   static std::string_view NextLine(std::string_view& rest) {
@@ -191,6 +198,20 @@ void KernelLogCollector::Take(const KernelLogRecord& record, const Topology& top
   KernelEventCount& count = state.counts[{event->name, std::string(KernelEventSeverityName(event->severity))}];
   ++count.count;
   count.last_seen_unix_s = *event->realtime_s;
+  // A run ends when the kind was quiet for a whole window: what came before is past judging.
+  const std::uint64_t order = ++order_;
+  if (count.run_count == 0 || !count.last.realtime_s ||
+      *event->realtime_s - *count.last.realtime_s > KernelLogFacts::kWindowSeconds) {
+    count.run_count = 0;
+    count.first = *event;
+    count.first_order = order;
+  }
+  ++count.run_count;
+  count.last = *event;
+  count.last_order = order;
+  // Info events (thousands of refused commands a minute on a restricted PF) are only counted: they
+  // never push a warning or a critical event out of the recent list.
+  if (event->severity == KernelEventSeverity::kInfo) return;
   if (state.recent.size() == KernelLogFacts::kRecentPerDevice) state.recent.erase(state.recent.begin());
   state.recent.push_back(std::move(*event));
 }
@@ -233,11 +254,21 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
   // Test only (the header): user space's records (facility 1) taken as the kernel's.
   const char* test_user = std::getenv(kTestUserRecordsEnv);
   const std::uint32_t max_facility = test_user != nullptr && std::string_view(test_user) == "1" ? 1 : 0;
+  // Bounded per collection: the live stream by a record cap and the clock, a saved log (already in
+  // memory, at most kMaxSavedLogBytes) by the clock only, so that a file is read to its end.
+  const auto budget = read_budget_for_test_.value_or(
+      std::min<std::chrono::milliseconds>(kMaxReadBudget, ctx.config.collection_timeout / 2));
+  const auto read_until = std::chrono::steady_clock::now() + budget;
+  const std::size_t max_records = saved.empty() ? kMaxRecordsPerCollection : SIZE_MAX;
   KernelLogRecord record;
   std::string error;
-  for (std::size_t i = 0; source_ && i < kMaxRecordsPerCollection; ++i) {
+  bool at_end = source_ == nullptr;  // a saved log read to its end earlier
+  std::size_t i = 0;
+  for (; source_ && i < max_records; ++i) {
+    if (i % 1024 == 1 && std::chrono::steady_clock::now() >= read_until) break;
     const KernelLogSource::Read r = source_->Next(record, error);
     if (r == KernelLogSource::Read::kNoMore) {
+      at_end = true;
       if (!saved.empty()) {  // read whole: done with it
         saved_read_ = true;
         source_.reset();
@@ -260,7 +291,15 @@ Status KernelLogCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
     FillDeviceFromMessage(record);
     Take(record, ctx.topology, now_unix, now_mono);
   }
+  caught_up_ = at_end;
   facts.readable = true;
+  facts.caught_up = caught_up_;
+  if (source_) {
+    if (auto p = source_->progress_bytes()) {
+      facts.bytes_read = p->first;
+      facts.bytes_total = p->second;
+    }
+  }
   facts.now_unix_s = now_unix;
   facts.records = records_;
   facts.overruns = overruns_;

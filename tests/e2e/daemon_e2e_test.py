@@ -227,8 +227,9 @@ class HostDeviceCheckCommandTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stderr)
         assert_check_golden(self, p.stdout, "host-device-readiness.txt")
         # The saved log's temperature warning, 60 s before its end; the ACCESS_REG failure is info.
-        self.assertRegex(p.stdout, r"nic_health +mlx5_1 +warning +mlx5_temperature_warning 60 s ago: ")
-        self.assertRegex(p.stdout, r"nic_health +mlx5_0 +ok +")
+        self.assertRegex(p.stdout, r"nic_health +mlx5_1 +warning +high temperature 60 s ago \(mlx5_temperature_warning\): ")
+        # The refused command is named, not judged, and not called "no NIC health event".
+        self.assertRegex(p.stdout, r"nic_health +mlx5_0 +ok +1 link up event, 1 ACCESS_REG command failure \(informational")
         self.assertRegex(p.stdout, r"pcie_link +mlx5_1 +failed +PCIe link trained at 8\.0 GT/s x8")
         self.assertRegex(p.stdout, r"roce_tos +mlx5_1/1 +failed +default ToS 0")
         self.assertIn("echo 106 > /sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos", p.stdout)
