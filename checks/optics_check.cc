@@ -283,7 +283,9 @@ class OpticsCheck : public Check {
         return a.verdict == Verdict::kFailed && b.verdict != Verdict::kFailed;
       });
       const Finding& lead = findings.front();
-      const bool chain = CauseRank(findings.back().quantity) > CauseRank(lead.quantity);
+      // The module's own health can explain its laser and its receiver; a failing laser does not
+      // explain the light arriving from the far end, so only a health finding is called a cause.
+      const bool chain = CauseRank(lead.quantity) == 0 && CauseRank(findings.back().quantity) > 0;
       r.reason = module + ": " + lead.text + (chain ? ", the first cause to look at; then " : "");
       for (std::size_t i = 1; i < findings.size() && i <= 2; ++i) {
         r.reason += (i == 1 && chain ? "" : "; ") + findings[i].text;
@@ -299,7 +301,7 @@ class OpticsCheck : public Check {
                                           : " (the link is " + *n->operstate + ")";
       }
       r.fix = Fix(lead, f.netdev);
-      if (chain && CauseRank(lead.quantity) == 0) {
+      if (chain) {
         r.fix += ". The laser and light findings can follow from it: judge them again once the module is back in "
                  "range";
       }
