@@ -266,7 +266,7 @@ class OpticsCheck : public Check {
           } else {
             std::string names;
             for (const char* n : unjudged) names += (names.empty() ? "" : ", ") + std::string(n);
-            r.reason = module + ": every reading with thresholds inside its warning thresholds" + temperature +
+            r.reason = module + ": every reading that has thresholds is inside its warning thresholds" + temperature +
                        "; no thresholds for " + names + " (not judged)" + off_text;
           }
         }

@@ -271,8 +271,8 @@ TEST(OpticsCheckTest, ThresholdsLeftAtZeroAreNotUsed) {
   m.lanes[0].rx_power_mw = 0.001;
   CheckResult r = Judge(m);
   EXPECT_EQ(r.verdict, Verdict::kOk);
-  EXPECT_EQ(r.reason, "QSFP28 Mellanox MMA1B00-C100D: every reading with thresholds inside its warning thresholds "
-                      "(41.5 C); no thresholds for RX power (not judged)");
+  EXPECT_EQ(r.reason, "QSFP28 Mellanox MMA1B00-C100D: every reading that has thresholds is inside its warning "
+                      "thresholds (41.5 C); no thresholds for RX power (not judged)");
   // Every threshold left at 0: nothing is judged.
   m.temperature_thresholds_c = m.voltage_thresholds_v = m.tx_bias_thresholds_ma = m.tx_power_thresholds_mw =
       ModuleThresholds{};
