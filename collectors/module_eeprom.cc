@@ -217,9 +217,15 @@ void ModuleCollector::Render(const Snapshot& snapshot, MetricSink& sink) const {
                           "The module's own TX power alarm and warning thresholds (every lane).");
   auto rxp_t = sink.Gauge("rdma_module_rx_power_threshold_watts",
                           "The module's own RX power alarm and warning thresholds (every lane).");
+  auto checksum = sink.Gauge("rdma_module_eeprom_checksum_ok",
+                             "1 when a checksum of the module's memory map matches its bytes, 0 when it does not "
+                             "(then nothing else of the module is exported: its identity and thresholds cannot be "
+                             "trusted, nor readings decoded with them).");
   for (const ModuleNetdevFacts& f : facts->netdevs) {
     if (!f.read) continue;
     const ModuleDom& m = *f.dom;
+    for (const ModuleChecksum& c : m.checksums) checksum.Add({{"netdev", f.netdev}, {"checksum", c.label}}, c.ok() ? 1 : 0);
+    if (m.FailedChecksum() != nullptr) continue;
     info.Add({{"netdev", f.netdev}, {"identifier", m.identifier_name}, {"vendor", m.vendor_name},
               {"part_number", m.vendor_part_number}, {"serial_number", m.vendor_serial}},
              1);

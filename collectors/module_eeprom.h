@@ -9,7 +9,9 @@
 // asked: with --path.dcb=DIR the module is read from DIR/<netdev>/module-eeprom.bin (the flat dump
 // `ethtool -m <netdev> raw on` writes: 256 bytes for SFF-8636 and CMIS, 512 for SFF-8472, 640 for
 // paged SFF-8636), else it is "not captured". Without module EEPROM access (EOPNOTSUPP), with an empty cage or a module that
-// does not answer, the netdev is unknown with the reason, and that is no collector error.
+// does not answer, the netdev is unknown with the reason, and that is no collector error. A module
+// whose memory map fails a checksum (parsers/module_eeprom.h) is exported only as its checksums
+// (rdma_module_eeprom_checksum_ok): its identity, readings and thresholds cannot be trusted.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,7 @@
 #include <linux/ethtool_netlink.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -66,6 +67,20 @@ struct Sfp {
   Page a0 = Page(128, 0), a2 = Page(128, 0);
 };
 
+// The checksums a module's maker writes: A0h CC_BASE (63 over 0-62), CC_EXT (95 over 64-94), A2h
+// CC_DMI (95 over 0-94), the low 8 bits of each sum.
+std::uint8_t Sum(const Page& p, std::size_t first, std::size_t last) {
+  unsigned s = 0;
+  for (std::size_t i = first; i <= last; ++i) s += p[i];
+  return static_cast<std::uint8_t>(s & 0xFF);
+}
+
+void Seal(Sfp& s) {
+  s.a0[63] = Sum(s.a0, 0, 62);
+  s.a0[95] = Sum(s.a0, 64, 94);
+  s.a2[95] = Sum(s.a2, 0, 94);
+}
+
 Sfp RealThresholdSfp() {
   const std::string c64 = testing::ReadRealFixture("corpus/64_ethtool_m_grep_temperature_sfp_enp3s0f0np0_beszel554.txt");
   const std::string c67 = testing::ReadRealFixture("corpus/67_ethtool_m_dom_thresholds_excerpt_telegraf16604.txt");
@@ -92,6 +107,7 @@ Sfp RealThresholdSfp() {
   PutU16(s.a2, 100, 3000);  // 6 mA
   PutU16(s.a2, 102, 5000);  // 0.5 mW
   PutU16(s.a2, 104, 0);     // no light
+  Seal(s);
   return s;
 }
 
@@ -177,6 +193,7 @@ TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
   EXPECT_THAT(r.text, HasSubstr("rdma_module_temperature_threshold_celsius{netdev=\"ens1f0np0\",threshold=\"high_alarm\"} 80\n"));
   EXPECT_THAT(r.text, HasSubstr("rdma_module_tx_bias_threshold_amperes{netdev=\"ens1f0np0\",threshold=\"low_alarm\"} 0.004\n"));
   EXPECT_THAT(r.text, HasSubstr("rdma_module_tx_power_threshold_watts{netdev=\"ens1f0np0\",threshold=\"low_warning\"} 0.0003162\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_eeprom_checksum_ok{netdev=\"ens1f0np0\",checksum=\"a2h_cc_dmi\"} 1\n"));
   EXPECT_EQ(testing::RenderedFamilies(r.text), testing::DocumentedFamilies("(collector `module_eeprom`)"));
 
   // The optics check on what was collected: no light is below the RX low alarm.
@@ -186,6 +203,37 @@ TEST(ModuleCollectorTest, SfpPagesAreReadDecodedRenderedAndJudged) {
   EXPECT_EQ(out[0].verdict, Verdict::kFailed);
   EXPECT_EQ(out[0].reason, "SFP FS SFP-10GLR-31: lane 1 RX power 0.0000 mW at or below its low alarm -16.99 dBm (0.0200 mW)");
   EXPECT_THAT(out[0].fix, HasSubstr("clean the fiber connectors at both ends"));
+}
+
+// A module whose A2h thresholds no longer match their checksum: only the checksums are exported
+// (no identity, no reading, no threshold), and module_health is unknown naming the checksum.
+TEST(ModuleCollectorTest, AChecksumMismatchExportsNoReadings) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "../shared/fixtures/real not present";
+  Sfp sfp = RealThresholdSfp();
+  const std::uint8_t stored = sfp.a2[95];
+  sfp.a2[1] ^= 0x01;  // the temperature high alarm, one bit off
+  Kernel k;
+  k.pages[{0x50, 0, 0, 0}] = sfp.a0;
+  k.pages[{0x51, 0, 0, 0}] = sfp.a2;
+  ModuleCollector c(k.Transport());
+  testing::CollectedRun r = CollectOnce(c, testing::FakeKernelFs());
+  EXPECT_TRUE(r.outcome.errors.empty());
+  ASSERT_TRUE(Netdev(r).read) << Netdev(r).note;
+  EXPECT_EQ(r.text.find("rdma_module_temperature_celsius"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("rdma_module_info"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("_threshold_"), std::string::npos) << r.text;
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_eeprom_checksum_ok{netdev=\"ens1f0np0\",checksum=\"a0h_cc_base\"} 1\n"));
+  EXPECT_THAT(r.text, HasSubstr("rdma_module_eeprom_checksum_ok{netdev=\"ens1f0np0\",checksum=\"a2h_cc_dmi\"} 0\n"));
+  Config config;
+  auto out = RunRegisteredCheck("module_health", r.snapshot, config);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  char expected[160];
+  std::snprintf(expected, sizeof(expected),
+                "SFF-8472 A2h CC_DMI checksum mismatch on ens1f0np0's module: stored 0x%02x, computed 0x%02x over "
+                "bytes 0-94 (thresholds and calibration); readings not judged",
+                stored, static_cast<std::uint8_t>(stored + ((sfp.a2[1] & 0x01) ? 1 : -1)));
+  EXPECT_EQ(out[0].reason, expected);
 }
 
 TEST(ModuleCollectorTest, PagesFollowTheMemoryMap) {

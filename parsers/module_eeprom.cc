@@ -188,7 +188,9 @@ void DecodeSff8472(const ModuleEepromPages& pages, ModuleDom& out) {
   // Thresholds and flags both hang on A0h byte 93 bit 7 ("alarm/warning flags implemented"), as
   // ethtool reads it: without it the threshold bytes need not mean anything.
   const bool alarms = a0.Bit(93, 7);
-  if (alarms) {
+  if (!alarms) {
+    out.no_thresholds_reason = "SFF-8472 A0h byte 93 bit 7 clear: the module implements no alarm and warning thresholds";
+  } else {
     out.temperature_thresholds_c = Thresholds<std::int16_t>(a2, 0, temp);
     out.voltage_thresholds_v = Thresholds<std::uint16_t>(a2, 8, volt);
     out.tx_bias_thresholds_ma = Thresholds<std::uint16_t>(a2, 16, bias);
@@ -263,7 +265,11 @@ void DecodeSff8636(const ModuleEepromPages& pages, ModuleDom& out) {
     out.voltage_flags = ModuleFlags{lower.Bit(7, 7), lower.Bit(7, 6), lower.Bit(7, 5), lower.Bit(7, 4)};
   }
   const bool flat = lower.Bit(2, 2);
-  if (!flat && !pages.upper03.empty()) {
+  if (flat) {
+    out.no_thresholds_reason = "SFF-8636 flat memory (byte 2 bit 2 set): no page 03h, where the thresholds are";
+  } else if (pages.upper03.empty()) {
+    out.no_thresholds_reason = "SFF-8636 page 03h, where the thresholds are, was not read";
+  } else {
     const Page p3 = Upper(pages.upper03);
     out.temperature_thresholds_c = Thresholds<std::int16_t>(p3, 128, Celsius);
     out.voltage_thresholds_v = Thresholds<std::uint16_t>(p3, 144, Volts);
@@ -326,11 +332,17 @@ void DecodeCmis(const ModuleEepromPages& pages, ModuleDom& out) {
     out.temperature_flags = ModuleFlags{lower.Bit(9, 0), lower.Bit(9, 1), lower.Bit(9, 2), lower.Bit(9, 3)};
     out.voltage_flags = ModuleFlags{lower.Bit(9, 4), lower.Bit(9, 5), lower.Bit(9, 6), lower.Bit(9, 7)};
   }
-  if (!paged) return;  // no lanes, no thresholds without pages 01h, 02h, 11h
+  if (!paged) {  // no lanes, no thresholds without pages 01h, 02h, 11h
+    out.no_thresholds_reason = flat ? "CMIS flat memory (byte 2 bit 7 set): no page 02h, where the thresholds are"
+                                    : "CMIS page 01h (monitors implemented) was not read";
+    return;
+  }
   const bool bias_mon = p1.Bit(160, 0), txp_mon = p1.Bit(160, 1), rxp_mon = p1.Bit(160, 2);
   const int bias_multiplier = 1 << ((p1.U8(160).value_or(0) >> 3) & 0x3);  // x1, x2, x4
   auto bias = [&](std::uint16_t raw) { return Milliamps(raw) * bias_multiplier; };
-  if (!pages.upper02.empty()) {
+  if (pages.upper02.empty()) {
+    out.no_thresholds_reason = "CMIS page 02h, where the thresholds are, was not read";
+  } else {
     const Page p2 = Upper(pages.upper02);
     out.temperature_thresholds_c = Thresholds<std::int16_t>(p2, 128, Celsius);
     out.voltage_thresholds_v = Thresholds<std::uint16_t>(p2, 136, Volts);
@@ -359,6 +371,54 @@ void DecodeCmis(const ModuleEepromPages& pages, ModuleDom& out) {
     }
     FinishLane(lane);
     out.lanes.push_back(lane);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checksums (the header lists them): the low 8 bits of the sum of bytes first..last, stored at
+// `at`. One over a page that was not read, or is too short to hold it, is not computed.
+
+void AddChecksum(const Page& p, const char* name, const char* label, const char* covers, std::size_t at,
+                 std::size_t first, std::size_t last, ModuleDom& out) {
+  if (!p.Has(first, last - first + 1) || !p.Has(at)) return;
+  unsigned sum = 0;
+  for (std::size_t i = first; i <= last; ++i) sum += *p.U8(i);
+  ModuleChecksum c;
+  c.name = name;
+  c.label = label;
+  c.covers = covers;
+  c.at = at;
+  c.first = first;
+  c.last = last;
+  c.stored = *p.U8(at);
+  c.computed = static_cast<std::uint8_t>(sum & 0xFF);
+  out.checksums.push_back(std::move(c));
+}
+
+void ComputeChecksums(const ModuleEepromPages& pages, ModuleDom& out) {
+  switch (out.standard) {
+    case ModuleStandard::kSff8472: {
+      const Page a0 = Lower(pages.lower);
+      AddChecksum(a0, "SFF-8472 A0h CC_BASE", "a0h_cc_base", "identity", 63, 0, 62, out);
+      AddChecksum(a0, "SFF-8472 A0h CC_EXT", "a0h_cc_ext", "serial number and diagnostic options", 95, 64, 94, out);
+      if (a0.Bit(92, 6)) {
+        AddChecksum(Lower(pages.sfp_a2), "SFF-8472 A2h CC_DMI", "a2h_cc_dmi", "thresholds and calibration", 95, 0, 94,
+                    out);
+      }
+      break;
+    }
+    case ModuleStandard::kSff8636: {
+      const Page up0 = Upper(pages.upper00);
+      AddChecksum(up0, "SFF-8636 page 00h CC_BASE", "page00h_cc_base", "identity", 191, 128, 190, out);
+      AddChecksum(up0, "SFF-8636 page 00h CC_EXT", "page00h_cc_ext", "serial number and monitoring type", 223, 192,
+                  222, out);
+      break;
+    }
+    case ModuleStandard::kCmis:
+      AddChecksum(Upper(pages.upper00), "CMIS page 00h", "page00h", "identity", 222, 128, 221, out);
+      AddChecksum(Upper(pages.upper01), "CMIS page 01h", "page01h", "monitors implemented", 255, 130, 254, out);
+      AddChecksum(Upper(pages.upper02), "CMIS page 02h", "page02h", "thresholds", 255, 128, 254, out);
+      break;
   }
 }
 
@@ -396,6 +456,11 @@ Result<ModuleDom> DecodeModuleEeprom(const ModuleEepromPages& pages) {
     case ModuleStandard::kSff8472: DecodeSff8472(pages, out); break;
     case ModuleStandard::kSff8636: DecodeSff8636(pages, out); break;
     case ModuleStandard::kCmis: DecodeCmis(pages, out); break;
+  }
+  ComputeChecksums(pages, out);
+  if (out.has_dom && !out.temperature_thresholds_c && !out.voltage_thresholds_v && !out.tx_bias_thresholds_ma &&
+      !out.tx_power_thresholds_mw && !out.rx_power_thresholds_mw && out.no_thresholds_reason.empty()) {
+    out.no_thresholds_reason = "its threshold page is too short for them";
   }
   return out;
 }

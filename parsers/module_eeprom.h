@@ -15,6 +15,29 @@
 //     (129-189); page 01h the monitors implemented (159, 160, with the TX bias multiplier); page 02h
 //     the thresholds (128-143, 176-199); page 11h (bank 0) the latched lane flags (135-152) and
 //     the lane readings (154-201). Pages exist only when lower page byte 2 bit 7 (flat) is clear.
+// Checksums: each map protects its static areas (identity, options, thresholds) with one-byte
+// checksums, the low 8 bits of the sum of the bytes they cover. Every one over a page that was
+// read is computed and kept (ModuleDom::checksums):
+//   SFF-8472 A0h CC_BASE, byte 63 over 0-62 (identity), CC_EXT, byte 95 over 64-94 (serial
+//     number, and the options at 92-93 that say whether diagnostics, calibration and alarms
+//     exist); A2h CC_DMI, byte 95 over 0-94 (thresholds and external calibration constants).
+//     The Linux SFP driver (drivers/net/phy/sfp.c, sfp_sm_mod_probe) refuses a module whose
+//     CC_BASE fails ("EEPROM base structure checksum failure") and zeroes the extended area of one
+//     whose CC_EXT fails, except COTSWORKS modules, which ship with wrong checksums. A2h CC_DMI is
+//     computed only when A0h byte 92 bit 6 says the module has diagnostics (A2h exists).
+//   SFF-8636 upper page 00h CC_BASE, byte 191 over 128-190 (identity), CC_EXT, byte 223 over
+//     192-222 (serial number, diagnostic monitoring type at 220). Page 03h (thresholds) has no
+//     checksum in SFF-8636.
+//   CMIS page 00h, byte 222 over 128-221 (identity); page 01h, byte 255 over 130-254 (the monitors
+//     implemented; bytes 128-129, the inactive firmware revision, are left out so that a firmware
+//     update does not change the page); page 02h, byte 255 over 128-254 (thresholds). CMIS 4.0 and
+//     5.x, section 8: "Page Checksum over bytes 128-221" (page 00h), "bytes 130-254" (page 01h),
+//     "bytes 128-254" (page 02h); modules' production test tools check the same three.
+// The lower pages and A2h 96-127 hold live readings and flags and have no checksum. The decoder
+// still decodes a module whose checksum fails (the fields are there for a test and a fuzzer to
+// see) but says so: FailedChecksum() is the first mismatch, and a consumer must not present its
+// fields as valid (the optics check judges it unknown, the collector exports none of them).
+//
 // Units, as the standards define them: temperature s16 in 1/256 C, voltage u16 in 100 uV, bias u16
 // in 2 uA (CMIS: times the advertised multiplier), optical power u16 in 0.1 uW; all big-endian.
 //
@@ -80,6 +103,17 @@ struct ModuleLane {
   std::optional<ModuleFlags> tx_bias_flags, tx_power_flags, rx_power_flags;
 };
 
+// One checksum of the module's memory map, over a page that was read.
+struct ModuleChecksum {
+  std::string name;      // as the standard names it: "SFF-8472 A2h CC_DMI", "CMIS page 02h"
+  std::string label;     // for a metric label: "a2h_cc_dmi", "page02h"
+  std::string covers;    // what its bytes hold: "the thresholds and calibration"
+  std::size_t at = 0;    // where it is stored (the page's own offset: 63, 191, 222, 255)
+  std::size_t first = 0, last = 0;  // the bytes it covers, inclusive
+  std::uint8_t stored = 0, computed = 0;
+  bool ok() const { return stored == computed; }
+};
+
 struct ModuleDom {
   ModuleStandard standard = ModuleStandard::kSff8472;
   std::uint8_t identifier = 0;
@@ -100,6 +134,19 @@ struct ModuleDom {
   bool flags_latched = false;
   std::optional<bool> rx_power_is_average;  // false: OMA
   std::vector<ModuleLane> lanes;            // empty without DOM
+  // When has_dom and the module gives no alarm thresholds at all: why (SFF-8472 without "alarm/
+  // warning flags implemented", SFF-8636 or CMIS flat memory, the threshold page not read). Its
+  // readings can be reported but not judged.
+  std::string no_thresholds_reason;
+
+  std::vector<ModuleChecksum> checksums;  // every checksum over a page that was read, in map order
+  // The first checksum that does not match, or null.
+  const ModuleChecksum* FailedChecksum() const {
+    for (const ModuleChecksum& c : checksums) {
+      if (!c.ok()) return &c;
+    }
+    return nullptr;
+  }
 };
 
 // Decodes the pages. An error (EINVAL) only when the module cannot be identified: `lower` shorter

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <array>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -61,6 +62,24 @@ struct Field {
 void PutU16(std::vector<std::uint8_t>& d, std::size_t at, long v) {
   d[at] = static_cast<std::uint8_t>((v >> 8) & 0xFF);
   d[at + 1] = static_cast<std::uint8_t>(v & 0xFF);
+}
+
+// Writes the checksums of a flat dump as a module's maker does (the low 8 bits of the sum of the
+// bytes each covers): SFF-8472 A0h 63 and 95, A2h 95 (at 256 + 95); SFF-8636 191 and 223.
+void Seal(std::vector<std::uint8_t>& d) {
+  auto seal = [&](std::size_t at, std::size_t first, std::size_t last) {
+    unsigned sum = 0;
+    for (std::size_t i = first; i <= last; ++i) sum += d[i];
+    d[at] = static_cast<std::uint8_t>(sum & 0xFF);
+  };
+  if (d[0] == 0x03) {
+    seal(63, 0, 62);
+    seal(95, 64, 94);
+    if (d.size() >= 512) seal(256 + 95, 256, 256 + 94);
+  } else {
+    seal(191, 128, 190);
+    seal(223, 192, 222);
+  }
 }
 
 void Encode(std::vector<std::uint8_t>& dump, const Field& f, const std::string& value) {
@@ -310,6 +329,7 @@ Corpus EncodeCorpus(const std::string& file, ModuleStandard standard, bool paged
       if (key.starts_with("Transmit avg optical power")) c.dump[220] |= 0x04;     // TX power measured
     }
   }
+  Seal(c.dump);  // a real module's checksums match (`ethtool -m` prints none of them)
   return c;
 }
 
@@ -723,6 +743,175 @@ TEST(ModuleEepromTest, RefusesWhatCannotBeIdentifiedAndNeverReadsPastAPage) {
   ASSERT_TRUE(partial.ok()) << partial.error().message;
   EXPECT_FALSE(partial->has_dom);
   EXPECT_NE(partial->no_dom_reason.find("too short"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checksums (SFF-8472 CC_BASE, CC_EXT, CC_DMI; SFF-8636 CC_BASE, CC_EXT; CMIS pages 00h, 01h, 02h).
+
+TEST(ModuleEepromTest, CorpusModulesKeepTheirChecksumsWhenEncoded) {
+  for (const auto& [file, standard] :
+       std::vector<std::pair<const char*, ModuleStandard>>{
+           {"64_ethtool_m_grep_temperature_sfp_enp3s0f0np0_beszel554.txt", ModuleStandard::kSff8472},
+           {"82_ethtool_m_qsfpplus_40G_SR4_finisar_tx_off_minus_inf_cumulus.txt", ModuleStandard::kSff8636}}) {
+    SCOPED_TRACE(file);
+    const Corpus c = EncodeCorpus(file, standard, true);
+    auto m = DecodeDump(c.dump);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_EQ(m->checksums.size(), standard == ModuleStandard::kSff8472 ? 3u : 2u);
+    EXPECT_EQ(m->FailedChecksum(), nullptr);
+  }
+}
+
+TEST(ModuleEepromTest, Sff8472ChecksumsNameTheBytesTheyCover) {
+  std::vector<std::uint8_t> d(512, 0);
+  d[0] = 0x03;
+  for (std::size_t i = 20; i < 84; ++i) d[i] = ' ';
+  d[92] = 0x68;
+  d[93] = 0x80;
+  PutU16(d, 256 + 96, 40 * 256);
+  PutU16(d, 256 + 0, 80 * 256);  // temperature high alarm
+  Seal(d);
+  auto m = DecodeDump(d);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->checksums.size(), 3u);
+  EXPECT_EQ(m->checksums[0].name, "SFF-8472 A0h CC_BASE");
+  EXPECT_EQ(m->checksums[0].label, "a0h_cc_base");
+  EXPECT_EQ(m->checksums[0].at, 63u);
+  EXPECT_EQ(m->checksums[1].name, "SFF-8472 A0h CC_EXT");
+  EXPECT_EQ(m->checksums[1].first, 64u);
+  EXPECT_EQ(m->checksums[1].last, 94u);
+  EXPECT_EQ(m->checksums[2].name, "SFF-8472 A2h CC_DMI");
+  EXPECT_EQ(m->checksums[2].covers, "thresholds and calibration");
+  EXPECT_EQ(m->FailedChecksum(), nullptr);
+
+  // A threshold byte changed after sealing: CC_DMI no longer matches, with both values.
+  std::vector<std::uint8_t> bad = d;
+  bad[256 + 1] ^= 0x40;
+  m = DecodeDump(bad);
+  ASSERT_TRUE(m.ok());
+  ASSERT_NE(m->FailedChecksum(), nullptr);
+  EXPECT_EQ(m->FailedChecksum()->name, "SFF-8472 A2h CC_DMI");
+  EXPECT_EQ(m->FailedChecksum()->stored, d[256 + 95]);
+  EXPECT_EQ(m->FailedChecksum()->computed, static_cast<std::uint8_t>(d[256 + 95] + 0x40));
+  // The live readings (A2h 96-127) are outside every checksum: they may change freely.
+  bad = d;
+  bad[256 + 97] = 0x77;
+  bad[256 + 112] = 0x80;
+  EXPECT_EQ(DecodeDump(bad)->FailedChecksum(), nullptr);
+  // The identity: CC_BASE; the options at 92-93: CC_EXT.
+  bad = d;
+  bad[20] = 'X';
+  EXPECT_EQ(DecodeDump(bad)->FailedChecksum()->name, "SFF-8472 A0h CC_BASE");
+  bad = d;
+  bad[93] = 0x00;
+  EXPECT_EQ(DecodeDump(bad)->FailedChecksum()->name, "SFF-8472 A0h CC_EXT");
+  // Without diagnostics (A0h byte 92 bit 6) A2h need not exist: no CC_DMI.
+  bad = d;
+  bad[92] = 0x00;
+  Seal(bad);
+  bad[256 + 95] ^= 0xFF;
+  m = DecodeDump(bad);
+  EXPECT_EQ(m->checksums.size(), 2u);
+  EXPECT_EQ(m->FailedChecksum(), nullptr);
+}
+
+TEST(ModuleEepromTest, Sff8636AndCmisChecksums) {
+  std::vector<std::uint8_t> q(640, 0);
+  q[0] = q[128] = 0x11;
+  PutU16(q, 22, 40 * 256);
+  for (std::size_t i = 148; i < 212; ++i) q[i] = ' ';
+  Seal(q);
+  auto m = DecodeDump(q);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->checksums.size(), 2u);
+  EXPECT_EQ(m->checksums[0].name, "SFF-8636 page 00h CC_BASE");
+  EXPECT_EQ(m->checksums[0].at, 191u);
+  EXPECT_EQ(m->checksums[1].name, "SFF-8636 page 00h CC_EXT");
+  EXPECT_EQ(m->FailedChecksum(), nullptr);
+  q[200] = 'Z';  // the serial number: CC_EXT
+  EXPECT_EQ(DecodeDump(q)->FailedChecksum()->name, "SFF-8636 page 00h CC_EXT");
+
+  std::vector<std::uint8_t> lower(128, 0), up0(128, 0), up1(128, 0), up2(128, 0);
+  lower[0] = 0x18;
+  PutU16(lower, 14, 40 * 256);
+  up0[1] = 'A';
+  up1[159 - 128] = 0x03;
+  PutU16(up2, 0, 75 * 256);
+  auto sum = [](const std::vector<std::uint8_t>& p, std::size_t first, std::size_t last) {
+    unsigned s = 0;
+    for (std::size_t i = first; i <= last; ++i) s += p[i - 128];
+    return static_cast<std::uint8_t>(s & 0xFF);
+  };
+  up0[222 - 128] = sum(up0, 128, 221);
+  up1[255 - 128] = sum(up1, 130, 254);
+  up2[255 - 128] = sum(up2, 128, 254);
+  m = DecodeModuleEeprom({lower, up0, {}, up1, up2, {}, {}});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->checksums.size(), 3u);
+  EXPECT_EQ(m->checksums[0].name, "CMIS page 00h");
+  EXPECT_EQ(m->checksums[1].name, "CMIS page 01h");
+  EXPECT_EQ(m->checksums[2].name, "CMIS page 02h");
+  EXPECT_EQ(m->FailedChecksum(), nullptr);
+  up1[128 - 128] = 0x42;  // page 01h bytes 128-129 (inactive firmware revision) are not covered
+  EXPECT_EQ(DecodeModuleEeprom({lower, up0, {}, up1, up2, {}, {}})->FailedChecksum(), nullptr);
+  up2[130 - 128] = 0x42;  // a threshold
+  EXPECT_EQ(DecodeModuleEeprom({lower, up0, {}, up1, up2, {}, {}})->FailedChecksum()->name, "CMIS page 02h");
+  // Pages not read have no checksum to check.
+  m = DecodeModuleEeprom({lower, up0, {}, {}, {}, {}, {}});
+  EXPECT_EQ(m->checksums.size(), 1u);
+}
+
+// 512 random bytes with an SFP's identifier decode to readings such as -111.8 C; the checksums
+// say they are not a module's. Every seed of a thousand fails at least one.
+TEST(ModuleEepromTest, RandomSfpDumpsFailTheirChecksums) {
+  std::mt19937 rng(40);
+  int dom = 0;
+  for (int i = 0; i < 1000; ++i) {
+    std::vector<std::uint8_t> d(512);
+    for (auto& b : d) b = static_cast<std::uint8_t>(rng());
+    d[0] = 0x03;
+    auto m = DecodeDump(d);
+    ASSERT_TRUE(m.ok());
+    dom += m->has_dom;
+    ASSERT_NE(m->FailedChecksum(), nullptr) << i;
+  }
+  EXPECT_GT(dom, 100);  // many decode to readings: the checksums, not the decoding, catch them
+}
+
+TEST(ModuleEepromTest, NoThresholdsSaysWhy) {
+  // SFF-8472 without "alarm/warning flags implemented".
+  std::vector<std::uint8_t> d(512, 0);
+  d[0] = 0x03;
+  d[92] = 0x68;
+  PutU16(d, 256 + 96, 40 * 256);
+  auto m = DecodeDump(d);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->has_dom);
+  EXPECT_FALSE(m->temperature_thresholds_c.has_value());
+  EXPECT_EQ(m->no_thresholds_reason,
+            "SFF-8472 A0h byte 93 bit 7 clear: the module implements no alarm and warning thresholds");
+  d[93] = 0x80;
+  EXPECT_EQ(DecodeDump(d)->no_thresholds_reason, "");
+  // SFF-8636: flat memory; paged, but only 256 bytes (no page 03h).
+  std::vector<std::uint8_t> q(256, 0);
+  q[0] = q[128] = 0x11;
+  q[2] = 0x04;
+  PutU16(q, 22, 40 * 256);
+  EXPECT_EQ(DecodeDump(q)->no_thresholds_reason,
+            "SFF-8636 flat memory (byte 2 bit 2 set): no page 03h, where the thresholds are");
+  q[2] = 0;
+  EXPECT_EQ(DecodeDump(q)->no_thresholds_reason, "SFF-8636 page 03h, where the thresholds are, was not read");
+  // CMIS: flat; paged with page 02h not read.
+  std::vector<std::uint8_t> lower(128, 0), up1(128, 0);
+  lower[0] = 0x18;
+  lower[2] = 0x80;
+  PutU16(lower, 14, 40 * 256);
+  EXPECT_EQ(DecodeModuleEeprom({lower, {}, {}, {}, {}, {}, {}})->no_thresholds_reason,
+            "CMIS flat memory (byte 2 bit 7 set): no page 02h, where the thresholds are");
+  lower[2] = 0;
+  up1[159 - 128] = 0x01;
+  EXPECT_EQ(DecodeModuleEeprom({lower, {}, {}, up1, {}, {}, {}})->no_thresholds_reason,
+            "CMIS page 02h, where the thresholds are, was not read");
 }
 
 }  // namespace
