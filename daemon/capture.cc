@@ -148,17 +148,20 @@ class Bundle {
     if (Status s = archive_.AddFile(name, data); !s.ok()) return Fail(s);
     bytes_ += data.size();
     ++files_;
+    ++entries_;
     return true;
   }
   void AddDir(const std::string& name) {
     if (!Room(name, 0)) return;
     if (Status s = archive_.AddDir(name); !s.ok()) Fail(s);
-    ++files_;
+    ++folders_;
+    ++entries_;
   }
   void AddLink(const std::string& name, const std::string& target) {
     if (!Room(name, 0)) return;
     if (Status s = archive_.AddSymlink(name, target); !s.ok()) Fail(s);
-    ++files_;
+    ++links_;
+    ++entries_;
   }
   void Skip(const std::string& path, const std::string& reason) {
     ++skipped_by_reason_[reason];
@@ -179,7 +182,12 @@ class Bundle {
 
   Json Manifest() const {
     Json m;
+    // Regular files only; folders and links counted apart; entries are all three (the cap's unit).
+    // manifest.json itself, written last, is not counted.
     m["files"] = files_;
+    m["folders"] = folders_;
+    m["links"] = links_;
+    m["entries"] = entries_;
     m["bytes"] = bytes_;
     m["skipped"] = skipped_;
     m["skipped_more"] = skipped_more_;
@@ -195,8 +203,8 @@ class Bundle {
       Skip(name, "the capture's time budget was spent");
       return false;
     }
-    if (files_ + 1 > limits_.files) {
-      Skip(name, "over the cap of " + std::to_string(limits_.files) + " files");
+    if (entries_ + 1 > limits_.entries) {
+      Skip(name, "over the cap of " + std::to_string(limits_.entries) + " entries (files, folders and links)");
       return false;
     }
     if (bytes_ + size > limits_.total_bytes) {
@@ -213,7 +221,7 @@ class Bundle {
   CaptureArchiveWriter& archive_;
   const CaptureLimits& limits_;
   Clock::time_point deadline_;
-  std::uint64_t files_ = 0, bytes_ = 0, skipped_more_ = 0;
+  std::uint64_t files_ = 0, folders_ = 0, links_ = 0, entries_ = 0, bytes_ = 0, skipped_more_ = 0;
   Json skipped_ = Json::array();
   std::map<std::string, std::uint64_t> skipped_by_reason_;
   std::vector<std::string> notes_;
@@ -591,6 +599,70 @@ std::string Hostname() {
   return h.empty() ? "node" : h;
 }
 
+// Whose kernel and name the captured tree shows. The live /sys: this machine's (uname). Another
+// tree: only what that tree's own procfs says (sys/kernel/osrelease, version, hostname, else the
+// release in proc/version), never this machine's; null when it says nothing.
+struct TreeIdentity {
+  Json kernel_release, kernel_version, machine, hostname;
+  std::string source;
+};
+
+// A one-line file of the tree (hostile: capped, printable ASCII only, else nothing).
+Json TreeLine(const std::string& root_real, const std::string& path) {
+  if (!WithinRoot(root_real, RealPath(path))) return nullptr;  // a link out of the tree is not its word
+  std::string why;
+  auto text = ReadCapped(path, 256, why, /*no_follow=*/true);
+  if (!text) return nullptr;
+  std::string_view t = Trim(*text);
+  if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) return nullptr;
+  return std::string(t);
+}
+
+TreeIdentity IdentityOf(const Options& options, bool live) {
+  TreeIdentity id;
+  id.kernel_release = id.kernel_version = id.machine = id.hostname = nullptr;
+  if (live) {
+    utsname u{};
+    ::uname(&u);
+    id.kernel_release = u.release;
+    id.kernel_version = u.version;
+    id.machine = u.machine;
+    id.hostname = Hostname();
+    id.source = "uname: the live node";
+    return id;
+  }
+  if (NodeFs::IsLiveProcfsRoot(options.procfs)) {
+    id.source = "unknown: --path.sysfs is not the live /sys and --path.procfs is this machine's /proc, whose "
+                "kernel is not the tree's";
+    return id;
+  }
+  const std::string proc = options.procfs;
+  const std::string real = RealPath(proc);
+  if (real.empty()) {
+    id.source = "unknown: --path.procfs " + proc + " does not resolve";
+    return id;
+  }
+  id.kernel_release = TreeLine(real, proc + "/sys/kernel/osrelease");
+  id.kernel_version = TreeLine(real, proc + "/sys/kernel/version");
+  id.hostname = TreeLine(real, proc + "/sys/kernel/hostname");
+  if (id.kernel_release.is_null()) {
+    // "Linux version 6.8.0-45-generic (buildd@...) ...": the third word.
+    const Json version = TreeLine(real, proc + "/version");
+    if (version.is_string()) {
+      const std::string v = version.get<std::string>();
+      constexpr std::string_view kHead = "Linux version ";
+      if (v.rfind(kHead, 0) == 0) {
+        const std::string release = v.substr(kHead.size(), v.find(' ', kHead.size()) - kHead.size());
+        if (!release.empty()) id.kernel_release = release;
+      }
+    }
+  }
+  id.source = id.kernel_release.is_null()
+                  ? "unknown: the tree's procfs (" + proc + ") has no sys/kernel/osrelease or version"
+                  : "the tree's procfs (" + proc + ")";
+  return id;
+}
+
 bool IsSecretKey(std::string key) {
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
   static const std::set<std::string> kSecret = {"key_file", "password",     "password_file", "secret",
@@ -743,17 +815,18 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
   if (!options.web_config_file.empty()) CaptureConfig(bundle, options.web_config_file, "web-config.yaml", limits);
 
   Json manifest = bundle.Manifest();
-  utsname u{};
-  ::uname(&u);
   manifest["format"] = "rdma-healthd-capture";
   manifest["format_version"] = 1;
   manifest["created_unix"] = static_cast<std::int64_t>(std::time(nullptr));
   manifest["seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+  const TreeIdentity node = IdentityOf(options, live);
   manifest["versions"] = {{"rdma_healthd", RDMAHD_VERSION},
-                          {"kernel_release", u.release},
-                          {"kernel_version", u.version},
-                          {"machine", u.machine}};
-  manifest["hostname"] = Hostname();
+                          {"kernel_release", node.kernel_release},
+                          {"kernel_version", node.kernel_version},
+                          {"machine", node.machine}};
+  manifest["kernel_source"] = node.source;
+  manifest["hostname"] = node.hostname;
+  manifest["captured_on"] = Hostname();
   manifest["live"] = live;
   manifest["sources"] = {{"sysfs", options.sysfs},   {"procfs", options.procfs},
                          {"dcb", options.dcb_dir},   {"kmsg", options.kmsg},
@@ -761,7 +834,7 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
   manifest["node_verdict_exit_code"] = code;
   manifest["limits"] = {{"sysfs_file_bytes", limits.sysfs_file_bytes}, {"proc_file_bytes", limits.proc_file_bytes},
                         {"kernel_log_bytes", limits.kernel_log_bytes}, {"document_bytes", limits.document_bytes},
-                        {"total_bytes", limits.total_bytes},           {"files", limits.files},
+                        {"total_bytes", limits.total_bytes},           {"entries", limits.entries},
                         {"seconds", options.capture_timeout_s}};
   const std::string manifest_text = manifest.dump(2, ' ', true, Json::error_handler_t::replace) + "\n";
   if (Status s = (*archive)->AddFile("manifest.json", manifest_text); !s.ok()) {
@@ -798,6 +871,48 @@ Result<TempDir> OpenCaptureForCheck(Options& options) {
   }
   for (const char* sub : {"/sys", "/proc", "/dcb"}) ::mkdirat(AT_FDCWD, (d + sub).c_str(), 0755);
   return dir;
+}
+
+std::string ExtractedCaptureRoot(const Options& options) {
+  constexpr std::string_view kSys = "/sys";
+  const std::string& sys = options.sysfs;
+  if (options.check_capture.empty() || sys.size() <= kSys.size() ||
+      sys.compare(sys.size() - kSys.size(), kSys.size(), kSys) != 0) {
+    return {};
+  }
+  return sys.substr(0, sys.size() - kSys.size());
+}
+
+std::string BundleRelative(std::string_view text, const std::string& root) {
+  if (root.empty()) return std::string(text);
+  std::vector<std::string> roots{root};
+  if (const std::string real = RealPath(root); !real.empty() && real != root) roots.push_back(real);
+  // The longer first: one may be a prefix of the other.
+  std::sort(roots.begin(), roots.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  std::string out(text);
+  for (const std::string& r : roots) {
+    std::string next;
+    next.reserve(out.size());
+    for (std::size_t i = 0; i < out.size();) {
+      if (out.compare(i, r.size(), r) == 0) {
+        const std::size_t after = i + r.size();
+        if (after < out.size() && out[after] == '/') {
+          i = after + 1;  // "ROOT/x" -> "x"
+          continue;
+        }
+        const char c = after < out.size() ? out[after] : ' ';
+        const bool name_goes_on = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+        if (!name_goes_on) {  // another path that only starts like ROOT is left alone
+          next += "the bundle";
+          i = after;
+          continue;
+        }
+      }
+      next += out[i++];
+    }
+    out = std::move(next);
+  }
+  return out;
 }
 
 }  // namespace rdmahd

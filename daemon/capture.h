@@ -44,7 +44,7 @@ struct CaptureLimits {
   std::size_t kernel_log_bytes = 8u << 20;
   std::size_t document_bytes = 16u << 20;       // metrics.txt, check.json, a config file
   std::uint64_t total_bytes = 64u << 20;        // all files, uncompressed
-  std::uint64_t files = 100000;
+  std::uint64_t entries = 100000;               // archive members: files, folders and links
   int tree_depth = 10;                          // folders below a followed link or a seed
   std::size_t manifest_skips = 200;             // skipped paths listed one by one (the rest counted)
 };
@@ -61,6 +61,15 @@ std::string DefaultCaptureName();
 // ExtractCapture) and points `options`' --path.* flags (and --config.file, unless given) at it.
 // The folder lives as long as the returned TempDir.
 Result<TempDir> OpenCaptureForCheck(Options& options);
+
+// The folder OpenCaptureForCheck extracted the bundle to, as `options` name it after it; empty
+// when `options` judge no bundle. That folder is gone when the command ends: nothing printed names it.
+std::string ExtractedCaptureRoot(const Options& options);
+
+// `text` with every path under `root` (the extracted bundle) written relative to the bundle:
+// "ROOT/kernel-log.txt" -> "kernel-log.txt", "ROOT/config/config.yaml" -> "config/config.yaml",
+// ROOT itself -> "the bundle". `root` as given and as it resolves (realpath) are both replaced.
+std::string BundleRelative(std::string_view text, const std::string& root);
 
 // A YAML document with secrets replaced by "<redacted>": every value under basic_auth_users (the
 // password hashes), and the value of any key named key_file, password, password_file, secret,

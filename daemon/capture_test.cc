@@ -9,16 +9,20 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "collectors/ethtool_stats.h"
 #include "common/node_fs.h"
+#include "core/collection_engine.h"
 #include "daemon/capture_archive.h"
+#include "daemon/check_command.h"
 #include "daemon/libarchive_api.h"
 #include "parsers/dcb_json.h"
 #include "parsers/ethtool_stats.h"
@@ -396,6 +400,156 @@ TEST(CaptureCommandTest, LinksOutOfTheTreeAreNotFollowedAndSaidInTheManifest) {
   for (const char* f : {"/manifest.json", "/check.json", "/metrics.txt"}) {
     EXPECT_THAT(Slurp(x + f), Not(HasSubstr("host-private-data"))) << f;
   }
+}
+
+// The members of the archive at `path` by type, manifest.json left out.
+struct Counted {
+  std::uint64_t files = 0, folders = 0, links = 0;
+};
+Counted CountArchive(const std::string& path) {
+  Counted c;
+  struct archive* a = archive_read_new();
+  archive_read_support_filter_all(a);
+  archive_read_support_format_all(a);
+  EXPECT_EQ(archive_read_open_filename(a, path.c_str(), 16384), ARCHIVE_OK);
+  archive_entry* e = nullptr;
+  while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+    const std::string name = archive_entry_pathname(e);
+    switch (archive_entry_filetype(e)) {
+      case AE_IFREG: c.files += name != "manifest.json"; break;
+      case AE_IFDIR: ++c.folders; break;
+      case AE_IFLNK: ++c.links; break;
+      default: break;
+    }
+    archive_read_data_skip(a);
+  }
+  archive_read_free(a);
+  return c;
+}
+
+// A small generated tree: sysfs with folders and links, and a procfs of its own naming its kernel.
+void WriteTree(const testing::TempDir& dir, bool with_kernel) {
+  dir.Write("node/sys/devices/virtual/net/eth0/mtu", "1500\n");
+  dir.Write("node/sys/devices/virtual/net/eth0/operstate", "up\n");
+  dir.Symlink("../../devices/virtual/net/eth0", "node/sys/class/net/eth0");
+  dir.MkDir("node/sys/class/infiniband");
+  dir.Write("node/proc/meminfo", "MemTotal: 1 kB\n");
+  if (with_kernel) {
+    dir.Write("node/proc/sys/kernel/osrelease", "5.15.0-rdmahd-fixture\n");
+    dir.Write("node/proc/sys/kernel/hostname", "gpu-node-17\n");
+  }
+}
+
+nlohmann::json CaptureManifest(const testing::TempDir& dir, const Options& o) {
+  std::ostringstream out, err;
+  CollectionEngine engine(MakeNodeFs(o));
+  EXPECT_EQ(RunCaptureCommand(o, engine, out, err), 0) << err.str();
+  const std::string x = dir.path() + "/x";
+  dir.MkDir("x");
+  EXPECT_TRUE(ExtractCapture(o.capture_output, x).ok());
+  return nlohmann::json::parse(Slurp(x + "/manifest.json"));
+}
+
+Options TreeOptions(const testing::TempDir& dir) {
+  Options o;
+  o.sysfs = dir.path() + "/node/sys";
+  o.procfs = dir.path() + "/node/proc";
+  o.capture_output = dir.path() + "/bundle.tar.gz";
+  o.capture_timeout_s = 30;
+  return o;
+}
+
+TEST(CaptureCommandTest, ManifestCountsFilesApartFromFoldersAndLinks) {
+  testing::TempDir dir;
+  WriteTree(dir, true);
+  const nlohmann::json m = CaptureManifest(dir, TreeOptions(dir));
+  const Counted c = CountArchive(dir.path() + "/bundle.tar.gz");
+  EXPECT_GE(c.folders, 3u);
+  EXPECT_GT(c.files, 3u);
+  EXPECT_GE(c.links, 1u);
+  EXPECT_EQ(m["files"].get<std::uint64_t>(), c.files) << m.dump(2);
+  EXPECT_EQ(m["folders"].get<std::uint64_t>(), c.folders) << m.dump(2);
+  EXPECT_EQ(m["links"].get<std::uint64_t>(), c.links) << m.dump(2);
+  EXPECT_EQ(m["entries"].get<std::uint64_t>(), c.files + c.folders + c.links);
+  EXPECT_EQ(m["limits"]["entries"], 100000);
+}
+
+TEST(CaptureCommandTest, ATreeThatIsNotTheLiveNodeDoesNotClaimThisMachinesKernel) {
+  utsname u{};
+  ASSERT_EQ(::uname(&u), 0);
+  {
+    testing::TempDir dir;
+    WriteTree(dir, /*with_kernel=*/true);
+    const nlohmann::json m = CaptureManifest(dir, TreeOptions(dir));
+    EXPECT_FALSE(m["live"].get<bool>());
+    // The tree's own word for its kernel and name.
+    EXPECT_EQ(m["versions"]["kernel_release"], "5.15.0-rdmahd-fixture");
+    EXPECT_EQ(m["hostname"], "gpu-node-17");
+    EXPECT_TRUE(m["versions"]["machine"].is_null());
+    EXPECT_THAT(m["kernel_source"].get<std::string>(), HasSubstr("the tree's procfs"));
+    EXPECT_THAT(m.dump(), Not(HasSubstr(std::string("\"") + u.version + "\"")));
+  }
+  {
+    testing::TempDir dir;
+    WriteTree(dir, /*with_kernel=*/false);
+    const nlohmann::json m = CaptureManifest(dir, TreeOptions(dir));
+    EXPECT_TRUE(m["versions"]["kernel_release"].is_null()) << m.dump(2);
+    EXPECT_TRUE(m["versions"]["kernel_version"].is_null()) << m.dump(2);
+    EXPECT_TRUE(m["hostname"].is_null()) << m.dump(2);
+    EXPECT_THAT(m["kernel_source"].get<std::string>(), HasSubstr("unknown"));
+    EXPECT_THAT(m.dump(), Not(HasSubstr(std::string("\"") + u.release + "\"")));
+  }
+  {
+    // The tree's sysfs with this machine's /proc: whose kernel that is says nothing of the tree's.
+    testing::TempDir dir;
+    WriteTree(dir, /*with_kernel=*/true);
+    Options o = TreeOptions(dir);
+    o.procfs = "/proc";
+    const nlohmann::json m = CaptureManifest(dir, o);
+    EXPECT_TRUE(m["versions"]["kernel_release"].is_null()) << m.dump(2);
+    EXPECT_THAT(m["kernel_source"].get<std::string>(), HasSubstr("this machine's /proc"));
+  }
+}
+
+TEST(CaptureCommandTest, ABundleJudgedNamesFilesInItNotItsDeletedFolder) {
+  testing::TempDir dir;
+  const std::string node = testing::ProjectFixture("host/device-readiness");
+  Options made;
+  made.sysfs = node + "/sys";
+  made.procfs = node + "/proc";
+  made.dcb_dir = node + "/dcb";
+  made.dev = node + "/dev";
+  made.kmsg = node + "/dmesg.txt";
+  made.config_file = node + "/config.yaml";
+  made.capture_output = dir.path() + "/bundle.tar.gz";
+  made.capture_timeout_s = 30;
+  {
+    std::ostringstream out, err;
+    CollectionEngine engine(MakeNodeFs(made));
+    ASSERT_EQ(RunCaptureCommand(made, engine, out, err), 0) << err.str();
+  }
+  for (const char* output : {"json", "table", "summary"}) {
+    SCOPED_TRACE(output);
+    Options o;
+    o.check_capture = made.capture_output;
+    o.output = output;
+    auto opened = OpenCaptureForCheck(o);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    const std::string root = opened->path();
+    ASSERT_EQ(ExtractedCaptureRoot(o), root);
+    std::ostringstream out, err;
+    CollectionEngine engine(MakeNodeFs(o));
+    const int code = RunCheckCommand(o, engine, out, err);
+    EXPECT_TRUE(code == 0 || code == 1) << err.str();
+    const std::string printed = out.str();
+    EXPECT_THAT(printed, Not(HasSubstr(root))) << printed;
+    EXPECT_THAT(printed, Not(HasSubstr("rdma-healthd-capture-"))) << printed;
+    if (std::string(output) == "json") {
+      const auto j = nlohmann::json::parse(printed);
+      EXPECT_EQ(j["config"], "config/config.yaml");
+    }
+  }
+  EXPECT_EQ(BundleRelative("/t/b/kernel-log.txt; /t/b; /t/bx/y", "/t/b"), "kernel-log.txt; the bundle; /t/bx/y");
 }
 
 }  // namespace

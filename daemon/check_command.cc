@@ -9,6 +9,8 @@
 
 #include "common/excerpt.h"
 #include "common/node_fs.h"
+#include "core/verdict_order.h"
+#include "daemon/capture.h"
 #include "daemon/daemon.h"
 #include "daemon/json_api.h"
 #include "daemon/logging.h"
@@ -27,39 +29,71 @@ int CheckExitCode(const Report& report, bool fail_on_warning, const std::vector<
   return kExitOk;
 }
 
+namespace {
+
+// Columns are as wide as their widest cell in characters (the escaped text is valid UTF-8).
+std::size_t Width(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+// A group's subjects in the table's SUBJECT column: all of them when they fit in this many
+// characters, else the first and how many more (all of them on a line of their own).
+constexpr std::size_t kSubjectCellChars = 40;
+
+}  // namespace
+
 void PrintCheckTable(const Report& report, std::ostream& out, const std::vector<std::string>& problems) {
   struct Row {
-    std::string check, subject, status, reason, fix;
+    std::string check, subject, status, reason, fix, subjects;
   };
+  // Worst first, identical verdicts of several subjects on one row (core/verdict_order.h).
+  const std::vector<VerdictGroup> groups = GroupVerdicts(report.verdicts);
   std::vector<Row> rows;
-  rows.reserve(report.verdicts.size());
-  // Columns are as wide as their widest cell in characters (the escaped text is valid UTF-8).
-  auto width = [](std::string_view s) {
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-  };
+  rows.reserve(groups.size());
   std::size_t wc = 5, ws = 7;
-  for (const VerdictView r : report.verdicts) {
-    Row row{TerminalText(r.check), TerminalText(r.subject), TerminalText(VerdictName(r.verdict)), TerminalText(r.reason),
-            r.verdict != Verdict::kOk ? TerminalText(r.fix) : std::string()};
-    wc = std::max(wc, width(row.check));
-    ws = std::max(ws, width(row.subject));
+  for (const VerdictGroup& g : groups) {
+    std::vector<std::string> subjects;
+    subjects.reserve(g.subjects.size());
+    for (const std::string& s : g.subjects) subjects.push_back(TerminalText(s));
+    Row row{TerminalText(g.check), subjects.front(), TerminalText(VerdictName(g.verdict)), TerminalText(g.reason),
+            g.verdict != Verdict::kOk ? TerminalText(g.fix) : std::string(), {}};
+    if (subjects.size() > 1) {
+      const std::string all = Join(subjects, ", ");
+      if (Width(all) <= kSubjectCellChars) {
+        row.subject = all;
+      } else {
+        row.subject = subjects.front() + " and " + std::to_string(subjects.size() - 1) + " more";
+        row.subjects = all;
+      }
+    }
+    wc = std::max(wc, Width(row.check));
+    ws = std::max(ws, Width(row.subject));
     rows.push_back(std::move(row));
   }
-  auto pad = [&width](std::string_view s, std::size_t w) {
+  auto pad = [](std::string_view s, std::size_t w) {
     std::string p(s);
-    p.append(w > width(s) ? w - width(s) : 0, ' ');
+    p.append(w > Width(s) ? w - Width(s) : 0, ' ');
     return p;
   };
   out << pad("CHECK", wc) << "  " << pad("SUBJECT", ws) << "  " << pad("STATUS", 7) << "  REASON\n";
   std::map<Verdict, int> counts;
   for (const VerdictView r : report.verdicts) ++counts[r.verdict];
+  const std::string indent = pad("", wc) + "  " + pad("", ws) + "  " + pad("", 7) + "  ";
   for (const Row& row : rows) {
     out << pad(row.check, wc) << "  " << pad(row.subject, ws) << "  " << pad(row.status, 7) << "  " << row.reason
         << "\n";
-    if (!row.fix.empty()) {
-      out << pad("", wc) << "  " << pad("", ws) << "  " << pad("", 7) << "  fix: " << row.fix << "\n";
-    }
+    if (!row.subjects.empty()) out << indent << "subjects: " << row.subjects << "\n";
+    if (!row.fix.empty()) out << indent << "fix: " << row.fix << "\n";
   }
   for (const CollectorOutcome& o : report.snapshot.outcomes) {
     if (!o.success) {
@@ -88,16 +122,29 @@ std::string PrintableAscii(std::string_view s) {
   return out;
 }
 
+// A group as a summary item: "check subject", its subjects joined by "," (as many as fit in
+// kSummaryItemBytes, then ",+N").
+constexpr std::size_t kSummaryItemBytes = 72;
+
+std::string SummaryItem(const VerdictGroup& g) {
+  std::string item = g.check + " " + g.subjects.front();
+  for (std::size_t i = 1; i < g.subjects.size(); ++i) {
+    const std::string rest = ",+" + std::to_string(g.subjects.size() - i);
+    const bool last = i + 1 == g.subjects.size();
+    if (item.size() + 1 + g.subjects[i].size() + (last ? 0 : rest.size()) > kSummaryItemBytes) {
+      item += rest;
+      break;
+    }
+    item += "," + g.subjects[i];
+  }
+  return item;
+}
+
 }  // namespace
 
 std::string CheckSummaryLine(const Report& report, int exit_code, const std::vector<std::string>& problems) {
   std::map<Verdict, int> counts;
-  std::vector<VerdictView> failed, warned;
-  for (const VerdictView r : report.verdicts) {
-    ++counts[r.verdict];
-    if (r.verdict == Verdict::kFailed) failed.push_back(r);
-    if (r.verdict == Verdict::kWarning) warned.push_back(r);
-  }
+  for (const VerdictView r : report.verdicts) ++counts[r.verdict];
   auto plural = [](int n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 || word[std::strlen(word) - 1] == 'd' ? "" : "s");
   };
@@ -112,10 +159,13 @@ std::string CheckSummaryLine(const Report& report, int exit_code, const std::vec
     if (counts[Verdict::kUnknown] > 0) line += ", " + std::to_string(counts[Verdict::kUnknown]) + " unknown";
     if (counts[Verdict::kWarning] > 0) line += ", " + plural(counts[Verdict::kWarning], "warning") + ":";
   }
-  // The worst first: what failed, then what warned, each as "check subject"; why it cannot be judged.
+  // The worst first (core/verdict_order.h: what failed by its cost, then what warned), identical
+  // verdicts of several subjects as one item; then why the node cannot be judged.
   std::vector<std::string> items;
-  for (const VerdictView& r : failed) items.push_back(std::string(r.check).append(" ").append(r.subject));
-  for (const VerdictView& r : warned) items.push_back(std::string(r.check).append(" ").append(r.subject).append(" (warning)"));
+  for (const VerdictGroup& g : GroupVerdicts(report.verdicts)) {
+    if (g.verdict == Verdict::kFailed) items.push_back(SummaryItem(g));
+    if (g.verdict == Verdict::kWarning) items.push_back(SummaryItem(g) + " (warning)");
+  }
   if (exit_code == kExitCouldNotRun) {
     for (const std::string& p : problems) items.push_back(p);
     for (const CollectorOutcome& o : report.snapshot.outcomes) {
@@ -136,10 +186,60 @@ std::string CheckSummaryLine(const Report& report, int exit_code, const std::vec
   return line;
 }
 
+std::string CheckCouldNotRunLine(std::string_view message) {
+  std::string_view first = message;
+  while (!first.empty() && (first.front() == '\n' || first.front() == ' ')) first.remove_prefix(1);
+  first = first.substr(0, first.find('\n'));
+  constexpr std::string_view kOwnName = "rdma-healthd: ";
+  if (first.substr(0, kOwnName.size()) == kOwnName) first.remove_prefix(kOwnName.size());
+  std::string line = PrintableAscii("RDMA health unknown: " + std::string(first));
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  if (line.size() > kCheckSummaryBytes) line.resize(kCheckSummaryBytes);
+  return line;
+}
+
+bool InvokesCheck(int argc, const char* const* argv) {
+  for (int i = 1; i < argc && argv[i] != nullptr; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") return false;
+    if (a == "check") return true;
+  }
+  return false;
+}
+
+namespace {
+
+// `report` with every text that can name a path (verdicts, collector errors, the config's source)
+// written relative to the bundle extracted at `root` (BundleRelative).
+Report WithBundlePaths(const Report& report, const std::string& root) {
+  Report out = report;
+  VerdictList verdicts;
+  verdicts.reserve(report.verdicts.size());
+  for (const VerdictView v : report.verdicts) {
+    verdicts.push_back(CheckResult{std::string(v.check), BundleRelative(v.subject, root), v.verdict,
+                                   BundleRelative(v.reason, root), BundleRelative(v.fix, root)});
+  }
+  verdicts.ShrinkToFit();
+  out.verdicts = std::move(verdicts);
+  for (CollectorOutcome& o : out.snapshot.outcomes) {
+    for (std::string& e : o.errors) e = BundleRelative(e, root);
+  }
+  if (report.config) {
+    auto config = std::make_shared<Config>(*report.config);
+    config->source = BundleRelative(config->source, root);
+    out.config = std::move(config);
+  }
+  return out;
+}
+
+}  // namespace
+
 int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err) {
   auto config = LoadEffectiveConfig(options);
   if (!config.ok()) {
     err << "rdma-healthd: " << config.error().message << "\n";
+    // node-problem-detector reads a plug-in's message from stdout only.
+    out << CheckCouldNotRunLine(config.error().message) << "\n";
     return kExitCouldNotRun;
   }
   std::shared_ptr<const Report> report = engine.Collect(*config);
@@ -158,6 +258,12 @@ int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostre
   std::vector<std::string> problems;
   if (auto p = SysfsRootProblem(*report, engine.fs())) problems.push_back(std::move(*p));
   int code = CheckExitCode(*report, options.fail_on_warning, problems);
+  // A bundle judged: its extracted folder is deleted when the command ends, so what is printed
+  // names files in the bundle instead.
+  if (const std::string root = ExtractedCaptureRoot(options); !root.empty()) {
+    report = std::make_shared<const Report>(WithBundlePaths(*report, root));
+    for (std::string& p : problems) p = BundleRelative(p, root);
+  }
   if (options.output == "json") {
     PrintCheckJson(*report, code, out, problems);
   } else if (options.output == "summary") {

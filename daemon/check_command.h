@@ -38,6 +38,15 @@ inline constexpr std::size_t kCheckSummaryBytes = 240;
 // code 2, why the node could not be judged.
 std::string CheckSummaryLine(const Report& report, int exit_code, const std::vector<std::string>& problems = {});
 
+// What `check` prints on stdout, besides the error on stderr, when it cannot run at all (exit 2: a
+// bad flag, a config file missing or invalid): node-problem-detector takes a plug-in's message from
+// stdout only. "RDMA health unknown: " and the first line of `message` (without a leading
+// "rdma-healthd: "), printable ASCII, at most kCheckSummaryBytes.
+std::string CheckCouldNotRunLine(std::string_view message);
+
+// Whether the command line runs the `check` subcommand (an argument "check" before any "--").
+bool InvokesCheck(int argc, const char* const* argv);
+
 // Runs the whole command with `engine` (over the options' paths); returns the process exit code.
 // The collection waits at most the config's scrape.collection_timeout.
 int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostream& out, std::ostream& err);

@@ -69,8 +69,9 @@ TEST(CheckCommandTest, JsonCarriesEveryVerdictAndTheExitCode) {
   auto j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["exit_code"], 1);
   ASSERT_EQ(j["verdicts"].size(), 2u);
-  EXPECT_EQ(j["verdicts"][1]["status"], "failed");
-  EXPECT_EQ(j["verdicts"][1]["fix"], "check the cable");
+  EXPECT_EQ(j["verdicts"][0]["status"], "failed");  // worst first
+  EXPECT_EQ(j["verdicts"][0]["fix"], "check the cable");
+  EXPECT_EQ(j["verdicts"][1]["status"], "ok");
   EXPECT_EQ(j["summary"]["failed"], 1);
   EXPECT_EQ(j["collectors"][0]["collector"], "devices");
 }
@@ -97,6 +98,7 @@ TEST(CheckCommandTest, SummaryLineSaysTheVerdictThenTheWorstFirst) {
 
 TEST(CheckCommandTest, SummaryLineIsBoundedPrintableAscii) {
   std::vector<CheckResult> verdicts = MakeVerdicts(std::vector<Verdict>(50, Verdict::kFailed));
+  for (std::size_t i = 0; i < verdicts.size(); ++i) verdicts[i].reason += " (" + std::to_string(i) + ")";  // 50 rows
   verdicts[0].subject = "mlx5_\xff\n\x1b[2J\xe2\x80\xae/1";
   const Report r = ReportOf(verdicts);
   const std::string line = CheckSummaryLine(r, kExitFailed);
@@ -219,6 +221,7 @@ TEST(CheckCommandTest, TableColumnsCountCharactersNotBytes) {
   std::vector<CheckResult> verdicts = MakeVerdicts({Verdict::kOk, Verdict::kOk});
   verdicts[0].subject = "ab";
   verdicts[1].subject = "\xc3\xa9";  // é
+  verdicts[1].reason = "ACTIVE, LinkUp (2)";  // its own row
   const Report r = ReportOf(verdicts);
   std::ostringstream out;
   PrintCheckTable(r, out);
@@ -250,6 +253,117 @@ TEST(CheckCommandTest, JsonEscapesControlCharacters) {
   EXPECT_EQ(j["verdicts"][0]["fix"], "check the cable\x1b]0;title\x07 \xe2\x80\xae" "txt.exe \uFFFD");
   EXPECT_EQ(j["collectors"][0]["errors"].back(), r.snapshot.outcomes[0].errors.back());
   EXPECT_EQ(j["problems"][0], "a problem\r\nwith a newline");
+}
+
+// A node with a dead NIC, a port with errors and four ports without the RoCE ToS, as the engine
+// lists its verdicts (by check name).
+Report MixedReport() {
+  std::vector<CheckResult> v;
+  v.push_back({"cpu_governor", "mlx5_0", Verdict::kWarning, "powersave on 2 CPUs", "cpupower frequency-set -g performance"});
+  v.push_back({"nic_health", "mlx5_2", Verdict::kFailed, "Fatal error 1 detected", "devlink dev reload pci/0000:3b:00.0"});
+  v.push_back({"port_active", "mlx5_0/1", Verdict::kOk, "ACTIVE", ""});
+  v.push_back({"port_errors", "mlx5_1/1", Verdict::kFailed, "symbol_error +200 in 60 s", "reseat the cable"});
+  v.push_back({"roce_ecn", "ens1f0", Verdict::kUnknown, "no /sys/class/net/ens1f0/ecn", ""});
+  v.push_back({"roce_ecn", "ens1f1", Verdict::kUnknown, "no /sys/class/net/ens1f1/ecn", ""});
+  for (const char* dev : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}) {
+    v.push_back({"roce_tos", std::string(dev) + "/1", Verdict::kFailed, "default ToS 0 = DSCP 0, policy DSCP is 26",
+                 std::string("echo 106 > /sys/kernel/config/rdma_cm/") + dev + "/ports/1/default_roce_tos"});
+  }
+  return ReportOf(v);
+}
+
+TEST(CheckCommandTest, TableListsFailedByCostThenWarningUnknownOkAndGroupsIdenticalVerdicts) {
+  std::ostringstream out;
+  PrintCheckTable(MixedReport(), out);
+  std::istringstream lines(out.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] != ' ') rows.push_back(line.substr(0, line.find("  ")));
+  }
+  // The fatal NIC first, then the errors, then the configuration; then warning, unknown, ok.
+  EXPECT_EQ(rows, (std::vector<std::string>{"CHECK", "nic_health", "port_errors", "roce_tos", "cpu_governor",
+                                            "roce_ecn", "port_active", "1 ok, 1 warning, 6 failed, 2 unknown"}))
+      << out.str();
+  const std::string s = out.str();
+  // Four ports, one row; the fix names each port's device as <device>.
+  EXPECT_NE(s.find("roce_tos      mlx5_0/1, mlx5_1/1, mlx5_2/1, mlx5_3/1  failed   default ToS 0 = DSCP 0, policy "
+                   "DSCP is 26\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("fix: echo 106 > /sys/kernel/config/rdma_cm/<device>/ports/1/default_roce_tos\n"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("roce_ecn      ens1f0, ens1f1"), std::string::npos) << s;
+  EXPECT_NE(s.find("no /sys/class/net/<subject>/ecn\n"), std::string::npos) << s;
+}
+
+TEST(CheckCommandTest, TableNamesEverySubjectOfALongGroupOnItsOwnLine) {
+  std::vector<CheckResult> v;
+  for (int i = 0; i < 16; ++i) {
+    v.push_back({"roce_mtu", "ens" + std::to_string(i) + "f0np0", Verdict::kFailed, "MTU 1500 below 4200", "raise it"});
+  }
+  std::ostringstream out;
+  PrintCheckTable(ReportOf(v), out);
+  const std::string s = out.str();
+  EXPECT_NE(s.find("roce_mtu  ens0f0np0 and 15 more  failed   MTU 1500 below 4200\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("subjects: ens0f0np0, ens1f0np0, ens2f0np0,"), std::string::npos) << s;
+  EXPECT_NE(s.find(", ens15f0np0\n"), std::string::npos) << s;
+}
+
+TEST(CheckCommandTest, JsonListsEveryVerdictWorstFirstByCost) {
+  std::ostringstream out;
+  PrintCheckJson(MixedReport(), 1, out);
+  auto j = nlohmann::json::parse(out.str());
+  std::vector<std::string> order;
+  for (const auto& v : j["verdicts"]) order.push_back(v["check"].get<std::string>() + " " + v["subject"].get<std::string>());
+  EXPECT_EQ(order, (std::vector<std::string>{"nic_health mlx5_2", "port_errors mlx5_1/1", "roce_tos mlx5_0/1",
+                                             "roce_tos mlx5_1/1", "roce_tos mlx5_2/1", "roce_tos mlx5_3/1",
+                                             "cpu_governor mlx5_0", "roce_ecn ens1f0", "roce_ecn ens1f1",
+                                             "port_active mlx5_0/1"}));
+  // JSON keeps one entry per verdict, each with its own fix.
+  EXPECT_EQ(j["verdicts"][5]["fix"], "echo 106 > /sys/kernel/config/rdma_cm/mlx5_3/ports/1/default_roce_tos");
+}
+
+TEST(CheckCommandTest, SummaryLineListsTheCostliestFirstAndGroupsSubjects) {
+  EXPECT_EQ(CheckSummaryLine(MixedReport(), kExitFailed),
+            "RDMA unhealthy: 6 failed, 1 warning: nic_health mlx5_2; port_errors mlx5_1/1; "
+            "roce_tos mlx5_0/1,mlx5_1/1,mlx5_2/1,mlx5_3/1; cpu_governor mlx5_0 (warning)");
+  std::vector<CheckResult> v;
+  for (int i = 0; i < 16; ++i) {
+    v.push_back({"roce_mtu", "ens" + std::to_string(i) + "f0np0", Verdict::kFailed, "MTU 1500 below 4200", ""});
+  }
+  EXPECT_EQ(CheckSummaryLine(ReportOf(v), kExitFailed),
+            "RDMA unhealthy: 16 failed, 0 warnings: roce_mtu ens0f0np0,ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,+10");
+}
+
+TEST(CheckCommandTest, CouldNotRunLineIsTheFirstLineOfTheReason) {
+  EXPECT_EQ(CheckCouldNotRunLine("rdma-healthd: The following argument was not expected: --bogus\n"
+                                 "Run with --help for more information.\n"),
+            "RDMA health unknown: The following argument was not expected: --bogus");
+  EXPECT_EQ(CheckCouldNotRunLine("/etc/x.yaml: No such file or directory"),
+            "RDMA health unknown: /etc/x.yaml: No such file or directory");
+  const std::string line = CheckCouldNotRunLine(std::string(1000, 'x') + "\x1b[2J");
+  EXPECT_EQ(line.size(), kCheckSummaryBytes);
+  const char* check[] = {"rdma-healthd", "--log.level=error", "check", "--bogus"};
+  const char* daemon[] = {"rdma-healthd", "--config.file=x", "--", "check"};
+  EXPECT_TRUE(InvokesCheck(4, check));
+  EXPECT_FALSE(InvokesCheck(4, daemon));
+}
+
+TEST(CheckCommandTest, AMissingConfigFileExitsTwoWithItsReasonOnStdoutToo) {
+  Options options;
+  options.config_file = "/nonexistent/rdma-healthd.yaml";
+  options.sysfs = "/nonexistent";
+  options.procfs = "/nonexistent";
+  options.output = "summary";
+  CollectionEngine engine(NodeFs(options.sysfs, options.procfs), {"devices"});
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCheckCommand(options, engine, out, err), kExitCouldNotRun);
+  EXPECT_NE(err.str().find("/nonexistent/rdma-healthd.yaml"), std::string::npos) << err.str();
+  // One line on stdout, what node-problem-detector shows as the condition's message.
+  const std::string printed = out.str();
+  EXPECT_EQ(printed.rfind("RDMA health unknown: ", 0), 0u) << printed;
+  EXPECT_NE(printed.find("/nonexistent/rdma-healthd.yaml"), std::string::npos) << printed;
+  EXPECT_EQ(std::count(printed.begin(), printed.end(), '\n'), 1) << printed;
 }
 
 }  // namespace

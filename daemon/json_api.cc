@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/verdict_order.h"
 #include "daemon/node_summary.h"
 
 namespace rdmahd {
@@ -36,7 +37,9 @@ std::string ChecksDocument(const Report& report, int exit_code, const std::vecto
   j["exit_code"] = exit_code;
   auto& verdicts = j["verdicts"] = Json::array();
   std::map<std::string, int> counts{{"ok", 0}, {"warning", 0}, {"failed", 0}, {"unknown", 0}};
-  for (const VerdictView r : report.verdicts) {
+  // Worst first, as every surface lists them (core/verdict_order.h); one entry per verdict.
+  for (const std::size_t i : OrderVerdicts(report.verdicts)) {
+    const VerdictView r = report.verdicts[i];
     ++counts[std::string(VerdictName(r.verdict))];
     verdicts.push_back({{"check", r.check},
                         {"subject", r.subject},

@@ -41,15 +41,20 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
   Options options = ParseOptions(argc, argv, CollectorRegistry().Names());
+  // `check` that cannot run says why on stdout too: node-problem-detector reads only stdout.
+  const bool check = InvokesCheck(argc, argv);
   if (options.mode == Mode::kExit) {
     (options.exit_code == 0 ? std::cout : std::cerr) << options.exit_message;
+    if (options.exit_code != 0 && check) std::cout << CheckCouldNotRunLine(options.exit_message) << "\n";
     return options.exit_code;
   }
 
   auto format = log::ParseFormat(options.log_format);
   auto level = log::ParseLevel(options.log_level);
   if (!format.ok() || !level.ok()) {
-    std::cerr << "rdma-healthd: " << (!format.ok() ? format.error().message : level.error().message) << "\n";
+    const std::string& why = !format.ok() ? format.error().message : level.error().message;
+    std::cerr << "rdma-healthd: " << why << "\n";
+    if (check) std::cout << CheckCouldNotRunLine(why) << "\n";
     return kExitCouldNotRun;
   }
   log::Init(*format, *level);
@@ -82,6 +87,7 @@ int main(int argc, char** argv) {
         auto opened = OpenCaptureForCheck(options);
         if (!opened.ok()) {
           std::cerr << "rdma-healthd: " << opened.error().message << "\n";
+          std::cout << CheckCouldNotRunLine(opened.error().message) << "\n";
           return kExitCouldNotRun;
         }
         capture.emplace(std::move(*opened));

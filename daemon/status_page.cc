@@ -7,6 +7,7 @@
 
 #include "common/duration_text.h"
 #include "common/excerpt.h"
+#include "core/verdict_order.h"
 #include "daemon/node_summary.h"
 #include "facts/peer_facts.h"
 
@@ -30,10 +31,11 @@ p,li,dd{overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%;background:#fff}
 table.wide{min-width:720px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}
+table.verdicts td{word-break:normal;overflow-wrap:break-word}
 th{background:#ecece8;font-weight:600}
 .s-failed{color:#b00020;font-weight:700}.s-warning{color:#b06a00;font-weight:700}
 .s-unknown{color:#5a5a7a;font-weight:700}.s-ok{color:#1e7b34}
-code{font:13px/1.3 ui-monospace,monospace;background:#f0f0ec;padding:1px 3px;overflow-wrap:anywhere}
+code{font:13px/1.3 ui-monospace,monospace;background:#f0f0ec;padding:1px 3px;overflow-wrap:break-word;word-break:normal}
 details{margin:.6em 0}summary{cursor:pointer;font-weight:600}
 dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:0}dt{font-weight:600}dd{margin:0}
 footer{color:#666;font-size:.9em;margin-top:2em}
@@ -41,7 +43,7 @@ footer{color:#666;font-size:.9em;margin-top:2em}
 table.cards,table.cards tbody,table.cards tr,table.cards td{display:block}
 table.cards thead{display:none}
 table.cards tr{border:1px solid #ddd;border-radius:6px;margin:.5em 0}
-table.cards td{border:0;padding:2px 8px;overflow-wrap:anywhere}
+table.cards td{border:0;padding:2px 8px;overflow-wrap:break-word;word-break:normal}
 table.cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:#555}
 }
 )css";
@@ -90,42 +92,76 @@ std::string UtcTime(double unix_seconds) {
   return text;
 }
 
-// `rows`: positions in `verdicts`.
-void VerdictTable(std::string& out, std::string_view id, const VerdictList& verdicts,
-                  const std::vector<std::size_t>& rows, bool with_fix) {
-  out += "<div class=\"scroll\"><table class=\"cards\" id=\"" + std::string(id) + "\"><thead><tr><th>status</th><th>check</th><th>subject</th><th>reason</th>";
+// `text` as HTML (HtmlText) where a long path or command wraps on a phone at its separators as
+// well as its spaces, never inside a word: a line break allowed (<wbr>) after each '/' of a word
+// longer than kLongWord characters ("/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos"),
+// none in a short one ("GT/s").
+constexpr std::size_t kLongWord = 24;
+
+std::string WrappableHtml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 4);
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    const std::string html = HtmlText(word);
+    if (word.size() <= kLongWord) {
+      out += html;
+    } else {
+      for (char c : html) {
+        out += c;
+        if (c == '/') out += "<wbr>";
+      }
+    }
+    if (space == std::string_view::npos) break;
+    out += ' ';
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
+
+std::string JoinSubjects(const std::vector<std::string>& subjects) {
+  std::string out;
+  for (const std::string& s : subjects) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// One row per group (core/verdict_order.h): its subjects named together.
+void VerdictTable(std::string& out, std::string_view id, const std::vector<const VerdictGroup*>& groups,
+                  bool with_fix) {
+  out += "<div class=\"scroll\"><table class=\"cards verdicts\" id=\"" + std::string(id) +
+         "\"><thead><tr><th>status</th><th>check</th><th>subject</th><th>reason</th>";
   if (with_fix) out += "<th>fix</th>";
   out += "</tr></thead><tbody>\n";
-  for (std::size_t row : rows) {
-    const VerdictView r = verdicts[row];
-    const std::string status(VerdictName(r.verdict));
-    out += "<tr class=\"verdict-row\" data-status=\"" + status + "\">";
+  for (const VerdictGroup* g : groups) {
+    const std::string status(VerdictName(g->verdict));
+    out += "<tr class=\"verdict-row\" data-status=\"" + status + "\" data-cost=\"" +
+           std::string(CheckCostName(CostOfCheck(g->check))) + "\" data-subjects=\"" +
+           std::to_string(g->subjects.size()) + "\">";
     Cell(out, status, "s-" + status);
-    Cell(out, r.check, {}, "check");
-    Cell(out, r.subject, {}, "subject");
-    Cell(out, r.reason, {}, "reason");
-    if (with_fix && !r.fix.empty()) out += "<td data-label=\"fix\"><code>" + HtmlText(r.fix) + "</code></td>";
-    if (with_fix && r.fix.empty()) out += "<td></td>";
+    Cell(out, g->check, {}, "check");
+    Cell(out, JoinSubjects(g->subjects), {}, g->subjects.size() == 1 ? "subject" : "subjects");
+    out += "<td data-label=\"reason\">" + WrappableHtml(g->reason) + "</td>";
+    if (with_fix && !g->fix.empty()) out += "<td data-label=\"fix\"><code>" + WrappableHtml(g->fix) + "</code></td>";
+    if (with_fix && g->fix.empty()) out += "<td></td>";
     out += "</tr>\n";
   }
   out += "</tbody></table></div>\n";
 }
 
 void Verdicts(std::string& out, const Report& report, const std::vector<std::string>& problems) {
-  const VerdictList& verdicts = report.verdicts;
-  std::vector<std::size_t> bad, unknown, ok;
-  for (std::size_t i = 0; i < verdicts.size(); ++i) {
-    if (verdicts[i].verdict == Verdict::kFailed) bad.push_back(i);
+  // Worst first, by what it costs; identical verdicts of several subjects as one row.
+  const std::vector<VerdictGroup> groups = GroupVerdicts(report.verdicts);
+  std::vector<const VerdictGroup*> bad, unknown, ok;
+  std::size_t failed = 0, warned = 0, unknowns = 0, oks = 0;
+  for (const VerdictGroup& g : groups) {
+    switch (g.verdict) {
+      case Verdict::kFailed: bad.push_back(&g); failed += g.members.size(); break;
+      case Verdict::kWarning: bad.push_back(&g); warned += g.members.size(); break;
+      case Verdict::kUnknown: unknown.push_back(&g); unknowns += g.members.size(); break;
+      case Verdict::kOk: ok.push_back(&g); oks += g.members.size(); break;
+    }
   }
-  for (std::size_t i = 0; i < verdicts.size(); ++i) {
-    const Verdict v = verdicts[i].verdict;
-    if (v == Verdict::kWarning) bad.push_back(i);
-    if (v == Verdict::kUnknown) unknown.push_back(i);
-    if (v == Verdict::kOk) ok.push_back(i);
-  }
-  std::size_t failed = 0;
-  for (std::size_t i : bad) failed += verdicts[i].verdict == Verdict::kFailed;
-  const std::size_t warned = bad.size() - failed;
   std::string cls = "v-ok", headline = "Healthy: every check that could judge is ok";
   if (failed > 0) {
     cls = "v-failed";
@@ -138,20 +174,22 @@ void Verdicts(std::string& out, const Report& report, const std::vector<std::str
     headline = "Cannot judge this node";
   }
   out += "<div id=\"verdict\" class=\"verdict " + cls + "\">" + HtmlText(headline) + " &middot; " +
-         std::to_string(ok.size()) + " ok, " + std::to_string(unknown.size()) + " unknown</div>\n";
+         std::to_string(oks) + " ok, " + std::to_string(unknowns) + " unknown</div>\n";
   for (const std::string& p : problems) {
     out += "<p class=\"verdict v-unknown\">Cannot judge this node: " + HtmlText(p) + "</p>\n";
   }
   if (!bad.empty()) {
     out += "<h2 id=\"problems\">Failed and warning</h2>\n";
-    VerdictTable(out, "t-problems", verdicts, bad, true);
+    VerdictTable(out, "t-problems", bad, true);
   }
+  // Unknown and ok are folded: counted, opened on demand.
   if (!unknown.empty()) {
-    out += "<h2 id=\"unknown\">Unknown (" + std::to_string(unknown.size()) + ")</h2>\n";
-    VerdictTable(out, "t-unknown", verdicts, unknown, false);
+    out += "<details id=\"unknown\"><summary>" + std::to_string(unknowns) + " unknown (could not be judged)</summary>\n";
+    VerdictTable(out, "t-unknown", unknown, true);
+    out += "</details>\n";
   }
-  out += "<details id=\"ok\"><summary>" + std::to_string(ok.size()) + " checks ok</summary>\n";
-  VerdictTable(out, "t-ok", verdicts, ok, false);
+  out += "<details id=\"ok\"><summary>" + std::to_string(oks) + " checks ok</summary>\n";
+  VerdictTable(out, "t-ok", ok, false);
   out += "</details>\n";
 }
 

@@ -1,5 +1,6 @@
-// The status page at `/`: the node's verdicts as people read them (failed and warning first with
-// reason and fix, unknown with why, ok folded), devices, ports and netdevs at a glance, peers, and
+// The status page at `/`: the node's verdicts as people read them (failed, then warning, each by
+// what it costs, with reason and fix; unknown and ok folded and counted; identical verdicts of
+// several subjects on one row: core/verdict_order.h), devices, ports and netdevs at a glance, peers, and
 // the daemon's own health. Server-rendered HTML with its style inline: no script, no external
 // asset, usable without JavaScript, from a phone to a desktop. Every value is escaped (sysfs is
 // hostile input: see HtmlText).

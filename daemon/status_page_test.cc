@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/topology.h"
 #include "facts/peer_facts.h"
@@ -96,6 +97,74 @@ TEST(StatusPageTest, NoVerdictsAndAProblemIsCannotJudge) {
   const std::string page = RenderStatusPage(r, {"/x/class/infiniband does not exist"}, DaemonStatus{});
   EXPECT_NE(page.find("Cannot judge this node: /x/class/infiniband does not exist"), std::string::npos);
   EXPECT_NE(page.find("class=\"verdict v-unknown\">Cannot judge this node &middot;"), std::string::npos);
+}
+
+// The rows of the table `id`, each as "status check subjects".
+std::vector<std::string> Rows(const std::string& page, const std::string& id) {
+  std::vector<std::string> rows;
+  std::string attribute = "id=\"";
+  attribute.append(id).append("\"");
+  const std::size_t table = page.find(attribute);
+  if (table == std::string::npos) return rows;
+  const std::size_t end = page.find("</table>", table);
+  for (std::size_t at = page.find("<tr class=\"verdict-row\"", table); at < end;
+       at = page.find("<tr class=\"verdict-row\"", at + 1)) {
+    std::string row;
+    std::size_t cell = at;
+    for (int i = 0; i < 3; ++i) {
+      cell = page.find("<td", cell);
+      const std::size_t open = page.find('>', cell) + 1;
+      cell = page.find("</td>", open);
+      if (i > 0) row += ' ';
+      row.append(page, open, cell - open);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(StatusPageTest, FailedByCostThenWarningIdenticalVerdictsOnOneRowUnknownAndOkFolded) {
+  Report r;
+  // As the engine lists them: by check name.
+  r.verdicts.push_back({"cpu_governor", "mlx5_0", Verdict::kWarning, "powersave", "cpupower frequency-set -g performance"});
+  r.verdicts.push_back({"hardware_present", "mlx5_3", Verdict::kFailed, "gone since 12:00", "reseat the NIC"});
+  r.verdicts.push_back({"module_health", "ens1f0", Verdict::kFailed, "rx power -14 dBm", "clean the fiber"});
+  r.verdicts.push_back({"nic_health", "mlx5_2", Verdict::kFailed, "Fatal error 1 detected", "devlink dev reload"});
+  r.verdicts.push_back({"port_active", "mlx5_0/1", Verdict::kOk, "ACTIVE", ""});
+  r.verdicts.push_back({"port_active", "mlx5_1/1", Verdict::kOk, "ACTIVE", ""});
+  r.verdicts.push_back({"roce_ecn", "ens1f0", Verdict::kUnknown, "no /sys/class/net/ens1f0/ecn", ""});
+  r.verdicts.push_back({"roce_pfc_priority", "ens1f0", Verdict::kFailed, "PFC off on 3", "dcb pfc set dev ens1f0 prio-pfc 3:on"});
+  for (const char* dev : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}) {
+    r.verdicts.push_back({"roce_tos", std::string(dev) + "/1", Verdict::kFailed, "default ToS 0 = DSCP 0, policy DSCP is 26",
+                          std::string("mkdir -p /sys/kernel/config/rdma_cm/") + dev});
+  }
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{});
+  EXPECT_EQ(Rows(page, "t-problems"),
+            (std::vector<std::string>{"failed nic_health mlx5_2", "failed hardware_present mlx5_3",
+                                      "failed module_health ens1f0", "failed roce_pfc_priority ens1f0",
+                                      "failed roce_tos mlx5_0/1, mlx5_1/1, mlx5_2/1, mlx5_3/1",
+                                      "warning cpu_governor mlx5_0"}));
+  // The group's fix names each port's device as a placeholder; paths may break after a '/' only.
+  EXPECT_NE(page.find("<code>mkdir -p /<wbr>sys/<wbr>kernel/<wbr>config/<wbr>rdma_cm/<wbr>&lt;device&gt;</code>"),
+            std::string::npos) << page;
+  EXPECT_NE(page.find("data-cost=\"hardware\" data-subjects=\"1\""), std::string::npos);
+  EXPECT_NE(page.find("data-cost=\"configuration\" data-subjects=\"4\""), std::string::npos);
+  // Headline counts verdicts, not rows; unknown and ok are folded and counted.
+  EXPECT_NE(page.find("Unhealthy: 8 failed, 1 warning &middot; 2 ok, 1 unknown"), std::string::npos) << page;
+  EXPECT_NE(page.find("<details id=\"unknown\"><summary>1 unknown (could not be judged)</summary>"), std::string::npos);
+  EXPECT_NE(page.find("<details id=\"ok\"><summary>2 checks ok</summary>"), std::string::npos);
+  EXPECT_EQ(Rows(page, "t-ok"), (std::vector<std::string>{"ok port_active mlx5_0/1, mlx5_1/1"}));
+  EXPECT_EQ(Rows(page, "t-unknown"), (std::vector<std::string>{"unknown roce_ecn ens1f0"}));
+  // A short word keeps its '/' unbroken ("GT/s").
+  Report link;
+  link.verdicts.push_back({"pcie_link", "mlx5_0", Verdict::kFailed, "trained at 8.0 GT/s x8", "reseat it"});
+  EXPECT_NE(RenderStatusPage(link, {}, DaemonStatus{}).find(">trained at 8.0 GT/s x8</td>"), std::string::npos);
+  // A long fix wraps between words: no rule that breaks inside one.
+  EXPECT_EQ(page.find("overflow-wrap:anywhere}\ncode"), std::string::npos);
+  EXPECT_EQ(page.find("break-all"), std::string::npos);
+  EXPECT_NE(page.find("code{font:13px/1.3 ui-monospace,monospace;background:#f0f0ec;padding:1px 3px;"
+                      "overflow-wrap:break-word;word-break:normal}"),
+            std::string::npos);
 }
 
 }  // namespace

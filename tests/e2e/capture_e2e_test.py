@@ -61,8 +61,15 @@ class CaptureRoundTrip(unittest.TestCase):
         self.assertIn("wrote", cap.stdout)
         # Judged elsewhere: the fixture is gone, only the bundle is left (and its own config is used).
         shutil.rmtree(node)
-        judged = run("check", "--output=json", f"--capture={bundle}")
+        # Extracted under a folder of ours, to see that nothing printed names it (it is gone after).
+        extract_base = os.path.join(self.tmp, "extract-here")
+        os.mkdir(extract_base)
+        judged = run("check", "--output=json", f"--capture={bundle}", env={"TMPDIR": extract_base})
         self.assertEqual(judged.returncode, direct.returncode, judged.stderr)
+        self.assertNotIn(extract_base, judged.stdout)
+        self.assertEqual(os.listdir(extract_base), [])
+        table = run("check", f"--capture={bundle}", env={"TMPDIR": extract_base})
+        self.assertNotIn(extract_base, table.stdout)
         want, got = json.loads(direct.stdout), json.loads(judged.stdout)
         self.assertGreater(len(want["verdicts"]), 5)
         self.assertEqual(verdicts(got), verdicts(want))
@@ -70,6 +77,11 @@ class CaptureRoundTrip(unittest.TestCase):
             node_check = json.load(tar.extractfile("check.json"))
             manifest = json.load(tar.extractfile("manifest.json"))
             metrics = tar.extractfile("metrics.txt").read().decode()
+            members = [m for m in tar.getmembers() if m.name != "manifest.json"]
+        # Files are files: folders and links are counted apart.
+        self.assertEqual(manifest["files"], sum(m.isfile() for m in members))
+        self.assertEqual(manifest["folders"], sum(m.isdir() for m in members))
+        self.assertEqual(manifest["links"], sum(m.issym() for m in members))
         # The node's own verdicts, in the bundle, are the same too.
         self.assertEqual(verdicts(node_check), verdicts(want))
         self.assertEqual(manifest["format"], "rdma-healthd-capture")
@@ -83,6 +95,11 @@ class CaptureRoundTrip(unittest.TestCase):
         statuses = {v["status"] for v in want["verdicts"]}
         self.assertTrue({"ok", "warning", "failed"} <= statuses, statuses)  # a fixture worth comparing
         self.assertFalse(manifest["live"])
+        # A fixture tree: not this machine's kernel (its procfs names none).
+        self.assertIsNone(manifest["versions"]["kernel_release"])
+        self.assertIsNone(manifest["versions"]["kernel_version"])
+        self.assertIsNone(manifest["hostname"])
+        self.assertNotIn(os.uname().version, json.dumps(manifest))
 
     def test_roce_pfc_off_same_verdicts(self):
         want, _ = self.round_trip(os.path.join("roce", "pfc-off"))
@@ -166,7 +183,10 @@ class CaptureRoundTrip(unittest.TestCase):
                 r = self.hostile(add)
                 self.assertEqual(r.returncode, 2, r.stdout)
                 self.assertIn(why, r.stderr)
-                self.assertEqual(r.stdout, "")
+                # Nothing judged: the one line saying why (node-problem-detector reads stdout).
+                self.assertTrue(r.stdout.startswith("RDMA health unknown: "), r.stdout)
+                self.assertEqual(r.stdout.count("\n"), 1, r.stdout)
+                self.assertIn(why, r.stdout)
                 self.assertFalse(os.path.exists(os.path.join(self.tmp, "escaped")))
                 self.assertFalse(os.path.exists(os.path.join(self.tmp, "abs-escaped")))
                 # What was extracted before the refusal is removed with its folder.

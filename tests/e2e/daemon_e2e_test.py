@@ -381,7 +381,12 @@ class EmptyFlagValueTest(unittest.TestCase):
             self.fail(f"{flag}= did not stop the start: the daemon ran with {' '.join(args)}")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"{flag}= is empty: give ", p.stderr)
-        self.assertEqual(p.stdout, "")
+        if args[0] == "check":
+            # Nothing judged: only the reason, one line, for node-problem-detector (it reads stdout).
+            self.assertEqual(p.stdout.count("\n"), 1, p.stdout)
+            self.assertTrue(p.stdout.startswith(f"RDMA health unknown: {flag}= is empty: give "), p.stdout)
+        else:
+            self.assertEqual(p.stdout, "")
         return p
 
     def test_empty_path_dcb_does_not_swallow_the_web_config(self):
@@ -418,7 +423,10 @@ class HostileNameCheckTableTest(unittest.TestCase):
                     f"--path.dcb={tree}/dcb", f"--config.file={tree}/config.yaml")
         self.assertEqual(p.returncode, 1, p.stderr)
         escaped = "mlx5_2\\nport_active  mlx5_9-1  ok       fake\\x1b[31m\\r"
-        self.assertRegex(p.stdout, r"\nport_active +" + re.escape(escaped + "/1") + " +")
+        # A row of its own (port_rate: each port says its own rate), and a row naming it among others
+        # (port_active: the same verdict for two ports) on the `subjects:` line, escaped both times.
+        self.assertRegex(p.stdout, r"\nport_rate +" + re.escape(escaped + "/1") + " +unknown")
+        self.assertRegex(p.stdout, r"\n +subjects: mlx5_1/1, " + re.escape(escaped + "/1") + "\n")
         for line in p.stdout.splitlines():
             self.assertFalse(line.startswith("port_active  mlx5_9"), line)
             self.assertFalse(any(ord(c) < 0x20 or ord(c) == 0x7F for c in line), repr(line))

@@ -10,6 +10,7 @@ or script of theirs exists or ran. Loopback only."""
 import base64
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -19,7 +20,7 @@ import urllib.error
 import urllib.request
 
 from api_e2e_test import EMPTY_DCB, make_hostile_tree, pfc_off_args
-from harness import Daemon
+from harness import SOURCE_DIR, Daemon
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -131,6 +132,46 @@ return {
 """
 
 
+# Every place where a line of a fix cell wraps: the characters either side of each break.
+LINE_BREAKS = """
+const breaks = [];
+for (const code of document.querySelectorAll(arguments[0])) {
+  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  const chars = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      const r = document.createRange();
+      r.setStart(node, i);
+      r.setEnd(node, i + 1);
+      const rect = r.getClientRects()[0];
+      if (rect) chars.push([node.data[i], rect.top, rect.height]);
+    }
+  }
+  for (let i = 1; i < chars.length; i++) {
+    if (chars[i][1] > chars[i - 1][1] + chars[i - 1][2] / 2) {
+      breaks.push(chars[i - 1][0] + '|' + chars[i][0] + ' in ' + code.textContent.slice(0, 60));
+    }
+  }
+}
+return breaks;
+"""
+
+
+def readiness_node_with_a_fatal_nic(tmp):
+    """tests/fixtures/host/device-readiness with a fatal firmware error of mlx5_0 in its kernel log:
+    a hardware failure (nic_health), a degraded PCIe link (pcie_link), configuration failures
+    (kernel_modules, device_access on two device nodes, roce_tos) and warnings. Returns the flags."""
+    node = os.path.join(tmp, "node")
+    shutil.copytree(os.path.join(SOURCE_DIR, "tests", "fixtures", "host", "device-readiness"), node, symlinks=True)
+    with open(os.path.join(node, "dmesg.txt")) as f:
+        lines = f.read().splitlines(keepends=True)
+    fatal = "[ 7100.000000] mlx5_core 0000:3b:00.0: poll_health:478:(pid 0): Fatal error 1 detected\n"
+    with open(os.path.join(node, "dmesg.txt"), "w") as f:
+        f.writelines(lines[:4] + [fatal] + lines[4:])
+    return [f"--path.sysfs={node}/sys", f"--path.procfs={node}/proc", f"--path.dcb={node}/dcb",
+            f"--path.dev={node}/dev", f"--path.kmsg={node}/dmesg.txt", f"--config.file={node}/config.yaml"]
+
+
 class StatusPageBrowserTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -208,6 +249,40 @@ class StatusPageBrowserTest(unittest.TestCase):
         self.assertLessEqual(page["scrollWidth"], page["innerWidth"])
         self.assertGreaterEqual(page["fontPx"], 14)
         self.assertRegex(page["headline"], r"^Unhealthy: ")
+
+    def test_costliest_first_grouped_and_fixes_wrap_between_words_on_a_phone(self):
+        flags = readiness_node_with_a_fatal_nic(tempfile.mkdtemp(dir=self.tmp.name))
+        with Daemon(*flags) as d:
+            b = self.browser(phone=True)
+            b.open(f"http://127.0.0.1:{d.port}/")
+            page = b.js(READ_PAGE)
+            breaks = b.js(LINE_BREAKS, "#t-problems code")
+            costs = b.js("return Array.from(document.querySelectorAll('#t-problems tr.verdict-row'))"
+                         ".map(tr => [tr.dataset.status, tr.dataset.cost]);")
+            unknown_open = b.js("return document.getElementById('unknown').open;")
+            self.keep(b, "costliest-first-phone.png")
+        problems = page["problems"]
+        # Failed before warning; within each, hardware, then degrading, then configuration.
+        self.assertEqual([r[:3] for r in problems[:2]], [["failed", "nic_health", "mlx5_0"],
+                                                         ["failed", "pcie_link", "mlx5_1"]], problems)
+        rank = {"hardware": 0, "degrading": 1, "configuration": 2}
+        keys = [(s != "failed", rank[c]) for s, c in costs]
+        self.assertEqual(keys, sorted(keys), costs)
+        # The two device nodes that fail the same way are one row naming both.
+        uverbs = next(r for r in problems if r[1] == "device_access" and "uverbs0" in r[2])
+        self.assertEqual(uverbs[2], "/dev/infiniband/uverbs0, /dev/infiniband/uverbs1")
+        self.assertEqual(uverbs[3], "<subject> is not a character device")
+        # Unknown and ok folded, counted in the headline.
+        self.assertFalse(unknown_open)
+        self.assertFalse(page["okOpen"])
+        self.assertRegex(page["headline"], r"^Unhealthy: \d+ failed, \d+ warning \u00b7 \d+ ok, \d+ unknown$")
+        # Long fixes wrap (there are breaks) but never inside a word, and nothing is wider than the phone.
+        self.assertTrue(breaks, "no fix wrapped: the test shows nothing")
+        word = lambda c: c.isalnum() or c == "_"
+        inside = [b for b in breaks if word(b[0]) and word(b[2])]
+        self.assertEqual(inside, [], breaks)
+        self.assertEqual(page["overflowing"], [], "wider than the phone outside the tables' scroll boxes")
+        self.assertLessEqual(page["scrollWidth"], page["innerWidth"])
 
     def test_hostile_tree_renders_inert(self):
         tree = make_hostile_tree(tempfile.mkdtemp(dir=self.tmp.name))

@@ -49,6 +49,12 @@ def go_duration_seconds(text):
     return sum(float(n) * scale[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
 
 
+def sample_interval_seconds(args):
+    """The rule's --sample-interval (0: one collection)."""
+    values = [a.split("=", 1)[1] for a in args if a.startswith("--sample-interval=")]
+    return go_duration_seconds(values[-1]) if values else 0.0
+
+
 def npd_status(exit_code):
     """The condition status NPD sets for a permanent rule's exit code (toConditionStatus)."""
     return {0: "False", 1: "True"}.get(exit_code, "Unknown")
@@ -110,11 +116,13 @@ class NpdMonitorConfigTest(unittest.TestCase):
             timeout = go_duration_seconds(rule.get("timeout", pc.get("timeout", "5s")))
             self.assertLessEqual(timeout, global_timeout)
             self.assertLess(timeout, interval, "a check must end before the next one starts")
-            # The check waits at most scrape.collection_timeout for its collection (5 s by default,
-            # the DaemonSet's config does not change it): the timeout leaves room for that and the
-            # process' start, so NPD never kills a check that would have answered. NPD's own default
-            # (5 s) would not.
-            self.assertGreaterEqual(timeout, 5.0 + 5.0)
+            # The check takes two samples --sample-interval apart and waits at most
+            # scrape.collection_timeout for each collection (5 s by default, the DaemonSet's config
+            # does not change it): the timeout leaves room for both, the interval and the process'
+            # start, so NPD never kills a check that would have answered. NPD's own default (5 s)
+            # would not.
+            sample = sample_interval_seconds(rule["args"])
+            self.assertGreaterEqual(timeout, 2 * 5.0 + sample + 5.0)
             self.assertNotEqual(rule["reason"], next(c["reason"] for c in cfg["conditions"]))
         # The condition message is the summary line: it must not be cut shorter than it is.
         self.assertGreaterEqual(pc.get("max_output_length", NPD_DEFAULT_MAX_OUTPUT), 240)
@@ -132,6 +140,10 @@ class NpdMonitorConfigTest(unittest.TestCase):
         self.assertIn(config_args[0], rule["args"])
         self.assertEqual(rule["args"][0], "check")
         self.assertIn("--output=summary", rule["args"])
+        # Two samples, so that the error-rate checks judge rates (one collection leaves them unknown),
+        # inside the per-minute window of the tightest limit (link_error_recovery).
+        self.assertGreaterEqual(sample_interval_seconds(rule["args"]), 1.0)
+        self.assertLess(sample_interval_seconds(rule["args"]), 60.0)
 
     def run_rule(self, *tree_args, config=None):
         """Runs the rule's command as NPD would (its args; the fixture paths and config added),
@@ -189,6 +201,55 @@ class NpdMonitorConfigTest(unittest.TestCase):
             p = subprocess.run([BINARY, *args, f"--config.file={cfg}", f"--path.sysfs={tmp}"],
                                capture_output=True, text=True, timeout=30)
             self.assertEqual(npd_status(p.returncode), "Unknown", p.stdout + p.stderr)
+
+    def test_could_not_run_says_why_on_stdout(self):
+        """NPD takes the condition's message from stdout only: exit 2 (a missing config file, an
+        invalid one, a bad flag) prints its reason there as one line, not only on stderr."""
+        rule = self.cfg["rules"][0]
+        max_len = self.cfg["pluginConfig"].get("max_output_length", NPD_DEFAULT_MAX_OUTPUT)
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.yaml")
+            with open(bad, "w") as out:
+                out.write("roce: {priority: 9}\n")
+            base = [a for a in rule["args"] if not a.startswith("--config.file=")]
+            cases = {
+                "missing config file": ([*base, f"--config.file={tmp}/missing.yaml"], "missing.yaml"),
+                "invalid config file": ([*base, f"--config.file={bad}"], "bad.yaml"),
+                "bad flag": ([*rule["args"], "--no-such-flag"], "--no-such-flag"),
+            }
+            for name, (args, named) in cases.items():
+                with self.subTest(name):
+                    p = subprocess.run([BINARY, *args, f"--path.sysfs={tmp}"], capture_output=True, text=True,
+                                       timeout=30)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    self.assertIn(named, p.stderr)
+                    self.assertEqual(p.stdout.count("\n"), 1, p.stdout)
+                    message = npd_message(p.stdout, max_len)
+                    self.assertTrue(message.startswith("RDMA health unknown: "), message)
+                    self.assertIn(named, message)
+                    self.assertTrue(all(0x20 <= ord(c) < 0x7f for c in message), message)
+
+    def test_error_rates_are_judged_within_the_timeout(self):
+        """The rule's two samples let the error-rate checks judge (one collection leaves them
+        unknown, "a rate needs two samples"), and the whole check ends inside NPD's timeout."""
+        if not BINARY:
+            self.fail("RDMAHD_BINARY must name the built rdma-healthd (ctest sets it)")
+        rule = self.cfg["rules"][0]
+        f = os.path.join(FIXTURES, "roce", "pfc-off")
+        args = [a for a in rule["args"] if not a.startswith("--config.file=") and a != "--output=summary"]
+        tree = [f"--path.sysfs={f}/sys", f"--path.procfs={f}/no-proc", f"--path.dcb={f}/dcb",
+                f"--config.file={f}/config.yaml"]
+        timeout = go_duration_seconds(rule["timeout"])
+        t0 = time.monotonic()
+        p = subprocess.run([BINARY, *args, "--output=json", *tree], capture_output=True, text=True, timeout=timeout)
+        took = time.monotonic() - t0
+        self.assertLess(took, timeout)
+        self.assertGreaterEqual(took, sample_interval_seconds(rule["args"]))
+        doc = json.loads(p.stdout)
+        rates = [v for v in doc["verdicts"] if v["check"] in ("port_errors", "roce_transport_errors", "netdev_errors")]
+        self.assertTrue(rates, "the fixture has error counters")
+        for v in rates:
+            self.assertNotIn("two samples", v["reason"], v)
 
 
 if __name__ == "__main__":
