@@ -624,12 +624,12 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
         break;
       case Test::kPerHour:
       case Test::kPerMinute: {
-        // The limit scaled to the span the history covers (it keeps a bounded number of samples), but
-        // never to less than a sixth of the window: one error in a short span is no rate.
+        // A limit of N within the window is judged on the increase observed within it, whatever
+        // the span that observed it: more than N has happened (however short the span), N or fewer
+        // is not more than N (however short the span). A short span is never scaled up to a rate.
         const std::uint32_t limit = policy.*(r.limit);
-        const double window_s = std::chrono::duration<double>(window).count();
-        tripped = static_cast<double>(increase) > limit * std::max(seconds, window_s / 6) / window_s;
-        text += ", more than " + std::to_string(limit) + (r.test == Test::kPerHour ? " an hour" : " a minute");
+        tripped = increase > limit;
+        text += ", more than " + std::to_string(limit) + (r.test == Test::kPerHour ? " within an hour" : " within a minute");
         break;
       }
       case Test::kShare: {

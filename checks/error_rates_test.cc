@@ -145,23 +145,40 @@ TEST(PortErrorsTest, APortWithoutRoomInTheHistoryIsUnknownAndNamesTheSetting) {
 TEST(PortErrorsTest, SymbolErrorsAboveNvSentinelsHourlyLimitFail) {
   Timeline tl("port_errors");
   tl.Port(seconds(0), {{"symbol_error", 0}});
-  // 15 in 10 minutes: 90 an hour, under 120.
-  CheckResult r = tl.Port(seconds(600), {{"symbol_error", 15}});
+  // 41 in 20 minutes: 41 within the hour, not more than 120 (a span is never scaled up to an hour).
+  CheckResult r = tl.Port(seconds(1200), {{"symbol_error", 41}});
   EXPECT_EQ(r.verdict, Verdict::kOk);
-  EXPECT_THAT(r.reason, HasSubstr("rose: symbol_error +15"));
-  // 40 in 20 minutes: 120 an hour... plus one.
-  r = tl.Port(seconds(1200), {{"symbol_error", 41}});
+  EXPECT_THAT(r.reason, HasSubstr("rose: symbol_error +41"));
+  // 120 within the hour: the limit, not more than it.
+  EXPECT_EQ(tl.Port(seconds(2400), {{"symbol_error", 120}}).verdict, Verdict::kOk);
+  // 121 within the hour: more than 120.
+  r = tl.Port(seconds(3000), {{"symbol_error", 121}});
   EXPECT_EQ(r.verdict, Verdict::kFailed);
-  EXPECT_THAT(r.reason, HasSubstr("symbol_error +41 in 1200 s, more than 120 an hour: bit errors on the physical link"));
+  EXPECT_THAT(r.reason,
+              HasSubstr("symbol_error +121 in 3000 s, more than 120 within an hour: bit errors on the physical link"));
   EXPECT_THAT(r.fix, HasSubstr("`ethtool -m ens1f0np0`"));
 }
 
-TEST(PortErrorsTest, OneSymbolErrorInAShortSpanIsNoRate) {
+// A limit of N within an hour is judged on the increase observed, however short the span that
+// observed it: 21 in 2 s is 21, not "more than 120 an hour"; 121 in 2 s is more than 120 at once.
+TEST(PortErrorsTest, AShortSpanIsJudgedOnWhatItObservedNeverScaledUp) {
   Timeline tl("port_errors");
   tl.Port(seconds(0), {{"symbol_error", 0}});
-  // Two samples 10 s apart (`check --sample-interval=10s`): the span counts as 10 minutes (20 allowed).
-  EXPECT_EQ(tl.Port(seconds(10), {{"symbol_error", 20}}).verdict, Verdict::kOk);
-  EXPECT_EQ(tl.Port(seconds(20), {{"symbol_error", 21}}).verdict, Verdict::kFailed);
+  CheckResult r = tl.Port(seconds(2), {{"symbol_error", 21}});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no error counter over its limit (1 counter; rose: symbol_error +21)");
+  Timeline burst("port_errors");
+  burst.Port(seconds(0), {{"symbol_error", 0}});
+  r = burst.Port(seconds(2), {{"symbol_error", 121}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("symbol_error +121 in 2 s, more than 120 within an hour"));
+  // netdev_errors' PHY symbol errors are judged the same way.
+  Timeline phy("netdev_errors");
+  phy.Netdev(seconds(0), {{"rx_symbol_err_phy", 7}});
+  EXPECT_EQ(phy.Netdev(seconds(2), {{"rx_symbol_err_phy", 28}}).verdict, Verdict::kOk);
+  r = phy.Netdev(seconds(4), {{"rx_symbol_err_phy", 128}});
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy +121 in 4 s, more than 120 within an hour"));
 }
 
 TEST(PortErrorsTest, AnyBufferOverrunFailsThenHoldsThenOk) {
@@ -285,10 +302,10 @@ TEST(PortErrorsTest, ACountThatStandsStillHasNoSeriesUntilItMoves) {
   EXPECT_THAT(tl.history.Names("port_errors/mlx5_0/1/"),
               ::testing::ElementsAre("port_errors/mlx5_0/1/port_rcv_packets", "port_errors/mlx5_0/1/steady@1"));
   Values moved = still;
-  moved["symbol_error"] = 40;
+  moved["symbol_error"] = 133;
   CheckResult r = tl.Port(seconds(45), moved);
   EXPECT_EQ(r.verdict, Verdict::kFailed);
-  EXPECT_THAT(r.reason, HasSubstr("symbol_error +28 in 45 s, more than 120 an hour"));
+  EXPECT_THAT(r.reason, HasSubstr("symbol_error +121 in 45 s, more than 120 within an hour"));
   EXPECT_EQ(tl.history.Samples("port_errors/mlx5_0/1/symbol_error").size(), 2u);
   EXPECT_TRUE(tl.history.Names("port_errors/mlx5_0/1/port_rcv_errors").empty());
 
@@ -348,12 +365,24 @@ TEST(PortErrorsTest, AThousandPortsOfOneDriverCostTheCheckLittleHeap) {
 }
 
 TEST(PortErrorsTest, LinkErrorRecoveriesPerMinute) {
+  // `check --sample-interval=10s`: one recovery in 10 s is one, not "more than 5 a minute".
+  Timeline cli("port_errors");
+  cli.Port(seconds(0), {{"link_error_recovery", 7}});
+  CheckResult r = cli.Port(seconds(10), {{"link_error_recovery", 8}});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no error counter over its limit (1 counter; rose: link_error_recovery +1)");
   Timeline tl("port_errors");
   tl.Port(seconds(0), {{"link_error_recovery", 7}});
   EXPECT_EQ(tl.Port(seconds(30), {{"link_error_recovery", 9}}).verdict, Verdict::kOk);
-  CheckResult r = tl.Port(seconds(60), {{"link_error_recovery", 13}});
+  EXPECT_EQ(tl.Port(seconds(45), {{"link_error_recovery", 12}}).verdict, Verdict::kOk);  // 5: the limit
+  r = tl.Port(seconds(60), {{"link_error_recovery", 13}});
   EXPECT_EQ(r.verdict, Verdict::kFailed);
-  EXPECT_THAT(r.reason, HasSubstr("link_error_recovery +6 in 60 s, more than 5 a minute"));
+  EXPECT_THAT(r.reason, HasSubstr("link_error_recovery +6 in 60 s, more than 5 within a minute"));
+  // Six in 5 s fail at once.
+  Timeline burst("port_errors");
+  burst.Port(seconds(0), {{"link_error_recovery", 0}});
+  EXPECT_THAT(burst.Port(seconds(5), {{"link_error_recovery", 6}}).reason,
+              HasSubstr("link_error_recovery +6 in 5 s, more than 5 within a minute"));
 }
 
 TEST(PortErrorsTest, AClearedCounterOrARecreatedDeviceStartsANewBaseline) {
@@ -580,7 +609,7 @@ TEST(NetdevErrorsTest, RealMlx5EthtoolDumpsPciSignalIntegrityAndSymbolErrors) {
   }
   r = tl.Netdev(seconds(45), stats);
   EXPECT_EQ(r.verdict, Verdict::kFailed);
-  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy +500 in 45 s, more than 120 an hour"));
+  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy +500 in 45 s, more than 120 within an hour"));
   EXPECT_THAT(r.fix, HasSubstr("`ethtool -m ens1f0np0`"));
 }
 
@@ -625,7 +654,7 @@ TEST(NetdevErrorsTest, StandardStatisticsOfADriverWithoutMlx5Names) {
   v["eth-mac-FramesReceivedOK"] += 1'000'000;
   r = tl.NetdevWithStandard(seconds(30), {}, false, v);
   EXPECT_EQ(r.verdict, Verdict::kFailed);
-  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy (eth-phy-SymbolErrorDuringCarrier +500) in 30 s, more than 120 an hour"));
+  EXPECT_THAT(r.reason, HasSubstr("rx_symbol_err_phy (eth-phy-SymbolErrorDuringCarrier +500) in 30 s, more than 120 within an hour"));
   EXPECT_THAT(r.reason, HasSubstr("rx_crc_errors_phy (eth-mac-FrameCheckSequenceErrors +2000) in 30 s, 0.1% of the "
                                   "2000000 packets received"));
   EXPECT_THAT(r.reason, HasSubstr("alignment_errors (eth-mac-AlignmentErrors +300)"));
