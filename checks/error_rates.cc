@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -196,6 +197,12 @@ std::string_view Direction(Packets p) {
     case Packets::kNone: break;
   }
   return "";
+}
+
+// a + b, or the largest count when that does not fit: two counters of one rule that rose by 2^63
+// each (a driver's garbage, a wrapped read) must not sum to 0 and read as nothing counted.
+constexpr std::uint64_t SaturatingAdd(std::uint64_t a, std::uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
 // "0.05%", "1.2%", "250%": a share as a percentage, two significant digits below 100.
@@ -598,7 +605,7 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
         known = false;
         continue;
       }
-      increase += g->increase;
+      increase = SaturatingAdd(increase, g->increase);
       seconds = std::max(seconds, g->seconds);
       if (g->increase > 0) parts += (parts.empty() ? "" : ", ") + std::string(c) + " +" + std::to_string(g->increase);
       if (std::find(seen.begin(), seen.end(), c) == seen.end()) {
@@ -644,7 +651,7 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
           for (std::string_view c : alternative) {
             const auto g = increase_of(c, window);
             if (!g) packets_known = false;
-            if (g) sum += g->increase;
+            if (g) sum = SaturatingAdd(sum, g->increase);
           }
           packets = sum;
           break;

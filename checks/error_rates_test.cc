@@ -562,6 +562,24 @@ TEST(RoceTransportErrorsTest, ApplicationErrorsWarnAndRnrRetriesExceededFail) {
   EXPECT_LT(r.reason.find("rnr_retries_exceeded"), r.reason.find("application_errors"));
 }
 
+// Two counters of one rule rising by 2^63 each sum to 2^64: 0 in a uint64, which read as nothing
+// counted. The sum saturates instead.
+TEST(RoceTransportErrorsTest, TwoCountersRisingByTwoToThe63EachDoNotSumToZero) {
+  const Values counters = {{"port_rcv_packets", 0}, {"port_xmit_packets", 0}};
+  Values hw = {{"local_ack_timeout_err", 0}, {"packet_seq_err", 0}};
+  Timeline tl("roce_transport_errors");
+  tl.Port(seconds(0), counters, hw);
+  hw["local_ack_timeout_err"] = std::uint64_t{1} << 63;
+  hw["packet_seq_err"] = std::uint64_t{1} << 63;
+  Values more = counters;
+  more["port_rcv_packets"] = 5'000;
+  more["port_xmit_packets"] = 5'000;
+  CheckResult r = tl.Port(seconds(15), more, hw);
+  EXPECT_EQ(r.verdict, Verdict::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("loss (local_ack_timeout_err +9223372036854775808, packet_seq_err "
+                                  "+9223372036854775808) in 15 s"));
+}
+
 TEST(RoceTransportErrorsTest, SoftRoceNamesUnderNetemLoss) {
   // rxe's hw_counters (tests/fixtures/rxe): its packets are its own sent_pkts/rcvd_pkts.
   const Values before = {{"sent_pkts", 51'608}, {"rcvd_pkts", 51'608}, {"rcvd_seq_err", 0},
