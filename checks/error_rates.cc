@@ -101,12 +101,26 @@ constexpr std::string_view kLossMeaning =
 
 // ports/P/hw_counters/: mlx5's names and Soft-RoCE rxe's (drivers/infiniband/sw/rxe/rxe_hw_counters.c).
 constexpr std::array kTransportRules = {
-    Rule{"rnr_retries_exceeded", {"rnr_nak_retry_err", "req_rnr_retries_exceeded", "retry_rnr_exceeded_err"},
+    // mlx5's req_rnr_retries_exceeded (kernel commit b339e0a, 2024) and rxe's retry_rnr_exceeded_err:
+    // the requester ran out of RNR retries, and the queue pair went to the error state.
+    Rule{"rnr_retries_exceeded", {"req_rnr_retries_exceeded", "retry_rnr_exceeded_err"},
          Test::kAnyIncrease, Verdict::kFailed, nullptr, nullptr, Packets::kNone,
          "a queue pair ran out of RNR retries (the receiver had no receive buffer posted) and went to the error "
          "state",
          "the receiving application posts receives too slowly or too few: raise its receive queue depth, use an "
          "SRQ, or set rnr_retry to 7 (retry forever)"},
+    // mlx5's rnr_nak_retry_err ("received RNR NAK packets; the QP retry limit was not exceeded",
+    // kernel commit 0ad17a8) and rxe's rcvd_rnr_err (RNR NAKs its completer received): flow
+    // control, a receiver briefly without a posted receive that asked this sender to wait and
+    // retry. No queue pair failed, so never a failure; a warning only when they are a large share
+    // of the packets sent (the peer's application keeps the sender waiting).
+    Rule{"rnr_naks_received", {"rnr_nak_retry_err", "rcvd_rnr_err"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::out_of_buffer_share, nullptr, Packets::kTx,
+         "RNR NAKs received: a peer's receive queue was empty and the sender waited and retried (flow control, "
+         "within the queue pair's RNR retry limit: no queue pair failed; the peer's application posts receives "
+         "slower than this host sends)",
+         "look at the receiving application on the peers: post receives earlier or deeper (receive queue depth, "
+         "an SRQ); this slows the traffic but loses nothing, unless rnr_retries_exceeded rises too"},
     Rule{"transport_retries_exceeded", {"req_transport_retries_exceeded", "retry_exceeded_err"}, Test::kAnyIncrease,
          Verdict::kFailed, nullptr, nullptr, Packets::kNone,
          "a queue pair got no acknowledgement within its retries and went to the error state (sustained loss or "

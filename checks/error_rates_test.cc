@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "common/node_fs.h"
 #include "common/parse.h"
@@ -547,19 +548,78 @@ TEST(RoceTransportErrorsTest, RealMlx5CountersThenLossAboveTheFailedShare) {
 TEST(RoceTransportErrorsTest, ApplicationErrorsWarnAndRnrRetriesExceededFail) {
   if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
   Values hw = RealMlx5HwCounters();
+  hw["req_rnr_retries_exceeded"] = 0;  // a kernel with commit b339e0a (2024)
+  Values counters = {{"port_rcv_packets", 1'000'000}, {"port_xmit_packets", 1'000'000}};
   Timeline tl("roce_transport_errors");
-  tl.Port(seconds(0), {}, hw);
+  tl.Port(seconds(0), counters, hw);
   hw["resp_cqe_error"] += 3;
-  CheckResult r = tl.Port(seconds(15), {}, hw);
+  counters["port_xmit_packets"] += 100'000;
+  CheckResult r = tl.Port(seconds(15), counters, hw);
   EXPECT_EQ(r.verdict, Verdict::kWarning);
   EXPECT_THAT(r.reason, HasSubstr("application_errors (resp_cqe_error +3) in 15 s: work requests completed in error"));
   EXPECT_THAT(r.fix, HasSubstr("the NIC is not at fault"));
+  // An RNR NAK received is flow control: the queue pair waited and retried within its limit.
   hw["rnr_nak_retry_err"] += 1;
-  r = tl.Port(seconds(30), {}, hw);
+  counters["port_xmit_packets"] += 100'000;
+  r = tl.Port(seconds(30), counters, hw);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, Not(HasSubstr("rnr_retries_exceeded")));
+  // The queue pair that ran out of RNR retries, and went to the error state, fails.
+  hw["req_rnr_retries_exceeded"] += 1;
+  r = tl.Port(seconds(45), counters, hw);
   EXPECT_EQ(r.verdict, Verdict::kFailed);
-  EXPECT_THAT(r.reason, HasSubstr("rnr_retries_exceeded (rnr_nak_retry_err +1) in 30 s"));
+  EXPECT_THAT(r.reason, HasSubstr("rnr_retries_exceeded (req_rnr_retries_exceeded +1) in 45 s: a queue pair ran out "
+                                  "of RNR retries"));
   // Failed first, the warning after it.
   EXPECT_LT(r.reason.find("rnr_retries_exceeded"), r.reason.find("application_errors"));
+}
+
+// The values of one port in a saved `rdma statistic` output ("link mlx5_1/1 name value name value ...",
+// continuation lines starting with a space).
+Values RdmaStatisticValues(const std::string& rel) {
+  auto text = ReadRegularFile(testing::RealFixture(rel), kMaxAttributeBytes);
+  EXPECT_TRUE(text.ok());
+  Values v;
+  std::istringstream in(text.ok() ? *text : std::string());
+  std::string word, name;
+  in >> word >> word;  // "link", "mlx5_1/1"
+  while (in >> name >> word) {
+    if (auto n = ParseU64(word)) v[name] = *n;
+  }
+  return v;
+}
+
+// A real mlx5 port (sonic-buildimage #21891): rnr_nak_retry_err 1,543 beside req_rnr_retries_exceeded
+// 0. RNR NAKs received are flow control (kernel commit 0ad17a8: "the QP retry limit was not
+// exceeded"), so their rising never fails the port; only a large share of the packets sent warns.
+TEST(RoceTransportErrorsTest, ARealMlx5PortsRnrNaksRisingDoNotFailIt) {
+  if (!testing::RealFixturesAvailable()) GTEST_SKIP() << "no ../shared/fixtures/real";
+  Values hw = RdmaStatisticValues(
+      "corpus/116_rdma_statistic_mlx5_sender_rp_cnp_handled144_np_ecn0_sonic_s5248f_sonicbuildimage21891.txt");
+  ASSERT_EQ(hw.at("rnr_nak_retry_err"), 1543u);
+  ASSERT_EQ(hw.at("req_rnr_retries_exceeded"), 0u);
+  Values counters = {{"port_rcv_packets", 80'000'000}, {"port_xmit_packets", 90'000'000}};
+  Timeline tl("roce_transport_errors");
+  tl.Port(seconds(0), counters, hw);
+  // 1,543 more over ten million packets sent: 0.015 %, waits the application may want to know of.
+  hw["rnr_nak_retry_err"] += 1543;
+  counters["port_xmit_packets"] += 10'000'000;
+  counters["port_rcv_packets"] += 10'000'000;
+  CheckResult r = tl.Port(seconds(60), counters, hw);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_THAT(r.reason, HasSubstr("rnr_nak_retry_err +1543"));
+  // 1,543 more over 100,000 packets sent: 1.5 % of them waited for a receiver. A warning naming the
+  // application's side, never failed.
+  Timeline busy("roce_transport_errors");
+  busy.Port(seconds(0), counters, hw);
+  hw["rnr_nak_retry_err"] += 1543;
+  counters["port_xmit_packets"] += 100'000;
+  r = busy.Port(seconds(60), counters, hw);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("rnr_naks_received (rnr_nak_retry_err +1543) in 60 s, 1.5% of the 100000 packets "
+                                  "sent (limit 0.1%): RNR NAKs received"));
+  EXPECT_THAT(r.reason, Not(HasSubstr("rnr_retries_exceeded (")));
+  EXPECT_THAT(r.fix, HasSubstr("post receives earlier or deeper"));
 }
 
 // Two counters of one rule rising by 2^63 each sum to 2^64: 0 in a uint64, which read as nothing
