@@ -244,6 +244,13 @@ struct Subject {
   // come from: a rule's counter among them is unknown, not 0.
   const std::vector<BackedOffRead>* backoff = nullptr;
   std::array<std::string_view, 2> backoff_dirs{};
+  // The port's counter files whose text is not a number (RdmaPortFacts::unparseable), in the same
+  // folders' names: a rule's counter among them is unknown, not 0.
+  const std::vector<std::string>* unparseable = nullptr;
+  // Neither: every value the subject's rules need was read.
+  bool AllRead() const {
+    return (backoff == nullptr || backoff->empty()) && (unparseable == nullptr || unparseable->empty());
+  }
 };
 
 struct Finding {
@@ -703,6 +710,25 @@ std::string OkReason(std::size_t counters, const std::string& rose) {
          (rose.empty() ? ", none rose)" : "; rose: " + rose + ")");
 }
 
+// The files of `files` that `needed(file)` selects, as "counters/symbol_error is not a number" (at
+// most four named, then "and N more"); empty when none is. Names only: never what the files hold.
+template <class Needed>
+std::string NotNumbersReason(const std::vector<std::string>& files, const Needed& needed) {
+  std::string out;
+  std::size_t named = 0, more = 0;
+  for (const std::string& f : files) {
+    if (!needed(f)) continue;
+    if (named == 4) {
+      ++more;
+      continue;
+    }
+    out += (named++ == 0 ? "" : ", ") + f;
+  }
+  if (named == 0) return out;
+  if (more != 0) out += " and " + std::to_string(more) + " more";
+  return out + (named + more == 1 ? " is not a number" : " are not numbers");
+}
+
 // The verdict of a subject whose `counters` error counters were judged and none rose.
 CheckResult QuietVerdict(const std::string& subject, std::size_t counters) {
   return CheckResult{"", subject, Verdict::kOk, OkReason(counters, ""), ""};
@@ -745,24 +771,27 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
                               FormatSeconds(std::chrono::duration<double>(hold).count()) + " after it falls back)",
                           rule.fix});
   }
-  // The rules' counters (and the packet counters of shares) whose reads are in backoff.
-  std::string backoff;
-  if (s.backoff != nullptr && !s.backoff->empty()) {
-    backoff = BackedOffReason(*s.backoff, [&](const std::string& file) {
-      const auto slash = file.find('/');
-      if (slash == std::string::npos) return false;
-      const std::string_view dir = std::string_view(file).substr(0, slash + 1), name = std::string_view(file).substr(slash + 1);
-      if (std::find(s.backoff_dirs.begin(), s.backoff_dirs.end(), dir) == s.backoff_dirs.end()) return false;
-      return std::any_of(rules.begin(), rules.end(), [&](const Rule& rule) {
-        if (std::find(rule.counters.begin(), rule.counters.end(), name) != rule.counters.end()) return true;
-        for (const auto& alternative : PacketCounters(rule.packets)) {
-          if (std::find(alternative.begin(), alternative.end(), name) != alternative.end()) return true;
-        }
-        return false;
-      });
+  // The files of the rules' counters (and of the packet counters of shares): "counters/symbol_error".
+  const auto needed = [&](const std::string& file) {
+    const auto slash = file.find('/');
+    if (slash == std::string::npos) return false;
+    const std::string_view dir = std::string_view(file).substr(0, slash + 1), name = std::string_view(file).substr(slash + 1);
+    if (std::find(s.backoff_dirs.begin(), s.backoff_dirs.end(), dir) == s.backoff_dirs.end()) return false;
+    return std::any_of(rules.begin(), rules.end(), [&](const Rule& rule) {
+      if (std::find(rule.counters.begin(), rule.counters.end(), name) != rule.counters.end()) return true;
+      for (const auto& alternative : PacketCounters(rule.packets)) {
+        if (std::find(alternative.begin(), alternative.end(), name) != alternative.end()) return true;
+      }
+      return false;
     });
+  };
+  // Those whose reads are in backoff, and those whose text is not a number.
+  std::string backoff;
+  if (s.backoff != nullptr && !s.backoff->empty()) backoff = BackedOffReason(*s.backoff, needed);
+  const std::string not_numbers = s.unparseable != nullptr ? NotNumbersReason(*s.unparseable, needed) : "";
+  if (j.findings.empty() && j.counters == 0 && j.unknown.empty() && backoff.empty() && not_numbers.empty()) {
+    return std::nullopt;
   }
-  if (j.findings.empty() && j.counters == 0 && j.unknown.empty() && backoff.empty()) return std::nullopt;
   if (!j.findings.empty()) {
     std::stable_sort(j.findings.begin(), j.findings.end(), [](const Finding& a, const Finding& b) {
       return (a.verdict == Verdict::kFailed) > (b.verdict == Verdict::kFailed);
@@ -776,12 +805,20 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     for (std::string_view f : fixes) r.fix += (r.fix.empty() ? "" : "; ") + ReplaceNetdev(f, s.netdev);
     return r;
   }
-  if (!backoff.empty()) {
-    // A counter that cannot be read is not a counter that did not rise.
+  if (!backoff.empty() || !not_numbers.empty()) {
+    // A counter that cannot be read, or whose file holds no number, is not a counter that did not rise.
     r.verdict = Verdict::kUnknown;
-    r.reason = "cannot judge every error counter: " + backoff;
-    r.fix = "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
-            "port is managed, or let the retries find them readable again";
+    r.reason = "cannot judge every error counter: " + not_numbers + (not_numbers.empty() || backoff.empty() ? "" : "; ") +
+               backoff;
+    if (!not_numbers.empty()) {
+      r.fix = "the driver wrote something other than a count into these files (od -c shows what they hold): update "
+              "the driver and the NIC's firmware, and report it to their maintainers";
+    }
+    if (!backoff.empty()) {
+      r.fix += std::string(r.fix.empty() ? "" : "; ") +
+               "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
+               "port is managed, or let the retries find them readable again";
+    }
     return r;
   }
   if (!j.unknown.empty() && h.history_full) {
@@ -844,6 +881,7 @@ void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, cons
       s.fallback = hw ? &p.counters : nullptr;
       s.netdev = p.netdev;
       s.backoff = &p.read_backoff;
+      s.unparseable = &p.unparseable;
       s.backoff_dirs = hw ? std::array<std::string_view, 2>{"hw_counters/", "counters/"}
                           : std::array<std::string_view, 2>{"counters/", "counters/"};
       fn(s);
@@ -929,8 +967,8 @@ class RuleCheck : public Check {
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
         const bool continued = RecordSubject(s, h, batch, now);
-        const bool no_backoff = s.backoff == nullptr || s.backoff->empty();
-        if (h.quiet && continued && no_backoff && h.QuietValuesHold() && same_policy) {
+        const bool all_read = s.AllRead();
+        if (h.quiet && continued && all_read && h.QuietValuesHold() && same_policy) {
           if (h.quiet_counters > 0) results.push_back(QuietVerdict(s.name, h.quiet_counters));
           return;
         }
@@ -940,7 +978,7 @@ class RuleCheck : public Check {
           batch.RecordGauge(h.Held(f.key), 1, now);
           h.holds_possible = true;
         }
-        const bool quiet = no_backoff && j.findings.empty() && j.unknown.empty() && j.rose.empty();
+        const bool quiet = all_read && j.findings.empty() && j.unknown.empty() && j.rose.empty();
         const std::size_t judged = j.counters;
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
         h.quiet = quiet && (!r || r->verdict == Verdict::kOk) &&

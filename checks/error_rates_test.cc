@@ -48,6 +48,8 @@ struct Timeline {
   History history;
   std::unique_ptr<Check> check = CheckRegistry().Find(name)->factory();
   std::size_t expected = 1;  // results per collection
+  // The port's counter files whose text is not a number, as the devices collector names them.
+  std::vector<std::string> unparseable;
 
   // A collection at `t` with these ports/1/counters/ and hw_counters/ values, the device in its
   // `generation`.
@@ -67,6 +69,7 @@ struct Timeline {
     p.counters = ToCounters(counters);
     p.hw_counters = ToCounters(hw);
     p.read_backoff = backoff;
+    p.unparseable = unparseable;
     Snapshot s;
     s.Put(std::move(topology));
     s.Put(std::move(devices));
@@ -503,6 +506,55 @@ TEST(PortErrorsTest, EveryCounterInReadBackoffIsUnknownNotSilent) {
   EXPECT_THAT(r.reason, HasSubstr("counters/excessive_buffer_overrun_errors: EIO, counters/local_link_integrity_errors: "
                                   "EIO, counters/link_error_recovery: EIO, counters/port_rcv_errors: EIO and 2 more "
                                   "on read, retried with backoff"));
+}
+
+// A counter file whose text is not a number ("13abc", "-1", more than 2^64-1, 60 KB of digits):
+// the devices collector leaves its value out and names the file. The other counters not rising
+// must not read as "ok: no error counter over its limit"; the verdict names the file, never its text.
+TEST(PortErrorsTest, ACounterFileThatIsNotANumberIsUnknownNamingTheFile) {
+  Timeline tl("port_errors");
+  tl.unparseable = {"counters/symbol_error"};
+  Values v = {{"port_rcv_errors", 0}, {"port_rcv_packets", 1'000'000}, {"link_error_recovery", 0}};
+  tl.Port(seconds(0), v);
+  v["port_rcv_packets"] += 1'000'000;
+  CheckResult r = tl.Port(seconds(15), v);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/symbol_error is not a number");
+  EXPECT_THAT(r.fix, HasSubstr("od -c"));
+  // Read as a number again: judged again.
+  tl.unparseable.clear();
+  EXPECT_EQ(tl.Port(seconds(30), v).verdict, Verdict::kOk);
+  // A counter that did trip still decides the verdict.
+  tl.unparseable = {"counters/symbol_error"};
+  v["link_error_recovery"] = 6;
+  EXPECT_EQ(tl.Port(seconds(45), v).verdict, Verdict::kFailed);
+  // A file no rule reads (port_rcv_data) changes nothing.
+  Timeline other("port_errors");
+  other.unparseable = {"counters/port_rcv_data"};
+  other.Port(seconds(0), v);
+  EXPECT_EQ(other.Port(seconds(15), v).verdict, Verdict::kOk);
+  // Every counter of the port unreadable as a number: unknown, not silent.
+  Timeline none("port_errors");
+  none.unparseable = {"counters/link_error_recovery", "counters/symbol_error"};
+  r = none.Port(seconds(0), {});
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/link_error_recovery, counters/symbol_error are "
+                      "not numbers");
+}
+
+TEST(RoceTransportErrorsTest, AHwCounterFileThatIsNotANumberIsUnknownBesideOneInBackoff) {
+  Timeline tl("roce_transport_errors");
+  tl.unparseable = {"hw_counters/local_ack_timeout_err"};
+  const std::vector<BackedOffRead> backoff = {{"hw_counters/out_of_sequence", "EIO"}};
+  const Values hw = {{"packet_seq_err", 0}, {"req_rnr_retries_exceeded", 0}};
+  const Values counters = {{"port_rcv_packets", 1000}, {"port_xmit_packets", 1000}};
+  tl.Port(seconds(0), counters, hw, 1, backoff);
+  CheckResult r = tl.Port(seconds(15), counters, hw, 1, backoff);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_THAT(r.reason, HasSubstr("cannot judge every error counter: hw_counters/local_ack_timeout_err is not a "
+                                  "number; hw_counters/out_of_sequence: EIO on read"));
+  EXPECT_THAT(r.fix, HasSubstr("od -c"));
+  EXPECT_THAT(r.fix, HasSubstr("switch mode"));
 }
 
 TEST(RoceTransportErrorsTest, AHwCounterInReadBackoffIsUnknown) {
