@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -100,12 +101,26 @@ constexpr std::string_view kLossMeaning =
 
 // ports/P/hw_counters/: mlx5's names and Soft-RoCE rxe's (drivers/infiniband/sw/rxe/rxe_hw_counters.c).
 constexpr std::array kTransportRules = {
-    Rule{"rnr_retries_exceeded", {"rnr_nak_retry_err", "req_rnr_retries_exceeded", "retry_rnr_exceeded_err"},
+    // mlx5's req_rnr_retries_exceeded (kernel commit b339e0a, 2024) and rxe's retry_rnr_exceeded_err:
+    // the requester ran out of RNR retries, and the queue pair went to the error state.
+    Rule{"rnr_retries_exceeded", {"req_rnr_retries_exceeded", "retry_rnr_exceeded_err"},
          Test::kAnyIncrease, Verdict::kFailed, nullptr, nullptr, Packets::kNone,
          "a queue pair ran out of RNR retries (the receiver had no receive buffer posted) and went to the error "
          "state",
          "the receiving application posts receives too slowly or too few: raise its receive queue depth, use an "
          "SRQ, or set rnr_retry to 7 (retry forever)"},
+    // mlx5's rnr_nak_retry_err ("received RNR NAK packets; the QP retry limit was not exceeded",
+    // kernel commit 0ad17a8) and rxe's rcvd_rnr_err (RNR NAKs its completer received): flow
+    // control, a receiver briefly without a posted receive that asked this sender to wait and
+    // retry. No queue pair failed, so never a failure; a warning only when they are a large share
+    // of the packets sent (the peer's application keeps the sender waiting).
+    Rule{"rnr_naks_received", {"rnr_nak_retry_err", "rcvd_rnr_err"}, Test::kShare, Verdict::kWarning,
+         &ErrorRatePolicy::out_of_buffer_share, nullptr, Packets::kTx,
+         "RNR NAKs received: a peer's receive queue was empty and the sender waited and retried (flow control, "
+         "within the queue pair's RNR retry limit: no queue pair failed; the peer's application posts receives "
+         "slower than this host sends)",
+         "look at the receiving application on the peers: post receives earlier or deeper (receive queue depth, "
+         "an SRQ); this slows the traffic but loses nothing, unless rnr_retries_exceeded rises too"},
     Rule{"transport_retries_exceeded", {"req_transport_retries_exceeded", "retry_exceeded_err"}, Test::kAnyIncrease,
          Verdict::kFailed, nullptr, nullptr, Packets::kNone,
          "a queue pair got no acknowledgement within its retries and went to the error state (sustained loss or "
@@ -198,6 +213,12 @@ std::string_view Direction(Packets p) {
   return "";
 }
 
+// a + b, or the largest count when that does not fit: two counters of one rule that rose by 2^63
+// each (a driver's garbage, a wrapped read) must not sum to 0 and read as nothing counted.
+constexpr std::uint64_t SaturatingAdd(std::uint64_t a, std::uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 // "0.05%", "1.2%", "250%": a share as a percentage, two significant digits below 100.
 std::string Percent(double fraction) {
   char buf[32];
@@ -223,6 +244,13 @@ struct Subject {
   // come from: a rule's counter among them is unknown, not 0.
   const std::vector<BackedOffRead>* backoff = nullptr;
   std::array<std::string_view, 2> backoff_dirs{};
+  // The port's counter files whose text is not a number (RdmaPortFacts::unparseable), in the same
+  // folders' names: a rule's counter among them is unknown, not 0.
+  const std::vector<std::string>* unparseable = nullptr;
+  // Neither: every value the subject's rules need was read.
+  bool AllRead() const {
+    return (backoff == nullptr || backoff->empty()) && (unparseable == nullptr || unparseable->empty());
+  }
 };
 
 struct Finding {
@@ -598,7 +626,7 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
         known = false;
         continue;
       }
-      increase += g->increase;
+      increase = SaturatingAdd(increase, g->increase);
       seconds = std::max(seconds, g->seconds);
       if (g->increase > 0) parts += (parts.empty() ? "" : ", ") + std::string(c) + " +" + std::to_string(g->increase);
       if (std::find(seen.begin(), seen.end(), c) == seen.end()) {
@@ -624,12 +652,12 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
         break;
       case Test::kPerHour:
       case Test::kPerMinute: {
-        // The limit scaled to the span the history covers (it keeps a bounded number of samples), but
-        // never to less than a sixth of the window: one error in a short span is no rate.
+        // A limit of N within the window is judged on the increase observed within it, whatever
+        // the span that observed it: more than N has happened (however short the span), N or fewer
+        // is not more than N (however short the span). A short span is never scaled up to a rate.
         const std::uint32_t limit = policy.*(r.limit);
-        const double window_s = std::chrono::duration<double>(window).count();
-        tripped = static_cast<double>(increase) > limit * std::max(seconds, window_s / 6) / window_s;
-        text += ", more than " + std::to_string(limit) + (r.test == Test::kPerHour ? " an hour" : " a minute");
+        tripped = increase > limit;
+        text += ", more than " + std::to_string(limit) + (r.test == Test::kPerHour ? " within an hour" : " within a minute");
         break;
       }
       case Test::kShare: {
@@ -644,7 +672,7 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
           for (std::string_view c : alternative) {
             const auto g = increase_of(c, window);
             if (!g) packets_known = false;
-            if (g) sum += g->increase;
+            if (g) sum = SaturatingAdd(sum, g->increase);
           }
           packets = sum;
           break;
@@ -680,6 +708,25 @@ Judgement Judge(const std::array<Rule, N>& rules, SubjectHandles& h, const Hist&
 std::string OkReason(std::size_t counters, const std::string& rose) {
   return "no error counter over its limit (" + std::to_string(counters) + (counters == 1 ? " counter" : " counters") +
          (rose.empty() ? ", none rose)" : "; rose: " + rose + ")");
+}
+
+// The files of `files` that `needed(file)` selects, as "counters/symbol_error is not a number" (at
+// most four named, then "and N more"); empty when none is. Names only: never what the files hold.
+template <class Needed>
+std::string NotNumbersReason(const std::vector<std::string>& files, const Needed& needed) {
+  std::string out;
+  std::size_t named = 0, more = 0;
+  for (const std::string& f : files) {
+    if (!needed(f)) continue;
+    if (named == 4) {
+      ++more;
+      continue;
+    }
+    out += (named++ == 0 ? "" : ", ") + f;
+  }
+  if (named == 0) return out;
+  if (more != 0) out += " and " + std::to_string(more) + " more";
+  return out + (named + more == 1 ? " is not a number" : " are not numbers");
 }
 
 // The verdict of a subject whose `counters` error counters were judged and none rose.
@@ -724,24 +771,27 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
                               FormatSeconds(std::chrono::duration<double>(hold).count()) + " after it falls back)",
                           rule.fix});
   }
-  // The rules' counters (and the packet counters of shares) whose reads are in backoff.
-  std::string backoff;
-  if (s.backoff != nullptr && !s.backoff->empty()) {
-    backoff = BackedOffReason(*s.backoff, [&](const std::string& file) {
-      const auto slash = file.find('/');
-      if (slash == std::string::npos) return false;
-      const std::string_view dir = std::string_view(file).substr(0, slash + 1), name = std::string_view(file).substr(slash + 1);
-      if (std::find(s.backoff_dirs.begin(), s.backoff_dirs.end(), dir) == s.backoff_dirs.end()) return false;
-      return std::any_of(rules.begin(), rules.end(), [&](const Rule& rule) {
-        if (std::find(rule.counters.begin(), rule.counters.end(), name) != rule.counters.end()) return true;
-        for (const auto& alternative : PacketCounters(rule.packets)) {
-          if (std::find(alternative.begin(), alternative.end(), name) != alternative.end()) return true;
-        }
-        return false;
-      });
+  // The files of the rules' counters (and of the packet counters of shares): "counters/symbol_error".
+  const auto needed = [&](const std::string& file) {
+    const auto slash = file.find('/');
+    if (slash == std::string::npos) return false;
+    const std::string_view dir = std::string_view(file).substr(0, slash + 1), name = std::string_view(file).substr(slash + 1);
+    if (std::find(s.backoff_dirs.begin(), s.backoff_dirs.end(), dir) == s.backoff_dirs.end()) return false;
+    return std::any_of(rules.begin(), rules.end(), [&](const Rule& rule) {
+      if (std::find(rule.counters.begin(), rule.counters.end(), name) != rule.counters.end()) return true;
+      for (const auto& alternative : PacketCounters(rule.packets)) {
+        if (std::find(alternative.begin(), alternative.end(), name) != alternative.end()) return true;
+      }
+      return false;
     });
+  };
+  // Those whose reads are in backoff, and those whose text is not a number.
+  std::string backoff;
+  if (s.backoff != nullptr && !s.backoff->empty()) backoff = BackedOffReason(*s.backoff, needed);
+  const std::string not_numbers = s.unparseable != nullptr ? NotNumbersReason(*s.unparseable, needed) : "";
+  if (j.findings.empty() && j.counters == 0 && j.unknown.empty() && backoff.empty() && not_numbers.empty()) {
+    return std::nullopt;
   }
-  if (j.findings.empty() && j.counters == 0 && j.unknown.empty() && backoff.empty()) return std::nullopt;
   if (!j.findings.empty()) {
     std::stable_sort(j.findings.begin(), j.findings.end(), [](const Finding& a, const Finding& b) {
       return (a.verdict == Verdict::kFailed) > (b.verdict == Verdict::kFailed);
@@ -755,12 +805,20 @@ std::optional<CheckResult> Verdicts(const std::array<Rule, N>& rules, const Subj
     for (std::string_view f : fixes) r.fix += (r.fix.empty() ? "" : "; ") + ReplaceNetdev(f, s.netdev);
     return r;
   }
-  if (!backoff.empty()) {
-    // A counter that cannot be read is not a counter that did not rise.
+  if (!backoff.empty() || !not_numbers.empty()) {
+    // A counter that cannot be read, or whose file holds no number, is not a counter that did not rise.
     r.verdict = Verdict::kUnknown;
-    r.reason = "cannot judge every error counter: " + backoff;
-    r.fix = "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
-            "port is managed, or let the retries find them readable again";
+    r.reason = "cannot judge every error counter: " + not_numbers + (not_numbers.empty() || backoff.empty() ? "" : "; ") +
+               backoff;
+    if (!not_numbers.empty()) {
+      r.fix = "the driver wrote something other than a count into these files (od -c shows what they hold): update "
+              "the driver and the NIC's firmware, and report it to their maintainers";
+    }
+    if (!backoff.empty()) {
+      r.fix += std::string(r.fix.empty() ? "" : "; ") +
+               "a port in switch mode or a restricted PF (DGX/HGX) refuses these reads; read the counters where the "
+               "port is managed, or let the retries find them readable again";
+    }
     return r;
   }
   if (!j.unknown.empty() && h.history_full) {
@@ -823,6 +881,7 @@ void ForEachPort(const Snapshot& snapshot, std::string_view check, bool hw, cons
       s.fallback = hw ? &p.counters : nullptr;
       s.netdev = p.netdev;
       s.backoff = &p.read_backoff;
+      s.unparseable = &p.unparseable;
       s.backoff_dirs = hw ? std::array<std::string_view, 2>{"hw_counters/", "counters/"}
                           : std::array<std::string_view, 2>{"counters/", "counters/"};
       fn(s);
@@ -908,8 +967,8 @@ class RuleCheck : public Check {
         // The history's lock once for the subject's few dozen calls, not once per call.
         History::Batch batch(history);
         const bool continued = RecordSubject(s, h, batch, now);
-        const bool no_backoff = s.backoff == nullptr || s.backoff->empty();
-        if (h.quiet && continued && no_backoff && h.QuietValuesHold() && same_policy) {
+        const bool all_read = s.AllRead();
+        if (h.quiet && continued && all_read && h.QuietValuesHold() && same_policy) {
           if (h.quiet_counters > 0) results.push_back(QuietVerdict(s.name, h.quiet_counters));
           return;
         }
@@ -919,7 +978,7 @@ class RuleCheck : public Check {
           batch.RecordGauge(h.Held(f.key), 1, now);
           h.holds_possible = true;
         }
-        const bool quiet = no_backoff && j.findings.empty() && j.unknown.empty() && j.rose.empty();
+        const bool quiet = all_read && j.findings.empty() && j.unknown.empty() && j.rose.empty();
         const std::size_t judged = j.counters;
         std::optional<CheckResult> r = Verdicts(kRules, s, h, batch, now, policy, std::move(j));
         h.quiet = quiet && (!r || r->verdict == Verdict::kOk) &&

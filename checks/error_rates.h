@@ -7,9 +7,13 @@
 // Each records its counters once per collection (a device's generation as the instance, so a
 // re-created device or a cleared counter starts a new baseline, never a negative increase) and
 // judges each rule over its window: `unknown` until the window holds two samples, `failed` or
-// `warning` naming the counter, its increase, the window, what it means and the fix. A failed rule
-// stays failed for `hold` after it falls back (so that alerts see it), named as held.
-// CNP and ECN-marked counters are congestion signals, not errors: no rule reads them.
+// `warning` naming the counter, its increase, the span it was observed over, what it means and the
+// fix. A limit of N within an hour or a minute is judged on the increase observed within it, never
+// on a short span scaled up. A failed rule stays failed for `hold` after it falls back (so that
+// alerts see it), named as held. A counter file in read backoff or whose text is not a number
+// makes the subject `unknown`, naming the file.
+// CNP and ECN-marked counters are congestion signals, not errors: no rule reads them. RNR NAKs
+// received are flow control: at most a warning (docs/checks.md, "Counter audit").
 #pragma once
 
 #include <chrono>

@@ -5,7 +5,9 @@
 //            the link still delivers every frame, but it is close to what its FEC can correct (a
 //            dirty connector, a failing optic), and it will flap or drop frames next. The ratio
 //            comes from corrected bits where the driver counts them; otherwise corrected blocks
-//            give a lower bound (each corrected block held at least one wrong bit).
+//            give a lower bound (each corrected block held at least one wrong bit). A ratio is a
+//            sustained rate: it is judged from kMinBerSeconds of samples; over a shorter span, corrected
+//            errors are `unknown` (needs 60 s of samples, has 10 s), none at all a ratio of 0.
 //   warning  FEC off on a link of 100 Gb/s or more: every IEEE 802.3 PHY at that speed (100GBASE-
 //            SR4/CR4/KR4 with Clause 91 RS(528,514), 50 Gb/s-per-lane PAM4 with RS(544,514))
 //            needs RS-FEC, so without it the link errors or fails to come up.
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/duration_text.h"
 #include "config/config_section.h"
 #include "core/check.h"
 #include "facts/fec_facts.h"
@@ -31,6 +34,9 @@ struct FecPolicy {
 
 constexpr auto kWindow = std::chrono::hours(1);
 constexpr std::int64_t kRsRequiredMbps = 100000;
+// The shortest span a pre-FEC bit error ratio is judged from: a burst of corrected bits in a few
+// seconds (a cable touched, the link training) is not the link's sustained error ratio.
+constexpr double kMinBerSeconds = 60;
 
 std::string Series(const FecNetdevFacts& f, const char* what) { return "fec/" + f.netdev + "/" + what; }
 
@@ -85,18 +91,20 @@ class FecCheck : public Check {
       const auto blocks = ctx.history.Increase(Series(f, "corrected_blocks"), kWindow, ctx.now);
       std::optional<double> ber;
       std::string ber_from;
+      std::string too_short;  // "needs 60 s of samples, has 10 s" when corrected errors came in less
       if (speed_mbps && *speed_mbps > 0) {
         const double bps = static_cast<double>(*speed_mbps) * 1e6;
-        if (bits) {
-          ber = EstimatePreFecBer(bits->increase, bits->seconds, bps);
-          ber_from = std::to_string(bits->increase) + " corrected bits in " +
-                     std::to_string(static_cast<long long>(bits->seconds)) + " s";
-        } else if (blocks) {
-          ber = EstimatePreFecBer(blocks->increase, blocks->seconds, bps);
-          ber_from = "at least, from " + std::to_string(blocks->increase) + " corrected blocks in " +
-                     std::to_string(static_cast<long long>(blocks->seconds)) + " s";
+        const auto& g = bits ? bits : blocks;
+        if (g && g->increase > 0 && g->seconds < kMinBerSeconds) {
+          too_short = "the pre-FEC bit error ratio needs " + FormatSeconds(kMinBerSeconds) + " of samples, has " +
+                      FormatSeconds(g->seconds) + " (" + std::to_string(g->increase) + " corrected " +
+                      (bits ? "bits" : "blocks") + " in it)";
+        } else if (g) {
+          ber = EstimatePreFecBer(g->increase, g->seconds, bps);
+          ber_from = (bits ? "" : "at least, from ") + std::to_string(g->increase) + " corrected " +
+                     (bits ? "bits" : "blocks") + " in " + FormatSeconds(g->seconds) + " at " +
+                     std::to_string(*speed_mbps / 1000) + " Gb/s";
         }
-        if (ber) ber_from += " at " + std::to_string(*speed_mbps / 1000) + " Gb/s";
       }
       const bool fec_off = f.fec.active && *f.fec.active == FecMode::kOff;
       if (uncorr && uncorr->increase > 0) {
@@ -115,10 +123,13 @@ class FecCheck : public Check {
         r.reason = "FEC is off on a " + std::to_string(*speed_mbps / 1000) +
                    " Gb/s link: IEEE 802.3 PHYs of 100 Gb/s and more need RS-FEC, without it the link errors";
         r.fix = "`ethtool --set-fec " + f.netdev + " encoding rs` (or `auto`), and the same FEC on the switch port";
+      } else if (!too_short.empty()) {
+        r.reason = "FEC " + mode + (uncorr ? ", no uncorrectable block in the last " + FormatSeconds(uncorr->seconds) : "") +
+                   "; " + too_short;
       } else if (uncorr || ber || (fec_off && speed_mbps)) {
         r.verdict = Verdict::kOk;
-        r.reason = "FEC " + mode + (uncorr ? ", no uncorrectable block in the last hour" : "") +
-                   (ber ? ", pre-FEC bit error ratio about " + Sci(*ber) : "") +
+        r.reason = "FEC " + mode + (uncorr ? ", no uncorrectable block in the last " + FormatSeconds(uncorr->seconds) : "") +
+                   (ber ? ", pre-FEC bit error ratio about " + Sci(*ber) + " (" + ber_from + ")" : "") +
                    (fec_off ? ", at " + std::to_string(*speed_mbps / 1000) + " Gb/s, which needs none" : "");
       } else if (f.fec.uncorrectable_blocks.total.value_or(0) > 0) {
         r.verdict = Verdict::kWarning;

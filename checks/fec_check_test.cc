@@ -96,7 +96,8 @@ TEST(FecCheckTest, PreFecBerAboveTheThresholdWarns) {
   ok.At(seconds(0), {0, 0, 0});
   r = ok.At(seconds(100), {1000, 0, 50000000});
   EXPECT_EQ(r.verdict, Verdict::kOk);
-  EXPECT_EQ(r.reason, "FEC rs, no uncorrectable block in the last hour, pre-FEC bit error ratio about 5.0e-06");
+  EXPECT_EQ(r.reason, "FEC rs, no uncorrectable block in the last 100 s, pre-FEC bit error ratio about 5.0e-06 "
+                      "(50000000 corrected bits in 100 s at 100 Gb/s)");
   // Without a corrected bits counter, corrected blocks give a lower bound.
   Timeline blocks;
   blocks.At(seconds(0), {0, 0, std::nullopt});
@@ -110,6 +111,30 @@ TEST(FecCheckTest, PreFecBerAboveTheThresholdWarns) {
   lenient.config = *cfg;
   lenient.At(seconds(0), {0, 0, 0});
   EXPECT_EQ(lenient.At(seconds(100), {1000, 0, 200000000}).verdict, Verdict::kOk);
+}
+
+// A ratio is a sustained rate: corrected bits seen over 10 s (`check --sample-interval=10s`) are
+// not judged as one, and the verdict says how long it needs; none at all is a ratio of 0.
+// Uncorrectable blocks are a count: any fails at once, however short the span.
+TEST(FecCheckTest, APreFecRatioNeedsAMinuteOfSamples) {
+  Timeline t;
+  t.At(seconds(0), {0, 0, 0});
+  CheckResult r = t.At(seconds(10), {1000, 0, 20000000});  // would be 2e-5
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "FEC rs, no uncorrectable block in the last 10 s; the pre-FEC bit error ratio needs 60 s of "
+                      "samples, has 10 s (20000000 corrected bits in it)");
+  r = t.At(seconds(60), {2000, 0, 120000000});  // 1.2e8 bits in 60 s: 2e-5
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("about 2.0e-05 (120000000 corrected bits in 60 s at 100 Gb/s; FEC rs)"));
+  Timeline clean;
+  clean.At(seconds(0), {0, 0, 0});
+  r = clean.At(seconds(10), {0, 0, 0});
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "FEC rs, no uncorrectable block in the last 10 s, pre-FEC bit error ratio about 0.0e+00 (0 "
+                      "corrected bits in 10 s at 100 Gb/s)");
+  Timeline lost;
+  lost.At(seconds(0), {0, 0, 0});
+  EXPECT_EQ(lost.At(seconds(2), {10, 1, 100}).verdict, Verdict::kFailed);
 }
 
 TEST(FecCheckTest, FecOffAt100GWarnsAndAt25GIsOk) {

@@ -1,13 +1,16 @@
 // pcie_aer: the PCIe AER counters of each RDMA device's PCI function (facts/pcie_aer_facts.h), over
 // the engine's history. `failed` when a fatal or non-fatal (uncorrectable) error was counted within
-// the last hour; `warning` when correctable errors came faster than host.pcie_aer.correctable_per_hour
-// over the last hour (a marginal link: signal integrity, riser, slot); `ok` otherwise. With one
+// the last hour; `warning` when more than host.pcie_aer.correctable_per_hour correctable errors were
+// counted within the last hour (a marginal link: signal integrity, riser, slot): the increase the
+// history observed, however short the span that observed it, never scaled up to an hour; `ok`
+// otherwise. With one
 // collection only (`rdma-healthd check`), no increase is known yet: counts since the function was
 // enumerated are judged instead, uncorrectable ones as a warning.
 #include <array>
 #include <chrono>
 #include <optional>
 
+#include "common/duration_text.h"
 #include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
@@ -105,24 +108,28 @@ class PcieAerCheck : public Check {
       const std::string where = d.pci_address ? " (" + *d.pci_address + ")" : "";
       if (known) {
         const std::uint64_t uncorrectable = inc(AerSeverity::kFatal) + inc(AerSeverity::kNonFatal);
+        // The correctable errors counted within the last hour, as observed: one error seen in 16 s
+        // is one error, not 225 an hour.
         const auto& cor = growth[static_cast<std::size_t>(AerSeverity::kCorrectable)];
-        const double per_hour = cor && cor->seconds > 0 ? static_cast<double>(cor->increase) * 3600.0 / cor->seconds : 0;
+        const std::string limit = std::to_string(policy.correctable_per_hour) + " within an hour";
         if (uncorrectable > 0) {
           r.verdict = Verdict::kFailed;
           r.reason = Uncorrectable(d, inc(AerSeverity::kFatal), inc(AerSeverity::kNonFatal), where,
                                    " in the last hour (since boot: ", "): the NIC's transactions are being lost or retried");
           r.fix = Fix(d);
-        } else if (cor && per_hour > policy.correctable_per_hour) {
+        } else if (cor && cor->increase > policy.correctable_per_hour) {
           r.verdict = Verdict::kWarning;
           r.reason = std::to_string(cor->increase) + " correctable PCIe errors" + where + " in " +
-                     std::to_string(static_cast<long long>(cor->seconds)) + " s (above " +
-                     std::to_string(policy.correctable_per_hour) + " an hour; since boot: " +
+                     FormatSeconds(cor->seconds) + ", more than " + limit + " (since boot: " +
                      Bits(d, AerSeverity::kCorrectable) + "): a marginal link, retried by the hardware";
           r.fix = Fix(d);
         } else {
           r.verdict = Verdict::kOk;
-          r.reason = "no uncorrectable PCIe errors" + where + " in the last hour, correctable ones at most " +
-                     std::to_string(policy.correctable_per_hour) + " an hour";
+          r.reason = "no uncorrectable PCIe errors" + where + " in the last hour, " +
+                     (cor && cor->increase > 0
+                          ? std::to_string(cor->increase) + " correctable in " + FormatSeconds(cor->seconds) +
+                                " (at most " + limit + ")"
+                          : "correctable ones at most " + limit);
         }
       } else if (since_boot(AerSeverity::kFatal) + since_boot(AerSeverity::kNonFatal) > 0) {
         // One collection: nothing is known of when they happened.
@@ -147,7 +154,7 @@ class PcieAerCheck : public Check {
 }  // namespace
 
 RDMAHD_REGISTER_CHECK("pcie_aer", PcieAerCheck,
-                      "no uncorrectable PCIe AER errors in the last hour, correctable ones under the rate");
+                      "no uncorrectable PCIe AER errors in the last hour, correctable ones under the limit");
 
 RDMAHD_REGISTER_CONFIG_SECTION(PcieAerPolicy, "host.pcie_aer", 80,
     {{"host.pcie_aer.correctable_per_hour", "`60`"}},

@@ -82,14 +82,15 @@ TEST(PcieAerCheckTest, AnUncorrectableErrorFailsForAnHourThenOk) {
   EXPECT_EQ(tl.At(minutes(62), 0, 1, 1).verdict, Verdict::kOk);
 }
 
-TEST(PcieAerCheckTest, CorrectableErrorsWarnAboveTheRateAndResetsAreNoErrors) {
+TEST(PcieAerCheckTest, CorrectableErrorsWarnAboveTheLimitAndResetsAreNoErrors) {
   Timeline tl;
   tl.At(seconds(0), 100, 0, 0);
-  EXPECT_EQ(tl.At(minutes(30), 120, 0, 0).verdict, Verdict::kOk);  // 20 in 30 min: 40 an hour
-  CheckResult r = tl.At(minutes(40), 200, 0, 0);                  // 100 in 40 min: 150 an hour
+  EXPECT_EQ(tl.At(minutes(30), 120, 0, 0).verdict, Verdict::kOk);  // 20 within the hour
+  EXPECT_EQ(tl.At(minutes(35), 160, 0, 0).verdict, Verdict::kOk);  // 60: the limit, not above it
+  CheckResult r = tl.At(minutes(40), 200, 0, 0);                  // 100 within the hour
   EXPECT_EQ(r.verdict, Verdict::kWarning);
-  EXPECT_THAT(r.reason, HasSubstr("100 correctable PCIe errors (0000:3b:00.0) in 2400 s (above 60 an hour; "
-                                  "since boot: RxErr 200)"));
+  EXPECT_THAT(r.reason, HasSubstr("100 correctable PCIe errors (0000:3b:00.0) in 2400 s, more than 60 within an "
+                                  "hour (since boot: RxErr 200): a marginal link, retried by the hardware"));
   // The device re-enumerated at another address: counts start again, no negative increase.
   EXPECT_EQ(tl.At(minutes(41), 0, 0, 0, "0000:af:00.0").verdict, Verdict::kOk);
   EXPECT_EQ(tl.At(minutes(42), 0, 0, 0, "0000:af:00.0").verdict, Verdict::kOk);
@@ -97,6 +98,27 @@ TEST(PcieAerCheckTest, CorrectableErrorsWarnAboveTheRateAndResetsAreNoErrors) {
   Timeline reset;
   reset.At(seconds(0), 50, 2, 0);
   EXPECT_EQ(reset.At(seconds(15), 0, 0, 0).verdict, Verdict::kOk);
+}
+
+// One correctable error (RxErr 2 -> 3) seen in 16 s is one error within the hour, not "above 60 an
+// hour" (the daemon used to scale it to 225 an hour, and kept warning while the span stayed short).
+TEST(PcieAerCheckTest, OneCorrectableErrorInAShortSpanIsOneNotARate) {
+  Timeline tl;
+  tl.At(seconds(0), 2, 0, 0);
+  CheckResult r = tl.At(seconds(16), 3, 0, 0);
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no uncorrectable PCIe errors (0000:3b:00.0) in the last hour, 1 correctable in 16 s (at most "
+                      "60 within an hour)");
+  EXPECT_EQ(tl.At(seconds(64), 3, 0, 0).verdict, Verdict::kOk);
+  // 61 more: 62 within the hour, more than 60, however short the span.
+  r = tl.At(seconds(80), 64, 0, 0);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("62 correctable PCIe errors (0000:3b:00.0) in 80 s, more than 60 within an hour"));
+  Timeline burst;
+  burst.At(seconds(0), 0, 0, 0);
+  r = burst.At(seconds(10), 61, 0, 0);
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_THAT(r.reason, HasSubstr("61 correctable PCIe errors (0000:3b:00.0) in 10 s, more than 60 within an hour"));
 }
 
 }  // namespace

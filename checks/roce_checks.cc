@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/duration_text.h"
 #include "common/parse.h"
 #include "config/config_section.h"
 #include "core/check.h"
@@ -17,6 +18,9 @@ namespace {
 // A paused share of wall time above this between two collections is a warning: short pauses are
 // PFC doing its job, sustained ones mean a congested or stuck receiver somewhere downstream.
 constexpr double kPausedShareWarn = 0.01;
+// The shortest span between two collections a paused share is judged over: 1% of 2 s is 20 ms, one
+// burst of PFC doing its job, not sustained pause.
+constexpr double kMinPausedShareSeconds = 10;
 
 std::string PriorityList(std::uint8_t mask) {
   std::string out;
@@ -278,20 +282,32 @@ class PauseStormCheck : public Check {
       const bool have_paused = f.rx_paused_seconds_total && Step(ctx.history, PausedSeries(f), paused);
       std::ostringstream reason;
       bool warn = false;
+      std::string too_short;  // "needs 10 s between collections, has 2 s" when pause came in less
       if (have_storm || have_paused) {
         if (have_storm && storm.increase > 0) {
           warn = true;
-          reason << storm.increase << " pause-storm events in the last " << storm.seconds << " s";
+          reason << storm.increase << " pause-storm events in the last " << FormatSeconds(storm.seconds);
         }
-        if (have_paused && paused.seconds > 0) {
+        if (have_paused && paused.seconds > 0 && paused.increase > 0 && paused.seconds < kMinPausedShareSeconds) {
+          too_short = "the paused share needs " + FormatSeconds(kMinPausedShareSeconds) +
+                      " between collections, has " + FormatSeconds(paused.seconds);
+        } else if (have_paused && paused.seconds > 0) {
           double share = static_cast<double>(paused.increase) / 1e9 / paused.seconds;
           if (share > kPausedShareWarn) {
             if (warn) reason << "; ";
             warn = true;
-            reason << "paused " << static_cast<int>(share * 100 + 0.5) << "% of the last " << paused.seconds << " s";
+            reason << "paused " << static_cast<int>(share * 100 + 0.5) << "% of the last "
+                   << FormatSeconds(paused.seconds);
           }
         }
-        if (!warn) reason << "no pause-storm events and pause below 1% since the previous collection";
+        if (!warn && !too_short.empty()) {
+          return Outcome{Verdict::kUnknown, "paused " + std::to_string(paused.increase / 1'000'000) + " ms in the last " +
+                                                FormatSeconds(paused.seconds) + "; " + too_short};
+        }
+        if (!warn) {
+          const double span = have_paused ? paused.seconds : storm.seconds;
+          reason << "no pause-storm events and pause below 1% in the last " << FormatSeconds(span);
+        }
       } else if (f.storm_events_total && *f.storm_events_total > 0) {
         // First collection (or the first after a reset): only totals since the driver loaded are known.
         warn = true;

@@ -156,7 +156,10 @@ void DeviceReader::Fail(const Error& e) {
 }
 
 void DeviceReader::Unparseable(const std::string& path, std::string_view text) {
-  errors_.push_back("parse " + path + ": unexpected value \"" + std::string(Trim(text)) + "\"");
+  // The file's text is never echoed: it is whatever the file holds (kilobytes of it, or bytes a
+  // terminal or a log reader would act on).
+  errors_.push_back("parse " + path + ": not a value of this file (" + std::to_string(Trim(text).size()) +
+                    " bytes, not shown)");
 }
 
 }  // namespace rdmahd

@@ -157,6 +157,7 @@ class DeviceReader {
   std::optional<std::string_view> Read(HeldFolder& folder, std::size_t i);
   // Records a failed read: the device is gone, or this one value is.
   void Fail(const Error& e);
+  // Records a value that `path` holds but that is not one (its size named, its text never shown).
   void Unparseable(const std::string& path, std::string_view text);
 
  private:

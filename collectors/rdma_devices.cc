@@ -30,38 +30,49 @@ constexpr std::array<DeviceAttr, kRdmaDeviceAttributeFiles.size()> kDeviceAttrs 
     {&RdmaDeviceFacts::node_type, true},
 }};
 
+// Where one counter directory's values go: `values`, and the names of files whose text is not a
+// counter, as "<folder>/<file>" (RdmaPortFacts::unparseable).
+struct CounterOut {
+  std::string_view folder;  // "counters/", "counters_ext/", "hw_counters/"
+  CounterValues& values;
+  std::vector<std::string>& unparseable;
+};
+
 // Reads the values of one counter directory through held descriptors.
-void ReadCounterFile(DeviceReader& reader, RdmaCounterFiles& dir, std::size_t i, CounterValues& out) {
+void ReadCounterFile(DeviceReader& reader, RdmaCounterFiles& dir, std::size_t i, const CounterOut& out) {
   std::optional<std::string_view> text = reader.Read(dir, i);
   if (!text) return;
   // A number first: "N/A (no PMA)" (absent, not an error) is the exception, and this runs for
   // every counter file on every scrape.
   if (std::optional<std::uint64_t> v = ParseU64(*text)) {
-    out.Set(i, *v);
+    out.values.Set(i, *v);
     return;
   }
   if (IsNotAvailableValue(*text)) return;
+  // Not a whole number from 0 to 2^64-1 ("13abc", "-1", 60 KB of digits): this value is absent
+  // and named, so that the checks it feeds say unknown instead of judging the port without it.
   reader.Unparseable(dir.path(i), *text);
+  out.unparseable.push_back(std::string(out.folder) + dir.name(i));
 }
 
-void ReadCounters(DeviceReader& reader, RdmaCounterFiles& dir, CounterValues& out) {
+void ReadCounters(DeviceReader& reader, RdmaCounterFiles& dir, const CounterOut& out) {
   if (dir.empty()) return;
-  out = CounterValues(dir.names());
+  out.values = CounterValues(dir.names());
   for (std::size_t i = 0; i < dir.size(); ++i) ReadCounterFile(reader, dir, i, out);
 }
 
 // hw counters from an RDMA netlink answer, for the names `dir` lists; a listed name the answer
 // lacks is read from its file.
 void SetCounters(DeviceReader& reader, RdmaCounterFiles& dir, const std::vector<NldevHwCounter>& answer,
-                 CounterValues& out) {
-  out = CounterValues(dir.names());
+                 const CounterOut& out) {
+  out.values = CounterValues(dir.names());
   const CounterValues::Names& names = *dir.names();
   for (const NldevHwCounter& c : answer) {
     auto it = std::lower_bound(names.begin(), names.end(), c.name);
-    if (it != names.end() && *it == c.name) out.Set(static_cast<std::size_t>(it - names.begin()), c.value);
+    if (it != names.end() && *it == c.name) out.values.Set(static_cast<std::size_t>(it - names.begin()), c.value);
   }
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!out.value(i)) ReadCounterFile(reader, dir, i, out);
+    if (!out.values.value(i)) ReadCounterFile(reader, dir, i, out);
   }
 }
 
@@ -180,19 +191,20 @@ Status RdmaDevicesCollector::Collect(const CollectContext& ctx, Snapshot& snapsh
             if (!port.rate_bytes_per_second) reader.Unparseable(p.rate->path(), *v);
           }
         }
-        ReadCounters(reader, p.counters, port.counters);
-        ReadCounters(reader, p.counters_ext, port.counters_ext);
+        ReadCounters(reader, p.counters, {"counters/", port.counters, port.unparseable});
+        ReadCounters(reader, p.counters_ext, {"counters_ext/", port.counters_ext, port.unparseable});
+        const CounterOut hw{"hw_counters/", port.hw_counters, port.unparseable};
         if (netlink != nullptr && !p.hw_counters_from_files && !p.hw_counters.empty()) {
           if (auto answer = netlink->PortCounters(name, p.port)) {
-            SetCounters(reader, p.hw_counters, *answer, port.hw_counters);
+            SetCounters(reader, p.hw_counters, *answer, hw);
           } else {
             errors.push_back("hw_counters over RDMA netlink: " + answer.error().message +
                              "; reading the files for this port from now on");
             p.hw_counters_from_files = true;
-            ReadCounters(reader, p.hw_counters, port.hw_counters);
+            ReadCounters(reader, p.hw_counters, hw);
           }
         } else {
-          ReadCounters(reader, p.hw_counters, port.hw_counters);
+          ReadCounters(reader, p.hw_counters, hw);
         }
         if (!d.backoff.empty()) NameBackedOffFiles(d.backoff, p, port.read_backoff);
       }

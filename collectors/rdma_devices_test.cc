@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -298,7 +299,64 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   EXPECT_TRUE(Contains(r.outcome.errors[0], "hw_counters/broken"));
   EXPECT_TRUE(Contains(r.outcome.errors[0], "not a regular file (a directory)"));
   EXPECT_TRUE(Contains(r.outcome.errors[1], "hw_counters/garbled"));
+  EXPECT_FALSE(Contains(r.outcome.errors[1], "12abc"));
+  EXPECT_EQ(p.unparseable, std::vector<std::string>{"hw_counters/garbled"});
   EXPECT_TRUE(p.counters.empty());  // rxe has no counters/ directory: normal, no error
+}
+
+// Counter files whose text is not a whole number from 0 to 2^64-1: each value is left out and its
+// file named in the port's facts (for the checks that need it to say unknown), and no error message
+// repeats what the file holds (kilobytes of digits, or bytes a terminal acts on).
+TEST(RdmaDevicesTest, CounterFilesThatAreNotNumbersAreNamedNeverEchoed) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
+  const std::map<std::string, std::string> garbage = {
+      {"rcvd_seq_err", "13abc\n"},
+      {"retry_exceeded_err", "-1\n"},
+      {"duplicate_request", "18446744073709551616\n"},  // 2^64
+      {"completer_retry_err", std::string(60 * 1024, '7') + "\n"},
+      {"out_of_seq_request", "\x1b]0;owned\x07 12\n"},
+  };
+  for (const auto& [name, text] : garbage) dir.Write(port + "hw_counters/" + name, text);
+  dir.Write(port + "hw_counters/retry_rnr_exceeded_err", "18446744073709551615\n");  // 2^64-1: a number
+  Devices c;
+  CollectRun r = Collect(c, dir.path());
+  ASSERT_TRUE(r.status.ok());
+  const RdmaPortFacts& p = r.facts.devices.at(0).ports.at(0);
+  EXPECT_EQ(p.hw_counters.Find("retry_rnr_exceeded_err"), std::optional<std::uint64_t>(UINT64_MAX));
+  std::vector<std::string> named;
+  for (const auto& [name, text] : garbage) {
+    EXPECT_FALSE(p.hw_counters.contains(name)) << name;
+    named.push_back("hw_counters/" + name);
+  }
+  std::vector<std::string> got = p.unparseable;
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, named);
+  ASSERT_EQ(r.outcome.errors.size(), garbage.size());
+  for (const std::string& e : r.outcome.errors) {
+    EXPECT_TRUE(Contains(e, "not a value of this file")) << e;
+    EXPECT_LT(e.size(), 300u) << e;
+    for (const char* echoed : {"13abc", "18446744073709551616", "7777777777", "owned", "\x1b"}) {
+      EXPECT_FALSE(Contains(e, echoed)) << e;
+    }
+  }
+  // The error-rate check that needs them says unknown naming the files, not "no error counter over
+  // its limit", on the second collection as on the first.
+  History history;
+  auto check = CheckRegistry().Find("roce_transport_errors")->factory();
+  const History::TimePoint t0 = History::Clock::now();
+  for (int i = 0; i < 2; ++i) {
+    CollectRun again = i == 0 ? r : Collect(c, dir.path());
+    std::vector<CheckResult> out;
+    RunCheck("roce_transport_errors", *check, again.snapshot, Config{}, history, t0 + std::chrono::seconds(15 * i),
+             out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+    EXPECT_EQ(out[0].reason, "cannot judge every error counter: hw_counters/completer_retry_err, "
+                             "hw_counters/duplicate_request, hw_counters/out_of_seq_request, "
+                             "hw_counters/rcvd_seq_err and 1 more are not numbers");
+  }
 }
 
 TEST(RdmaDevicesTest, ADanglingCounterSymlinkCostsThatValueNotTheDevice) {

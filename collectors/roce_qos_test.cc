@@ -220,7 +220,7 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   Snapshot s4;
   CheckResult fourth = run_check(s4);
   EXPECT_EQ(fourth.verdict, Verdict::kOk);  // nothing grew
-  EXPECT_EQ(fourth.reason, "no pause-storm events and pause below 1% since the previous collection");
+  EXPECT_EQ(fourth.reason, "no pause-storm events and pause below 1% in the last 20 s");
 
   // The driver reloaded: its totals start again. No growth from the old baseline; the total since
   // the reload is judged as on a first collection.
@@ -231,7 +231,45 @@ TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   EXPECT_EQ(fifth.verdict, Verdict::kWarning);
   EXPECT_EQ(fifth.reason, "1 pause-storm events since the driver loaded");
   Snapshot s6;
-  EXPECT_EQ(run_check(s6).reason, "no pause-storm events and pause below 1% since the previous collection");
+  EXPECT_EQ(run_check(s6).reason, "no pause-storm events and pause below 1% in the last 20 s");
+}
+
+// A paused share is judged over at least 10 s between collections: 1% of 2 s is one 20 ms burst of
+// PFC doing its job. Below that, pause that grew makes the verdict unknown saying so (storm events,
+// a count, still warn at once); no pause at all is below any share.
+TEST(RoceCollectorsTest, APausedShareNeedsTenSecondsBetweenCollections) {
+  auto check = CheckRegistry().Find("roce_pause_storm")->factory();
+  Config config;
+  History history;
+  const History::TimePoint t0 = History::Clock::now();
+  auto at = [&](std::chrono::milliseconds t, std::uint64_t storms, double paused_seconds) {
+    RdmaNetdevFacts facts;
+    NetdevFacts& f = facts.netdevs.emplace_back();
+    f.netdev = "ens1";
+    f.present = true;
+    f.stats_read = true;
+    f.storm_events_total = storms;
+    f.rx_paused_seconds_total = paused_seconds;
+    Snapshot s;
+    s.Put(std::move(facts));
+    std::vector<CheckResult> out;
+    RunCheck("roce_pause_storm", *check, s, config, history, t0 + t, out);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? CheckResult{} : out[0];
+  };
+  at(std::chrono::milliseconds(0), 0, 0);
+  CheckResult r = at(std::chrono::milliseconds(2'000), 0, 1.5);  // paused 1.5 s of 2 s
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_EQ(r.reason, "paused 1500 ms in the last 2 s; the paused share needs 10 s between collections, has 2 s");
+  r = at(std::chrono::milliseconds(4'000), 0, 1.5);  // no more pause
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_EQ(r.reason, "no pause-storm events and pause below 1% in the last 2 s");
+  r = at(std::chrono::milliseconds(6'000), 2, 3.0);  // a storm counted: a count, judged at once
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_EQ(r.reason, "2 pause-storm events in the last 2 s");
+  r = at(std::chrono::milliseconds(16'000), 2, 8.0);  // 5 s of 10 s
+  EXPECT_EQ(r.verdict, Verdict::kWarning);
+  EXPECT_EQ(r.reason, "paused 50% of the last 10 s");
 }
 
 TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {

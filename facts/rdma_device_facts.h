@@ -57,6 +57,11 @@ struct RdmaPortFacts : TopologyPort {
   // The port's files in read backoff: why their values (and what checks derive from them) are
   // absent. Empty on a healthy port.
   std::vector<BackedOffRead> read_backoff;
+  // The port's counter files whose text is not a counter value (not a whole number from 0 to
+  // 2^64-1: "13abc", "-1", 60 KB of digits), by their name in the port's folder
+  // ("hw_counters/out_of_buffer"): their values are absent, and a check that needs one says
+  // unknown naming it. Empty on a healthy port.
+  std::vector<std::string> unparseable;
 
   std::string Subject() const { return device + "/" + std::to_string(port); }  // "mlx5_0/1"
 };

@@ -110,7 +110,7 @@ class ErrorRatesTreeTest(unittest.TestCase):
                 proc.kill()
                 proc.wait()
         self.assertEqual(proc.returncode, 1, out + err)
-        self.assertRegex(out, r"port_errors +mlx5_1/1 +failed +symbol_error \+500 in [45] s, more than 120 an hour")
+        self.assertRegex(out, r"port_errors +mlx5_1/1 +failed +symbol_error \+500 in [45] s, more than 120 within an hour")
         self.assertRegex(out, r"port_errors +mlx5_0/1 +ok ")
 
 

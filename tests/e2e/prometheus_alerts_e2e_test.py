@@ -281,8 +281,12 @@ class PrometheusAlertsTest(unittest.TestCase):
     def test_link_and_transport_alerts_fire_for_the_port_whose_counters_rose(self):
         self.wait_for_scrapes(2)  # the daemon has a baseline: its error-rate verdicts are ok
         port = os.path.realpath(os.path.join(self.tmp, "mlx5-roce", "sys", "class", "infiniband", "mlx5_1"))
-        # In place, as the kernel's values change under the same files; any increase of either fails.
-        for name, by in (("counters/local_link_integrity_errors", 2), ("hw_counters/rnr_nak_retry_err", 1)):
+        # In place, as the kernel's values change under the same files: any increase of
+        # local_link_integrity_errors fails, and 500 acknowledgement timeouts among 10,000 packets (5 %
+        # lost) fail the transport. (RNR NAKs received are flow control and never fail it.)
+        for name, by in (("counters/local_link_integrity_errors", 2), ("hw_counters/local_ack_timeout_err", 500),
+                         ("counters/port_xmit_packets", 5000), ("counters/port_rcv_packets", 5000),
+                         ("hw_counters/rnr_nak_retry_err", 1)):
             path = os.path.join(port, "ports", "1", name)
             with open(path, "r+") as f:
                 value = int(f.read().strip()) + by
