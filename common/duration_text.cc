@@ -10,6 +10,11 @@ std::string FormatDuration(std::chrono::milliseconds d) {
 }
 
 std::string FormatSeconds(double seconds) {
+  // Under 10 s a tenth: "+1 in 0.2 s" is what was observed, "+1 in 0 s" is no span at all.
+  const long long tenths = static_cast<long long>(seconds * 10 + 0.5);
+  if (tenths < 100 && tenths % 10 != 0) {
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
+  }
   return std::to_string(static_cast<long long>(seconds + 0.5)) + " s";
 }
 
