@@ -352,7 +352,8 @@ void AppendLinkFlapVerdicts(const LinkFlapFacts& facts, std::vector<CheckResult>
     }
     if (p.flapping) {
       if (!reason.empty()) reason += "; ";
-      reason += std::to_string(p.flaps_in_window) + " flaps in the last " + window + " (threshold " +
+      reason += std::to_string(p.flaps_in_window) + (p.flaps_in_window == 1 ? " flap" : " flaps") + " in the last " +
+                window + " (threshold " +
                 std::to_string(facts.threshold) + ")";
       if (p.last_flap_age_seconds) reason += ", last " + FormatSeconds(*p.last_flap_age_seconds) + " ago";
     }

@@ -79,7 +79,7 @@ TEST(LinkFlapsTest, DownAndBackWithinTheDropWindowIsAFlapStickyForRecovery) {
   EXPECT_EQ(f.flaps_in_window, 1u);
   ASSERT_EQ(tl.verdicts.size(), 1u);
   EXPECT_EQ(tl.verdicts[0].verdict, Verdict::kFailed);
-  EXPECT_EQ(tl.verdicts[0].reason, "1 flaps in the last 600 s (threshold 1), last 0 s ago (netdev eth0)");
+  EXPECT_EQ(tl.verdicts[0].reason, "1 flap in the last 600 s (threshold 1), last 0 s ago (netdev eth0)");
   for (int t = 30; t < 700; t += 30) tl.At(t, true);  // quiet collections in between
   f = tl.At(700, true);  // out of the 600 s window, within 900 s of the flap
   EXPECT_EQ(f.flaps_in_window, 0u);
@@ -142,7 +142,7 @@ TEST(LinkFlapsTest, TheKernelLogConfirmsAFlapAndTellsOfOneTheCountersCouldNotSee
   ASSERT_EQ(tl.verdicts.size(), 1u);
   EXPECT_EQ(tl.verdicts[0].verdict, Verdict::kFailed);
   EXPECT_EQ(tl.verdicts[0].reason,
-            "1 flaps in the last 600 s (threshold 1), last 0 s ago; the kernel logged 1 link down in the last "
+            "1 flap in the last 600 s (threshold 1), last 0 s ago; the kernel logged 1 link down in the last "
             "600 s, last 12 s ago (netdev eth0)");
 
   // The daemon started after the flap: no baseline, nothing in the counters, the kernel log says it.

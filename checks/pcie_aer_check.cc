@@ -56,9 +56,9 @@ std::string Bits(const PcieAerDeviceFacts& d, AerSeverity s) {
 // "1 fatal and 0 non-fatal PCIe errors (0000:3b:00.0)<when>DLP 1; CmpltTO 1<after>"
 std::string Uncorrectable(const PcieAerDeviceFacts& d, std::uint64_t fatal, std::uint64_t nonfatal,
                           const std::string& where, const std::string& when, const std::string& after) {
-  const std::string fatal_bits = Bits(d, AerSeverity::kFatal);
+  const std::string fatal_bits = Bits(d, AerSeverity::kFatal), nonfatal_bits = Bits(d, AerSeverity::kNonFatal);
   return std::to_string(fatal) + " fatal and " + std::to_string(nonfatal) + " non-fatal PCIe errors" + where + when +
-         fatal_bits + (fatal_bits.empty() ? "" : "; ") + Bits(d, AerSeverity::kNonFatal) + after;
+         fatal_bits + (fatal_bits.empty() || nonfatal_bits.empty() ? "" : "; ") + nonfatal_bits + after;
 }
 
 std::string Fix(const PcieAerDeviceFacts& d) {
