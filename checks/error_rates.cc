@@ -710,7 +710,7 @@ std::string OkReason(std::size_t counters, const std::string& rose) {
          (rose.empty() ? ", none rose)" : "; rose: " + rose + ")");
 }
 
-// The files of `files` that `needed(file)` selects, as "counters/symbol_error is not a number" (at
+// The files of `files` that `needed(file)` selects, as "counters/symbol_error holds no count (...)" (at
 // most four named, then "and N more"); empty when none is. Names only: never what the files hold.
 template <class Needed>
 std::string NotNumbersReason(const std::vector<std::string>& files, const Needed& needed) {
@@ -726,7 +726,8 @@ std::string NotNumbersReason(const std::vector<std::string>& files, const Needed
   }
   if (named == 0) return out;
   if (more != 0) out += " and " + std::to_string(more) + " more";
-  return out + (named + more == 1 ? " is not a number" : " are not numbers");
+  return out + (named + more == 1 ? " holds no count (not a number, or unreadable)"
+                                  : " hold no count (not numbers, or unreadable)");
 }
 
 // The verdict of a subject whose `counters` error counters were judged and none rose.

@@ -519,7 +519,7 @@ TEST(PortErrorsTest, ACounterFileThatIsNotANumberIsUnknownNamingTheFile) {
   v["port_rcv_packets"] += 1'000'000;
   CheckResult r = tl.Port(seconds(15), v);
   EXPECT_EQ(r.verdict, Verdict::kUnknown);
-  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/symbol_error is not a number");
+  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/symbol_error holds no count (not a number, or unreadable)");
   EXPECT_THAT(r.fix, HasSubstr("od -c"));
   // Read as a number again: judged again.
   tl.unparseable.clear();
@@ -538,8 +538,8 @@ TEST(PortErrorsTest, ACounterFileThatIsNotANumberIsUnknownNamingTheFile) {
   none.unparseable = {"counters/link_error_recovery", "counters/symbol_error"};
   r = none.Port(seconds(0), {});
   EXPECT_EQ(r.verdict, Verdict::kUnknown);
-  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/link_error_recovery, counters/symbol_error are "
-                      "not numbers");
+  EXPECT_EQ(r.reason, "cannot judge every error counter: counters/link_error_recovery, counters/symbol_error hold no "
+                      "count (not numbers, or unreadable)");
 }
 
 TEST(RoceTransportErrorsTest, AHwCounterFileThatIsNotANumberIsUnknownBesideOneInBackoff) {
@@ -551,8 +551,8 @@ TEST(RoceTransportErrorsTest, AHwCounterFileThatIsNotANumberIsUnknownBesideOneIn
   tl.Port(seconds(0), counters, hw, 1, backoff);
   CheckResult r = tl.Port(seconds(15), counters, hw, 1, backoff);
   EXPECT_EQ(r.verdict, Verdict::kUnknown);
-  EXPECT_THAT(r.reason, HasSubstr("cannot judge every error counter: hw_counters/local_ack_timeout_err is not a "
-                                  "number; hw_counters/out_of_sequence: EIO on read"));
+  EXPECT_THAT(r.reason, HasSubstr("cannot judge every error counter: hw_counters/local_ack_timeout_err holds no count "
+                                  "(not a number, or unreadable); hw_counters/out_of_sequence: EIO on read"));
   EXPECT_THAT(r.fix, HasSubstr("od -c"));
   EXPECT_THAT(r.fix, HasSubstr("switch mode"));
 }

@@ -119,6 +119,7 @@ void ReadBackoff::Succeeded(Key file) {
 
 template <class ReadFile>
 std::optional<std::string_view> DeviceReader::ReadHeld(ReadBackoff::Key key, const ReadFile& read) {
+  last_read_failed_ = false;
   if (gone()) return std::nullopt;
   if (backoff_ != nullptr && !backoff_->empty()) {
     if (const ReadBackoff::Entry* e = backoff_->Find(key); e != nullptr && now_ < e->next) {
@@ -152,6 +153,7 @@ void DeviceReader::Fail(const Error& e) {
     gone_ = e.message;
   } else {
     errors_.push_back(e.message);
+    last_read_failed_ = true;
   }
 }
 

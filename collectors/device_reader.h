@@ -157,6 +157,9 @@ class DeviceReader {
   std::optional<std::string_view> Read(HeldFolder& folder, std::size_t i);
   // Records a failed read: the device is gone, or this one value is.
   void Fail(const Error& e);
+  // The last Read failed outright: not skipped for a backoff, not a device that is gone, but this
+  // one file unreadable (over the read cap, a dangling link, EACCES). Its error is recorded.
+  bool last_read_failed() const { return last_read_failed_; }
   // Records a value that `path` holds but that is not one (its size named, its text never shown).
   void Unparseable(const std::string& path, std::string_view text);
 
@@ -172,6 +175,7 @@ class DeviceReader {
   ReadBackoff* backoff_ = nullptr;
   ReadBackoff::Clock::time_point now_{};
   std::optional<std::string> gone_;
+  bool last_read_failed_ = false;
 };
 
 }  // namespace rdmahd

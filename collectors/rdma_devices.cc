@@ -41,7 +41,12 @@ struct CounterOut {
 // Reads the values of one counter directory through held descriptors.
 void ReadCounterFile(DeviceReader& reader, RdmaCounterFiles& dir, std::size_t i, const CounterOut& out) {
   std::optional<std::string_view> text = reader.Read(dir, i);
-  if (!text) return;
+  if (!text) {
+    // Unreadable (over the read cap, a dangling link): as absent as text that is no number, and
+    // named the same way. A read in backoff is named by the backoff; a device gone is gone.
+    if (reader.last_read_failed()) out.unparseable.push_back(std::string(out.folder) + dir.name(i));
+    return;
+  }
   // A number first: "N/A (no PMA)" (absent, not an error) is the exception, and this runs for
   // every counter file on every scrape.
   if (std::optional<std::uint64_t> v = ParseU64(*text)) {

@@ -300,8 +300,37 @@ TEST(RdmaDevicesTest, UnreadableAndGarbageValuesSkipOnlyThatValue) {
   EXPECT_TRUE(Contains(r.outcome.errors[0], "not a regular file (a directory)"));
   EXPECT_TRUE(Contains(r.outcome.errors[1], "hw_counters/garbled"));
   EXPECT_FALSE(Contains(r.outcome.errors[1], "12abc"));
-  EXPECT_EQ(p.unparseable, std::vector<std::string>{"hw_counters/garbled"});
+  // Both are named for the checks: a value that could not be read is as absent as one that is no
+  // number (the directory's read fails outright: no backoff for EISDIR).
+  EXPECT_EQ(p.unparseable, (std::vector<std::string>{"hw_counters/broken", "hw_counters/garbled"}));
   EXPECT_TRUE(p.counters.empty());  // rxe has no counters/ directory: normal, no error
+}
+
+// A counter file larger than the read cap cannot be read: its value is absent, its file named
+// (never its text), and the error-rate check that needs it is unknown, not "no error counter over
+// its limit".
+TEST(RdmaDevicesTest, ACounterFileOverTheReadCapIsNamedAndItsCheckUnknown) {
+  TempDir dir;
+  MakeDevice(dir, "rxe0");
+  const std::string port = "devices/virtual/infiniband/rxe0/ports/1/";
+  dir.Write(port + "hw_counters/retry_exceeded_err", std::string(100 * 1024, '7') + "\n");
+  Devices c;
+  CollectRun r = Collect(c, dir.path());
+  ASSERT_TRUE(r.status.ok());
+  const RdmaPortFacts& p = r.facts.devices.at(0).ports.at(0);
+  EXPECT_FALSE(p.hw_counters.contains("retry_exceeded_err"));
+  EXPECT_EQ(p.unparseable, std::vector<std::string>{"hw_counters/retry_exceeded_err"});
+  ASSERT_EQ(r.outcome.errors.size(), 1u);
+  EXPECT_TRUE(Contains(r.outcome.errors[0], "retry_exceeded_err")) << r.outcome.errors[0];
+  EXPECT_FALSE(Contains(r.outcome.errors[0], "7777777")) << r.outcome.errors[0];
+  History history;
+  auto check = CheckRegistry().Find("roce_transport_errors")->factory();
+  std::vector<CheckResult> out;
+  RunCheck("roce_transport_errors", *check, r.snapshot, Config{}, history, History::Clock::now(), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(out[0].reason, "cannot judge every error counter: hw_counters/retry_exceeded_err holds no count (not a "
+                           "number, or unreadable)");
 }
 
 // Counter files whose text is not a whole number from 0 to 2^64-1: each value is left out and its
@@ -355,7 +384,7 @@ TEST(RdmaDevicesTest, CounterFilesThatAreNotNumbersAreNamedNeverEchoed) {
     EXPECT_EQ(out[0].verdict, Verdict::kUnknown);
     EXPECT_EQ(out[0].reason, "cannot judge every error counter: hw_counters/completer_retry_err, "
                              "hw_counters/duplicate_request, hw_counters/out_of_seq_request, "
-                             "hw_counters/rcvd_seq_err and 1 more are not numbers");
+                             "hw_counters/rcvd_seq_err and 1 more hold no count (not numbers, or unreadable)");
   }
 }
 

@@ -58,7 +58,8 @@ struct RdmaPortFacts : TopologyPort {
   // absent. Empty on a healthy port.
   std::vector<BackedOffRead> read_backoff;
   // The port's counter files whose text is not a counter value (not a whole number from 0 to
-  // 2^64-1: "13abc", "-1", 60 KB of digits), by their name in the port's folder
+  // 2^64-1: "13abc", "-1", 60 KB of digits) or that could not be read at all (over the read cap,
+  // a dangling link; not those in read backoff), by their name in the port's folder
   // ("hw_counters/out_of_buffer"): their values are absent, and a check that needs one says
   // unknown naming it. Empty on a healthy port.
   std::vector<std::string> unparseable;
