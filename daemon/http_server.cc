@@ -272,25 +272,31 @@ bool HaveFreeDescriptors(int n) {
 
 // Closes connections libmicrohttpd would hold for the whole idle timeout although their request can
 // never be served, so that they do not fill max_connections:
-//  - the peer closed (FIN) before its request header was complete. libmicrohttpd 0.9.75 under
-//    epoll often misses such a FIN (it arrives with the last bytes it read and no new edge
-//    follows), so the socket sits in CLOSE-WAIT until the idle timeout;
-//  - the header is not complete by its deadline (HttpServerOptions::header_timeout_seconds):
-//    libmicrohttpd's only timeout is an idle one, which a client sending a byte now and then
-//    resets for ever.
+//  - the peer closed (FIN) before its request header was complete, or before its body was (a
+//    Content-Length not reached, a chunk cut mid-way), or between requests. libmicrohttpd 0.9.75
+//    under epoll often misses such a FIN (it arrives with the last bytes it read and no new edge
+//    follows), so the socket sits in CLOSE-WAIT until the idle timeout (60 s);
+//  - the header is not complete by its deadline (HttpServerOptions::header_timeout_seconds), or
+//    the body by its own (body_timeout_seconds, from the header's end): libmicrohttpd's only
+//    timeout is an idle one, which a client sending a byte now and then resets for ever.
+// A request whose header and body are complete is left alone, FIN or not: a client that
+// half-closed after its request (HTTP/1.0 style, `nc -N`) still gets its answer, and one that does
+// not read it is bounded by the idle timeout.
 // Mechanism: the connection-notify callback records each connection's fd; the callbacks that see a
-// request line (URI log), a complete header (the access handler's first call) and a finished
-// request move it between phases. A thread looks every kSweepInterval: in a phase without a
-// request in hand, recv(MSG_PEEK) returning 0 means the peer sent FIN with nothing left to read;
+// request line (URI log), a complete header (the access handler's first call), a complete body
+// (the call that answers) and a finished request move it between phases. A thread looks every
+// kSweepInterval: in a phase without a whole request in hand, recv(MSG_PEEK) returning 0 means the
+// peer sent FIN with nothing left to read;
 // it must have been so on two sweeps in a row, kFinConfirmDelay apart (a complete request that
 // libmicrohttpd has read but not yet handed over looks the same for a moment). Such a connection, or one past its header
-// deadline, gets shutdown(SHUT_RDWR): libmicrohttpd then sees end-of-file and error on it and
+// or body deadline, gets shutdown(SHUT_RDWR): libmicrohttpd then sees end-of-file and error on it and
 // closes it in its own thread, as for any dead peer. The fd cannot be closed and reused under the
 // sweep: libmicrohttpd calls the CLOSED notification (which removes it, under mu_) before it
 // closes the socket.
 class ConnectionWatch {
  public:
-  explicit ConnectionWatch(std::chrono::seconds header_timeout) : header_timeout_(header_timeout) {}
+  ConnectionWatch(std::chrono::seconds header_timeout, std::chrono::seconds body_timeout)
+      : header_timeout_(header_timeout), body_timeout_(body_timeout) {}
   ~ConnectionWatch() { Stop(); }
 
   void Start() {
@@ -341,18 +347,27 @@ class ConnectionWatch {
     std::lock_guard lock(mu_);
     if (auto it = conns_.find(conn); it != conns_.end() && it->second.phase == Phase::kBetweenRequests) {
       it->second.Enter(Phase::kAwaitingHeader);
-      it->second.header_deadline = Clock::now() + header_timeout_;
+      it->second.deadline = Clock::now() + header_timeout_;
     }
   }
-  void HeaderComplete(MHD_Connection* conn) { SetPhase(conn, Phase::kInRequest); }
+  // The header is complete: any body must be by its own deadline.
+  void HeaderComplete(MHD_Connection* conn) {
+    std::lock_guard lock(mu_);
+    if (auto it = conns_.find(conn); it != conns_.end()) {
+      it->second.Enter(Phase::kReadingBody);
+      it->second.deadline = Clock::now() + body_timeout_;
+    }
+  }
+  // The whole request (body included) is in hand, or is answered without reading its body.
+  void RequestComplete(MHD_Connection* conn) { SetPhase(conn, Phase::kInRequest); }
   void RequestDone(MHD_Connection* conn) { SetPhase(conn, Phase::kBetweenRequests); }
 
  private:
-  enum class Phase { kAwaitingHeader, kInRequest, kBetweenRequests };
+  enum class Phase { kAwaitingHeader, kReadingBody, kInRequest, kBetweenRequests };
   struct Tracked {
     int fd;
     Phase phase;
-    Clock::time_point header_deadline;
+    Clock::time_point deadline;  // of the header (kAwaitingHeader) or the body (kReadingBody)
     bool fin_seen = false;  // on the previous sweep, in this phase
     bool shut = false;      // shutdown() done; libmicrohttpd will close it
     void Enter(Phase p) {
@@ -368,13 +383,13 @@ class ConnectionWatch {
 
   // True when a FIN is waiting to be confirmed by the next sweep.
   bool SweepLocked(Clock::time_point now) {
-    unsigned peer_closed = 0, header_late = 0;
+    unsigned peer_closed = 0, header_late = 0, body_late = 0;
     bool to_confirm = false;
     for (auto& [conn, t] : conns_) {
       if (t.shut || t.phase == Phase::kInRequest) continue;
       char byte;
       bool fin = ::recv(t.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-      bool late = t.phase == Phase::kAwaitingHeader && now >= t.header_deadline;
+      bool late = (t.phase == Phase::kAwaitingHeader || t.phase == Phase::kReadingBody) && now >= t.deadline;
       if (fin && !t.fin_seen && !late) {
         t.fin_seen = true;
         to_confirm = true;
@@ -384,16 +399,18 @@ class ConnectionWatch {
       if (!fin && !late) continue;
       ::shutdown(t.fd, SHUT_RDWR);
       t.shut = true;
-      ++(fin ? peer_closed : header_late);
+      ++(fin ? peer_closed : t.phase == Phase::kAwaitingHeader ? header_late : body_late);
     }
-    if (peer_closed + header_late > 0) {
+    if (peer_closed + header_late + body_late > 0) {
       log::Debug("HTTP connections closed", {{"peer_closed_mid_request", std::to_string(peer_closed)},
-                                             {"header_timeout", std::to_string(header_late)}});
+                                             {"header_timeout", std::to_string(header_late)},
+                                             {"body_timeout", std::to_string(body_late)}});
     }
     return to_confirm;
   }
 
   const std::chrono::seconds header_timeout_;
+  const std::chrono::seconds body_timeout_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<MHD_Connection*, Tracked> conns_;  // guarded by mu_
@@ -828,13 +845,14 @@ struct HttpServer::Impl {
     auto* state = static_cast<RequestState*>(*con_cls);
     if (!state->started) {  // the header is complete; any body comes in later calls
       state->started = true;
-      watch->HeaderComplete(conn);
       if (auto problem = FramingProblem(conn, state->nul_in_target)) {
+        watch->RequestComplete(conn);
         // Queued before the body is read: libmicrohttpd reads nothing more from this connection
         // and closes it after the answer (Connection: close says so to the client).
         log::Debug("HTTP request refused", {{"reason", *problem}});
         return Queue(conn, {400, kTextPlain, "bad request: " + *problem + "\n"}, false, /*close=*/true);
       }
+      watch->HeaderComplete(conn);
       return MHD_YES;
     }
     if (state->done.load(std::memory_order_acquire)) return Send(conn, state->response, state->encoded);
@@ -843,6 +861,7 @@ struct HttpServer::Impl {
       *upload_size = 0;
       return MHD_YES;
     }
+    watch->RequestComplete(conn);  // the body, if any, is all read
     state->gzip = AcceptsGzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                           MHD_HTTP_HEADER_ACCEPT_ENCODING));
     if (const char* inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH)) {
@@ -1018,7 +1037,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                              ? options.max_connections_per_client
                              : std::max(impl->max_connections / kPerClientShareDivisor, 4u);
   impl->max_per_client = std::min(impl->max_per_client, impl->max_connections);
-  impl->watch = std::make_unique<ConnectionWatch>(std::chrono::seconds(options.header_timeout_seconds));
+  impl->watch = std::make_unique<ConnectionWatch>(std::chrono::seconds(options.header_timeout_seconds),
+                                                  std::chrono::seconds(options.body_timeout_seconds));
   impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
   if (impl->auth && impl->auth->enabled()) {
     impl->password_checks = std::make_unique<PasswordCheckQueue>(impl->auth, options.password_checks);

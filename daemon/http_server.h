@@ -149,6 +149,10 @@ inline constexpr unsigned kDefaultIdleTimeoutSeconds = 60;
 // after its request line arrived (later requests on a keep-alive connection), however slowly its
 // bytes trickle in; past it the connection is closed (slowloris). Go's ReadHeaderTimeout.
 inline constexpr unsigned kDefaultHeaderTimeoutSeconds = 10;
+// A request's body must be complete this long after its header was; past it the connection is
+// closed. No route takes a body (one is read and dropped before the 405), so this only bounds a
+// client that trickles one, or that stopped sending without closing.
+inline constexpr unsigned kDefaultBodyTimeoutSeconds = 10;
 // Connections one client address may hold, as a fraction of max_connections (1/4: one client
 // cannot take every slot, several others still get in).
 inline constexpr unsigned kPerClientShareDivisor = 4;
@@ -160,6 +164,7 @@ struct HttpServerOptions {
   unsigned max_connections = kDefaultMaxConnections;
   unsigned idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
   unsigned header_timeout_seconds = kDefaultHeaderTimeoutSeconds;
+  unsigned body_timeout_seconds = kDefaultBodyTimeoutSeconds;
   // 0: max_connections / kPerClientShareDivisor (at least 4, at most max_connections).
   unsigned max_connections_per_client = 0;
   // bcrypt of credentials not verified before (see "Basic auth" at the top of this file).

@@ -780,6 +780,89 @@ TEST(HttpServerFramingTest, NulInTheTargetIsRefused) {
   EXPECT_EQ(Body(Get((*server)->port(), "GET", "/metrics")), "up 1\n");
 }
 
+// Requests whose body is cut short, then FIN: a Content-Length body short of its length, a chunk
+// cut mid-way. libmicrohttpd alone keeps each in CLOSE-WAIT until the idle timeout (60 s); here
+// each gives its slot back within a second, so a burst of them filling every slot leaves
+// /-/healthy answered.
+TEST(HttpServerConnectionsTest, CutBodiesThenFinFreeTheirSlotsAtOnce) {
+  HttpServerOptions o = Local();
+  o.max_connections = 32;
+  o.max_connections_per_client = 32;  // this test is about the FIN, not the per-client cap
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  const std::string cut[] = {
+      "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+      "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n0123456789",
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+  };
+  std::vector<int> fds;
+  for (int i = 0; i < 32; ++i) {  // every slot
+    int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    SendAll(fd, cut[i % 3]);
+    shutdown(fd, SHUT_WR);  // the FIN comes with the last bytes, as from a client that gave up
+    fds.push_back(fd);
+  }
+  auto t0 = Clock::now();
+  int still_open = 0;
+  for (int fd : fds) {
+    auto left = std::chrono::milliseconds(1000) -
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    bool closed = false;
+    ReadUntilClosed(fd, std::max(left, std::chrono::milliseconds(1)), &closed);
+    if (!closed) ++still_open;
+  }
+  EXPECT_EQ(still_open, 0) << "cut bodies still held by the server 1 s after their FIN";
+  auto t1 = Clock::now();
+  std::string r = Exchange(port, "GET /-/healthy HTTP/1.0\r\n\r\n", std::chrono::seconds(3));
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << "no answer after the burst: " << r;
+  EXPECT_LT(Clock::now() - t1, std::chrono::milliseconds(1500));
+  for (int fd : fds) close(fd);
+}
+
+// The FIN rule for bodies must not cut off a client that sent a whole body and half-closed.
+TEST(HttpServerConnectionsTest, CompleteBodyThenFinIsStillAnswered) {
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  for (const char* req : {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+                          "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"}) {
+    int fd = Connect((*server)->port());
+    ASSERT_GE(fd, 0);
+    SendAll(fd, req);
+    shutdown(fd, SHUT_WR);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past two sweeps
+    std::string r = ReadUntilClosed(fd, std::chrono::seconds(3));
+    close(fd);
+    EXPECT_EQ(r.rfind("HTTP/1.1 405 ", 0), 0u) << req << ": " << r;
+  }
+}
+
+// A body trickled a byte at a time is closed at the body deadline, although bytes keep moving.
+TEST(HttpServerConnectionsTest, BodyDeadlineClosesSlowBodies) {
+  HttpServerOptions o = Local();
+  o.body_timeout_seconds = 1;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  for (const char* head : {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+                           "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n"}) {
+    int slow = Connect((*server)->port());
+    ASSERT_GE(slow, 0);
+    SendAll(slow, head);
+    auto t0 = Clock::now();
+    bool closed = false;
+    while (!closed && Clock::now() - t0 < std::chrono::seconds(4)) {
+      SendAll(slow, "a");
+      ReadUntilClosed(slow, std::chrono::milliseconds(200), &closed);
+    }
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    close(slow);
+    EXPECT_TRUE(closed) << head << ": a body trickled for 4 s was not cut off";
+    EXPECT_GE(took.count(), 800) << head;
+    EXPECT_LT(took.count(), 2500) << head;
+  }
+}
+
 
 // From a loopback address of its own (127.0.0.2, ...): another client as the server counts them.
 int ConnectFrom(int port, const std::string& source) {

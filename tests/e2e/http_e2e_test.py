@@ -139,6 +139,59 @@ class HalfRequestsAndGreedyClientsTest(unittest.TestCase):
                     s.close()
 
 
+def loopback_aliases(count):
+    """127.0.0.2, ...: loopback addresses of their own, other clients as the server counts them."""
+    return [f"127.0.0.{i}" for i in range(2, 2 + count)]
+
+
+# Requests whose body never comes whole: a Content-Length not reached, a chunk cut mid-way.
+CUT_BODIES = (
+    b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+    b"POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n0123456789",
+)
+
+
+class CutBodiesTest(unittest.TestCase):
+    """Issue 41 item 7: 1,100 requests whose body is cut short, then FIN, from 5 addresses
+    (220 each: under the per-client cap) used to sit in CLOSE-WAIT for the 60 s idle timeout and
+    black out /-/healthy and /metrics for everyone. Each must give its slot back at once."""
+    PER_ADDRESS = 220
+
+    def test_cut_bodies_then_fin_are_closed_at_once_and_scrapes_go_on(self):
+        raise_nofile(4096)
+        with Daemon(*fixture_args()) as d:
+            socks = []
+            try:
+                for source in loopback_aliases(5):
+                    for i in range(self.PER_ADDRESS):
+                        s = socket.create_connection(("127.0.0.1", d.port), timeout=5, source_address=(source, 0))
+                        socks.append(s)
+                        s.sendall(CUT_BODIES[i % 2])
+                        s.shutdown(socket.SHUT_WR)
+                t0 = time.monotonic()
+                took = healthy_within(d.port, 3.0)
+                self.assertIsNotNone(took, "/-/healthy: no answer within 3 s of 1,100 cut bodies")
+                self.assertLess(took, 1.5, f"/-/healthy took {took:.2f} s after the cut bodies")
+                status, took, _ = timed_get(d.port, "/metrics", timeout=5)
+                self.assertEqual(status, 200)
+                self.assertLess(took, 2.0)
+                # Every cut connection closed by the server (EOF on our side), well before 60 s.
+                still_open = 0
+                for s in socks:
+                    s.settimeout(max(0.05, 3.0 - (time.monotonic() - t0)))
+                    try:
+                        while s.recv(4096):
+                            pass
+                    except socket.timeout:
+                        still_open += 1
+                    except OSError:
+                        pass  # reset: closed too
+                self.assertEqual(still_open, 0, f"{still_open} of {len(socks)} cut bodies still held 3 s after FIN")
+            finally:
+                for s in socks:
+                    s.close()
+
+
 class LowFdLimitTest(unittest.TestCase):
     """Out of descriptors is said at warn level, naming the limit."""
 
