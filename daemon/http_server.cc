@@ -420,12 +420,43 @@ class ConnectionWatch {
   std::thread sweeper_;
 };
 
-// RFC 9112, 3.2 and 6.1: framing a proxy in front could read differently from us. A message with
-// both Content-Length and Transfer-Encoding, or with a Transfer-Encoding whose last coding is not
-// chunked (libmicrohttpd would read its body to the end of the connection), or a NUL in the target
-// (libmicrohttpd decodes %00 and the path ends there: "/metrics%00x" would be served as /metrics).
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// What the header fields say about framing, beyond what libmicrohttpd looks at (it takes the first
+// of duplicate fields, and keeps a name with whitespace before the colon as another name).
+struct FieldCensus {
+  unsigned content_lengths = 0;
+  bool space_in_name = false;
+};
+
+MHD_Result CountField(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* /*value*/) {
+  auto* census = static_cast<FieldCensus*>(cls);
+  if (key == nullptr) return MHD_YES;
+  std::string_view name(key);
+  if (name.empty() || name.find_first_of(" \t") != std::string_view::npos) census->space_in_name = true;
+  if (EqualsIgnoringCase(name, MHD_HTTP_HEADER_CONTENT_LENGTH)) ++census->content_lengths;
+  return MHD_YES;
+}
+
+// RFC 9112, 3.2, 5.1, 6.1 and 6.3: framing a proxy in front could read differently from us. A
+// field name with whitespace before its colon ("Transfer-Encoding : chunked", which libmicrohttpd
+// would ignore as an unknown field and so read the chunks as a second request); more than one
+// Content-Length, even with the same value (libmicrohttpd takes the first: the rest of the body
+// would be read as a second request); both Content-Length and Transfer-Encoding (refused, not
+// read as chunked: the strict choice RFC 9112 6.1 leaves open); a Transfer-Encoding whose last
+// coding is not chunked (libmicrohttpd would read its body to the end of the connection); a NUL in
+// the target (libmicrohttpd decodes %00 and the path ends there: "/metrics%00x" would be served as
+// /metrics).
 std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_target) {
   if (nul_in_target) return "a NUL (%00) in the request target";
+  FieldCensus census;
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, &CountField, &census);
+  if (census.space_in_name) return "whitespace in a header field name";
+  if (census.content_lengths > 1) return "more than one Content-Length";
   const char* te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
   if (te == nullptr) return std::nullopt;
   if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) != nullptr) {
@@ -713,8 +744,12 @@ struct HttpServer::Impl {
       return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
-    // With an ETag a client may keep the body, but asks again each time (If-None-Match).
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, r.etag.empty() ? "no-store" : "no-cache");
+    // With an ETag a client may keep the body, but asks again each time (If-None-Match); an answer
+    // behind basic auth is never kept, by the browser or any cache on the way.
+    const bool may_keep = !r.etag.empty() && !(auth && auth->enabled());
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, may_keep ? "no-cache" : "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Content-Security-Policy", kContentSecurityPolicy);
     if (!r.etag.empty()) MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, r.etag.c_str());
     MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     if (encoded.gzip) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");

@@ -91,6 +91,13 @@ class SharedBody {
   bool gzip_failed_ = false;                               // guarded by mu_
 };
 
+// The Content-Security-Policy header of every answer: the status page's own policy (its <meta>
+// tag: no script, no external anything, inline styles) plus frame-ancestors 'none', which only a
+// header can carry (no page of the daemon may be framed). Every answer also says
+// X-Content-Type-Options: nosniff.
+inline constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
+
 struct HttpResponse {
   HttpResponse() = default;
   HttpResponse(int status_code, std::string type, std::string text)
@@ -106,7 +113,7 @@ struct HttpResponse {
   // When set, sent instead of `body`, in the encoding the request accepts.
   std::shared_ptr<SharedBody> shared_body;
   // When not empty, an ETag header with this entity tag (WeakEtag), and Cache-Control: no-cache
-  // instead of no-store; a 200 whose tag an If-None-Match of the request names is sent as a 304
+  // instead of no-store (unless basic auth is on: then no-store always); a 200 whose tag an If-None-Match of the request names is sent as a 304
   // without a body (RFC 9110, 13.1.2).
   std::string etag;
 };
@@ -175,9 +182,12 @@ class HttpServer {
  public:
   // Binds the listening socket and starts serving `routes` (exact paths) to GET and HEAD; other
   // paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
-  // Request framing a proxy could read differently is answered 400 and the connection closed:
-  // Content-Length with Transfer-Encoding, a Transfer-Encoding other than "chunked", a NUL (%00)
-  // in the target (RFC 9112, 6.1 and 3.2).
+  // Request framing a proxy could read differently is answered 400 and the connection closed,
+  // before any body is read: whitespace before a field name's colon (RFC 9112, 5.1), more than one
+  // Content-Length even if equal (6.3), Content-Length with Transfer-Encoding (6.1: refused, the
+  // strict option), a Transfer-Encoding other than "chunked", a NUL (%00) in the target (3.2).
+  // Every answer carries X-Content-Type-Options: nosniff and kContentSecurityPolicy; with basic
+  // auth, Cache-Control: no-store (ETag or not).
   // Errors name the address ("address 127.0.0.1:9872 is already in use") and, when the start
   // fails for want of file descriptors, the open-file limit.
   static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,

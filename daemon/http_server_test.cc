@@ -863,6 +863,105 @@ TEST(HttpServerConnectionsTest, BodyDeadlineClosesSlowBodies) {
   }
 }
 
+// RFC 9112 6.3: Content-Length headers that disagree are a framing error: 400 and close, never
+// the first one's body with the rest read as a second (smuggled) request. Identical duplicates are
+// refused too: no client needs them, and a proxy may have read them another way.
+TEST(HttpServerFramingTest, DuplicateContentLengthsAreRefusedAndClosed) {
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok());
+  for (const char* lengths : {"Content-Length: 0\r\nContent-Length: 35\r\n",
+                              "Content-Length: 35\r\nContent-Length: 0\r\n",
+                              "Content-Length: 0\r\ncontent-length: 0\r\n"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange((*server)->port(),
+                             std::string("POST /-/healthy HTTP/1.1\r\nHost: x\r\n") + lengths +
+                                 "\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                             std::chrono::seconds(3));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << lengths << ": the connection was kept open";
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << lengths << r;
+    EXPECT_NE(r.find("Connection: close"), std::string::npos) << lengths << r;
+    EXPECT_EQ(r.find("HTTP/1.1", 1), std::string::npos) << lengths << "a second response: " << r;
+  }
+  // A list in one field is refused by libmicrohttpd itself, before any callback (0.9.75 sends its
+  // 400 twice over, then closes: still no second request read).
+  std::string list = Exchange((*server)->port(),
+                              "POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 0, 35\r\n\r\n"
+                              "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                              std::chrono::seconds(3));
+  EXPECT_EQ(list.rfind("HTTP/1.1 400 ", 0), 0u) << list;
+  EXPECT_NE(list.find("Connection: close"), std::string::npos) << list;
+  EXPECT_EQ(calls, 0);
+}
+
+// RFC 9112 5.1: no whitespace between a field name and its colon; such a header must be refused,
+// not ignored ("Transfer-Encoding : chunked" ignored would read the chunks as a second request).
+TEST(HttpServerFramingTest, WhitespaceBeforeTheColonIsRefused) {
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok());
+  for (const char* field : {"Transfer-Encoding : chunked", "Transfer-Encoding\t: chunked",
+                            "Content-Length : 35", "X-Anything : 1"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange((*server)->port(),
+                             std::string("POST /-/healthy HTTP/1.1\r\nHost: x\r\n") + field +
+                                 "\r\n\r\n23\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n",
+                             std::chrono::seconds(3));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << field << ": the connection was kept open";
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << field << ": " << r;
+    EXPECT_EQ(r.find("HTTP/1.1", 1), std::string::npos) << field << ": a second response: " << r;
+  }
+  EXPECT_EQ(calls, 0);
+}
+
+// Every answer tells browsers not to sniff its type and not to show it in a frame (the status
+// page's <meta> CSP cannot say frame-ancestors); the policy is the page's own plus that.
+TEST(HttpServerHeadersTest, EveryAnswerForbidsSniffingAndFraming) {
+  std::map<std::string, HttpRoute> routes = HealthyAndMetrics();
+  routes["/api"] = {[] {
+    HttpResponse r{200, "application/json", "{}\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(std::string(kContentSecurityPolicy), "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  for (const char* path : {"/api", "/metrics", "/-/healthy", "/nope"}) {
+    std::string r = Get((*server)->port(), "GET", path);
+    EXPECT_NE(r.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos) << path << ": " << r;
+    EXPECT_NE(r.find(std::string("\r\nContent-Security-Policy: ") + kContentSecurityPolicy + "\r\n"),
+              std::string::npos)
+        << path << ": " << r;
+  }
+  // Without basic auth a body with an ETag may be kept and revalidated.
+  EXPECT_NE(Get((*server)->port(), "GET", "/api").find("\r\nCache-Control: no-cache\r\n"), std::string::npos);
+}
+
+// Answers behind basic auth are never stored by a browser or proxy, ETag or not.
+TEST(HttpServerHeadersTest, AuthenticatedAnswersAreNeverStored) {
+  HttpServerOptions o = Local();
+  o.web = WebConfig{};
+  o.web->basic_auth_users["alice"] = MakeBcrypt("s3cret");
+  std::map<std::string, HttpRoute> routes;
+  routes["/api"] = {[] {
+    HttpResponse r{200, "application/json", "{}\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }};
+  routes["/-/healthy"] = {[] { return HttpResponse{200, "text/plain", "OK\n"}; }, true};
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  for (int i = 0; i < 2; ++i) {  // the first after a bcrypt, the second from the cache
+    for (const char* path : {"/api", "/-/healthy"}) {
+      std::string r = Get((*server)->port(), "GET", path, BasicHeader("alice", "s3cret"));
+      EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << path << ": " << r;
+      EXPECT_NE(r.find("\r\nCache-Control: no-store\r\n"), std::string::npos) << path << ": " << r;
+      EXPECT_NE(r.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos) << path << ": " << r;
+    }
+  }
+  EXPECT_NE(Get((*server)->port(), "GET", "/api").find("\r\nCache-Control: no-store\r\n"), std::string::npos);
+}
+
 
 // From a loopback address of its own (127.0.0.2, ...): another client as the server counts them.
 int ConnectFrom(int port, const std::string& source) {

@@ -192,6 +192,65 @@ class CutBodiesTest(unittest.TestCase):
                     s.close()
 
 
+def raw_exchange(port, request, timeout=3.0):
+    """Sends `request` as is; (bytes read until the server closed or `timeout`, closed?)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(request)
+        data, deadline = b"", time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                return data, False
+            if not chunk:
+                return data, True
+            data += chunk
+        return data, False
+
+
+class FramingAndHeadersTest(unittest.TestCase):
+    """Issue 41 item 11: RFC 9112 framing, and the headers that keep a browser from sniffing,
+    framing or storing what the daemon serves."""
+
+    def test_ambiguous_framing_is_400_and_close(self):
+        smuggled = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        cases = {
+            "two Content-Lengths": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                   b"Content-Length: " + str(len(smuggled)).encode() + b"\r\n\r\n" + smuggled,
+            "same Content-Length twice": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                         b"Content-Length: 0\r\n\r\n" + smuggled,
+            "space before the colon": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\n\r\n"
+                                      + b"%x\r\n" % len(smuggled) + smuggled + b"\r\n0\r\n\r\n",
+            "Content-Length and Transfer-Encoding": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                                                    b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled,
+        }
+        with Daemon(*fixture_args()) as d:
+            for name, request in cases.items():
+                with self.subTest(name):
+                    t0 = time.monotonic()
+                    data, closed = raw_exchange(d.port, request)
+                    self.assertTrue(data.startswith(b"HTTP/1.1 400 "), data[:200])
+                    self.assertTrue(closed and time.monotonic() - t0 < 1.5, "the connection was kept open")
+                    self.assertEqual(data.count(b"HTTP/1.1 "), 1, f"a second (smuggled) answer: {data[:400]!r}")
+
+    def test_page_and_api_forbid_sniffing_and_framing(self):
+        with Daemon(*fixture_args()) as d:
+            for path in ("/", "/api/v1/checks", "/api/v1/devices", "/metrics"):
+                with self.subTest(path):
+                    with urllib.request.urlopen(f"http://127.0.0.1:{d.port}{path}", timeout=10) as r:
+                        headers, body = r.headers, r.read()
+                    self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff")
+                    csp = headers.get("Content-Security-Policy", "")
+                    self.assertIn("frame-ancestors 'none'", csp)
+                    if path == "/":
+                        # The header is the page's own <meta> policy plus what only a header can say.
+                        import re
+                        meta = re.search(rb'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', body)
+                        self.assertIsNotNone(meta, "the page lost its <meta> CSP")
+                        self.assertEqual(csp, meta.group(1).decode() + "; frame-ancestors 'none'")
+
+
 class LowFdLimitTest(unittest.TestCase):
     """Out of descriptors is said at warn level, naming the limit."""
 
@@ -419,6 +478,12 @@ class TlsAndAuthTest(unittest.TestCase):
         for _ in range(5):
             self.assertEqual(self.https(d.port, "/-/healthy", auth=("prom", "right horse"))[0], 200)
         self.assertLess(time.monotonic() - t0, 2.0)
+        # What is behind the password is never stored by a browser or a cache, ETag or not.
+        for path in ("/api/v1/checks", "/", "/metrics"):
+            status, headers = self.https(d.port, path, auth=("prom", "right horse"))
+            self.assertEqual(status, 200, path)
+            self.assertEqual(headers.get("Cache-Control"), "no-store", path)
+            self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff", path)
 
     def test_web_config_errors_stop_the_daemon(self):
         cases = [
