@@ -270,6 +270,45 @@ bool HaveFreeDescriptors(int n) {
   return enough;
 }
 
+}  // namespace
+
+std::string ClientAddressKey(const sockaddr* sa) {
+  if (sa == nullptr) return "?";
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    return std::string("4") + std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
+  }
+  if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    const auto* bytes = reinterpret_cast<const char*>(&in6->sin6_addr);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string("4") + std::string(bytes + 12, 4);
+    return std::string("6") + std::string(bytes, 8);
+  }
+  return "?";
+}
+
+namespace {
+
+// Who a connection is from (ClientAddressKey).
+std::string ClientKey(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return ClientAddressKey(info == nullptr ? nullptr : info->client_addr);
+}
+
+// The client's address as text, for the log.
+std::string ClientAddressText(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == nullptr || info->client_addr == nullptr) return "unknown";
+  char text[INET6_ADDRSTRLEN] = "unknown";
+  const sockaddr* sa = info->client_addr;
+  if (sa->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
+  } else if (sa->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
 // Closes connections libmicrohttpd would hold for the whole idle timeout although their request can
 // never be served, so that they do not fill max_connections:
 //  - the peer closed (FIN) before its request header was complete, or before its body was (a
@@ -293,10 +332,24 @@ bool HaveFreeDescriptors(int n) {
 // closes it in its own thread, as for any dead peer. The fd cannot be closed and reused under the
 // sweep: libmicrohttpd calls the CLOSED notification (which removes it, under mu_) before it
 // closes the socket.
+// It also holds the connection limits libmicrohttpd cannot: per client as ClientAddressKey counts
+// them (an IPv6 /64 is one client; libmicrohttpd's own per-IP limit, not used, would count each IPv6 address), a
+// connection past the client's share shut down as it opens; and a reserve of slots kept free by
+// shedding, when a new connection takes one, the connection idle longest: first those that never
+// sent a request line, then those between requests (kept-alive scrapers, which reconnect). So a
+// flood of idle connections from many addresses, each under its share, never keeps a newcomer in
+// the accept queue until the header deadline; a connection with a request in hand is never shed.
 class ConnectionWatch {
  public:
-  ConnectionWatch(std::chrono::seconds header_timeout, std::chrono::seconds body_timeout)
-      : header_timeout_(header_timeout), body_timeout_(body_timeout) {}
+  struct Limits {
+    std::chrono::seconds header_timeout;
+    std::chrono::seconds body_timeout;
+    unsigned max_connections;
+    unsigned max_per_client;
+    unsigned reserved;  // slots kept free by shedding idle connections
+  };
+  explicit ConnectionWatch(Limits limits)
+      : header_timeout_(limits.header_timeout), body_timeout_(limits.body_timeout), limits_(limits) {}
   ~ConnectionWatch() { Stop(); }
 
   void Start() {
@@ -327,9 +380,23 @@ class ConnectionWatch {
   void Opened(MHD_Connection* conn) {
     const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info == nullptr) return;
+    std::string key = ClientKey(conn);
     std::lock_guard lock(mu_);
     auto now = Clock::now();
-    conns_[conn] = Tracked{info->connect_fd, Phase::kAwaitingHeader, now + header_timeout_};
+    Tracked& t = conns_[conn];
+    t = Tracked{};
+    t.fd = info->connect_fd;
+    t.Enter(Phase::kAwaitingHeader);
+    t.deadline = now + header_timeout_;
+    if (++per_client_[key] > limits_.max_per_client) {
+      ::shutdown(t.fd, SHUT_RDWR);  // libmicrohttpd sees the error and closes it
+      t.shut = true;
+      log::Debug("HTTP connection refused: the client holds its share of the slots",
+                 {{"client", ClientAddressText(conn)}, {"max_per_client", std::to_string(limits_.max_per_client)}});
+    } else if (++live_ + limits_.reserved > limits_.max_connections) {
+      ShedIdlestLocked(conn);
+    }
+    t.key = std::move(key);
     // A burst of connections that close half-way must not wait a whole interval to be seen.
     if (now + kFinConfirmDelay < next_sweep_) {
       next_sweep_ = now + kFinConfirmDelay;
@@ -339,16 +406,23 @@ class ConnectionWatch {
   }
   void Closed(MHD_Connection* conn) {
     std::lock_guard lock(mu_);
-    conns_.erase(conn);
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return;
+    if (!it->second.shut) --live_;
+    if (auto c = per_client_.find(it->second.key); c != per_client_.end() && --c->second == 0) per_client_.erase(c);
+    conns_.erase(it);
   }
   // A request line arrived: a later request on a keep-alive connection starts its header deadline.
   // (The first request's deadline runs from the connection's start.)
   void RequestLine(MHD_Connection* conn) {
     std::lock_guard lock(mu_);
-    if (auto it = conns_.find(conn); it != conns_.end() && it->second.phase == Phase::kBetweenRequests) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return;
+    if (it->second.phase == Phase::kBetweenRequests) {
       it->second.Enter(Phase::kAwaitingHeader);
       it->second.deadline = Clock::now() + header_timeout_;
     }
+    it->second.request_line_seen = true;
   }
   // The header is complete: any body must be by its own deadline.
   void HeaderComplete(MHD_Connection* conn) {
@@ -365,16 +439,43 @@ class ConnectionWatch {
  private:
   enum class Phase { kAwaitingHeader, kReadingBody, kInRequest, kBetweenRequests };
   struct Tracked {
-    int fd;
-    Phase phase;
+    int fd = -1;
+    Phase phase = Phase::kAwaitingHeader;
     Clock::time_point deadline;  // of the header (kAwaitingHeader) or the body (kReadingBody)
     bool fin_seen = false;  // on the previous sweep, in this phase
     bool shut = false;      // shutdown() done; libmicrohttpd will close it
+    bool request_line_seen = false;  // in this phase
+    Clock::time_point since;         // in this phase
+    std::string key;                 // ClientAddressKey
     void Enter(Phase p) {
       phase = p;
       fin_seen = false;
+      request_line_seen = false;
+      since = Clock::now();
     }
   };
+
+  // Shuts down the connection idle longest (see the class comment), other than `newcomer`.
+  void ShedIdlestLocked(MHD_Connection* newcomer) {
+    Tracked* idlest = nullptr;
+    int idlest_rank = 2;
+    for (auto& [conn, t] : conns_) {
+      if (t.shut || conn == newcomer) continue;
+      int rank = t.phase == Phase::kAwaitingHeader && !t.request_line_seen ? 0
+                 : t.phase == Phase::kBetweenRequests                    ? 1
+                                                                         : 2;
+      if (rank < idlest_rank || (rank == idlest_rank && idlest != nullptr && t.since < idlest->since)) {
+        idlest = &t;
+        idlest_rank = rank;
+      }
+    }
+    if (idlest == nullptr) return;  // every other connection has a request in hand
+    ::shutdown(idlest->fd, SHUT_RDWR);
+    idlest->shut = true;
+    --live_;
+    ++shed_;
+    log::Debug("HTTP idle connection shed for a new one", {{"shed_so_far", std::to_string(shed_)}});
+  }
 
   void SetPhase(MHD_Connection* conn, Phase phase) {
     std::lock_guard lock(mu_);
@@ -399,6 +500,7 @@ class ConnectionWatch {
       if (!fin && !late) continue;
       ::shutdown(t.fd, SHUT_RDWR);
       t.shut = true;
+      --live_;
       ++(fin ? peer_closed : t.phase == Phase::kAwaitingHeader ? header_late : body_late);
     }
     if (peer_closed + header_late + body_late > 0) {
@@ -411,9 +513,13 @@ class ConnectionWatch {
 
   const std::chrono::seconds header_timeout_;
   const std::chrono::seconds body_timeout_;
+  const Limits limits_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<MHD_Connection*, Tracked> conns_;  // guarded by mu_
+  std::unordered_map<std::string, unsigned> per_client_;  // guarded by mu_: connections per ClientKey
+  unsigned live_ = 0;                                      // guarded by mu_: tracked and not shut down
+  std::uint64_t shed_ = 0;                                 // guarded by mu_
   bool stopping_ = false;                               // guarded by mu_
   bool rescheduled_ = false;                            // guarded by mu_: next_sweep_ moved earlier
   Clock::time_point next_sweep_ = Clock::time_point::max();  // guarded by mu_
@@ -471,39 +577,6 @@ std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_targ
   return std::nullopt;
 }
 
-// Who a request is from, for PasswordCheckLimits::per_client: the IPv4 address, or an IPv6
-// address's /64 (what one host or site is usually given, so one client cannot take turns as many
-// addresses). An IPv4-mapped IPv6 address is its IPv4 address.
-std::string ClientKey(MHD_Connection* conn) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (info == nullptr || info->client_addr == nullptr) return "?";
-  const sockaddr* sa = info->client_addr;
-  if (sa->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-    return std::string("4") + std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
-  }
-  if (sa->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    const auto* bytes = reinterpret_cast<const char*>(&in6->sin6_addr);
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string("4") + std::string(bytes + 12, 4);
-    return std::string("6") + std::string(bytes, 8);
-  }
-  return "?";
-}
-
-// The client's address as text, for the log.
-std::string ClientAddressText(MHD_Connection* conn) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (info == nullptr || info->client_addr == nullptr) return "unknown";
-  char text[INET6_ADDRSTRLEN] = "unknown";
-  const sockaddr* sa = info->client_addr;
-  if (sa->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
-  } else if (sa->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
-  }
-  return text;
-}
 
 }  // namespace
 
@@ -1072,8 +1145,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                              ? options.max_connections_per_client
                              : std::max(impl->max_connections / kPerClientShareDivisor, 4u);
   impl->max_per_client = std::min(impl->max_per_client, impl->max_connections);
-  impl->watch = std::make_unique<ConnectionWatch>(std::chrono::seconds(options.header_timeout_seconds),
-                                                  std::chrono::seconds(options.body_timeout_seconds));
+  impl->watch = std::make_unique<ConnectionWatch>(ConnectionWatch::Limits{
+      std::chrono::seconds(options.header_timeout_seconds), std::chrono::seconds(options.body_timeout_seconds),
+      impl->max_connections, impl->max_per_client,
+      std::min(std::max(impl->max_connections / kReservedShareDivisor, 2u), impl->max_connections / 2)});
   impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
   if (impl->auth && impl->auth->enabled()) {
     impl->password_checks = std::make_unique<PasswordCheckQueue>(impl->auth, options.password_checks);
@@ -1084,8 +1159,6 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   std::vector<MHD_OptionItem> opts = {
       {MHD_OPTION_LISTEN_SOCKET, socket->fd(), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_connections), nullptr},
-      // Past it libmicrohttpd accepts and closes at once: one client cannot take every slot.
-      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_per_client), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options.idle_timeout_seconds), nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&RequestCompleted), impl.get()},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&ConnectionNotify), impl.get()},

@@ -30,6 +30,8 @@
 #include "daemon/basic_auth.h"
 #include "daemon/web_config.h"
 
+struct sockaddr;
+
 namespace rdmahd {
 
 // Gzip-compresses a body given in pieces: the bytes Gzip() gives for the pieces joined, without
@@ -160,9 +162,19 @@ inline constexpr unsigned kDefaultHeaderTimeoutSeconds = 10;
 // closed. No route takes a body (one is read and dropped before the 405), so this only bounds a
 // client that trickles one, or that stopped sending without closing.
 inline constexpr unsigned kDefaultBodyTimeoutSeconds = 10;
-// Connections one client address may hold, as a fraction of max_connections (1/4: one client
-// cannot take every slot, several others still get in).
+// Connections one client (ClientAddressKey: an IPv4 address, an IPv6 /64) may hold, as a fraction
+// of max_connections (1/4: one client cannot take every slot, several others still get in).
 inline constexpr unsigned kPerClientShareDivisor = 4;
+
+// Slots kept free, as a fraction of max_connections (at least 2): when a new connection takes one
+// of them, the connection idle longest (no request line yet, then between requests) is shed, so a
+// flood of idle connections from many addresses never keeps a scraper or a health check out.
+inline constexpr unsigned kReservedShareDivisor = 16;
+
+// Who a connection counts against for max_connections_per_client (and PasswordCheckLimits): an
+// IPv4 address, or an IPv6 address's /64 (what one host or site is usually given). An IPv4-mapped
+// IPv6 address is its IPv4 address.
+std::string ClientAddressKey(const sockaddr* address);
 
 struct HttpServerOptions {
   std::string listen_address = ":9872";  // see ParseListenAddress

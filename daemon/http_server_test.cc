@@ -981,6 +981,68 @@ int ConnectFrom(int port, const std::string& source) {
   return fd;
 }
 
+// Idle connections (never a byte) filling every slot, from several addresses each under its cap:
+// the oldest idle one is shed for a newcomer, which is answered at once instead of waiting in the
+// accept queue for the header deadline; connections with a request line in are kept.
+TEST(HttpServerConnectionsTest, IdleConnectionsFillingEverySlotAreShedForNewcomers) {
+  HttpServerOptions o = Local();
+  o.max_connections = 32;
+  o.max_connections_per_client = 12;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  int busy = ConnectFrom(port, "127.0.0.9");  // a request line in, its header still coming
+  ASSERT_GE(busy, 0);
+  SendAll(busy, "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<int> idle;
+  for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4"}) {
+    for (int i = 0; i < 12; ++i) idle.push_back(ConnectFrom(port, source));  // 36: more than the slots
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (const char* path : {"/-/healthy", "/metrics"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange(port, std::string("GET ") + path + " HTTP/1.0\r\n\r\n", std::chrono::seconds(3));
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    EXPECT_NE(r.find(" 200 OK"), std::string::npos) << path << ": no answer while idle connections hold every slot";
+    EXPECT_LT(took.count(), 1000) << path;
+  }
+  // The one with a request in hand was not shed: its request completes and is answered.
+  SendAll(busy, "Connection: close\r\n\r\n");
+  std::string r = ReadUntilClosed(busy, std::chrono::seconds(3));
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << r;
+  close(busy);
+  // The oldest idle connections went first.
+  bool first_closed = false;
+  ReadUntilClosed(idle.front(), std::chrono::milliseconds(100), &first_closed);
+  EXPECT_TRUE(first_closed) << "the oldest idle connection was kept";
+  for (int fd : idle) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+// Who a connection counts against for max_connections_per_client: an IPv4 address, or an IPv6
+// address's /64 (a host is usually given a whole /64, so its addresses are one client).
+TEST(HttpServerConnectionsTest, ClientKeyIsTheIpv4AddressOrTheIpv6Slash64) {
+  auto v6 = [](const char* text) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    EXPECT_EQ(inet_pton(AF_INET6, text, &a.sin6_addr), 1) << text;
+    return ClientAddressKey(reinterpret_cast<const sockaddr*>(&a));
+  };
+  auto v4 = [](const char* text) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    EXPECT_EQ(inet_pton(AF_INET, text, &a.sin_addr), 1) << text;
+    return ClientAddressKey(reinterpret_cast<const sockaddr*>(&a));
+  };
+  EXPECT_EQ(v6("2001:db8:1:2::1"), v6("2001:db8:1:2:ffff:eeee:dddd:cccc"));
+  EXPECT_NE(v6("2001:db8:1:2::1"), v6("2001:db8:1:3::1"));
+  EXPECT_EQ(v6("::ffff:10.0.0.1"), v4("10.0.0.1"));
+  EXPECT_NE(v4("10.0.0.1"), v4("10.0.0.2"));
+  EXPECT_NE(v6("::1"), v4("127.0.0.1"));
+}
+
 // A hash of `cost` that no password matches, made without paying for it: checking a password
 // against it still costs the full bcrypt of that cost (cost 16: seconds), so a check of it is
 // still running whenever a test looks.

@@ -192,6 +192,32 @@ class CutBodiesTest(unittest.TestCase):
                     s.close()
 
 
+class IdleFloodFromManyAddressesTest(unittest.TestCase):
+    """Issue 41 item 8: 5 addresses x 220 idle connections (each address under its 256, together
+    more than the 1,024 slots) used to keep every newcomer in the accept queue until the 10 s
+    header deadline. The connection idle longest is shed for a newcomer instead."""
+
+    def test_idle_flood_from_five_addresses_does_not_black_out_scrapes(self):
+        raise_nofile(4096)
+        with Daemon(*fixture_args()) as d:
+            socks = []
+            try:
+                for source in loopback_aliases(5):
+                    for _ in range(220):
+                        socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=5,
+                                                              source_address=(source, 0)))
+                time.sleep(0.3)
+                took = healthy_within(d.port, 3.0)
+                self.assertIsNotNone(took, "/-/healthy: no answer while 1,100 idle connections are held")
+                self.assertLess(took, 1.0, f"/-/healthy took {took:.2f} s")
+                status, took, _ = timed_get(d.port, "/metrics", timeout=5)
+                self.assertEqual(status, 200)
+                self.assertLess(took, 2.0)
+            finally:
+                for s in socks:
+                    s.close()
+
+
 def raw_exchange(port, request, timeout=3.0):
     """Sends `request` as is; (bytes read until the server closed or `timeout`, closed?)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
