@@ -270,27 +270,86 @@ bool HaveFreeDescriptors(int n) {
   return enough;
 }
 
+}  // namespace
+
+std::string ClientAddressKey(const sockaddr* sa) {
+  if (sa == nullptr) return "?";
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    return std::string("4") + std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
+  }
+  if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    const auto* bytes = reinterpret_cast<const char*>(&in6->sin6_addr);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string("4") + std::string(bytes + 12, 4);
+    return std::string("6") + std::string(bytes, 8);
+  }
+  return "?";
+}
+
+namespace {
+
+// Who a connection is from (ClientAddressKey).
+std::string ClientKey(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return ClientAddressKey(info == nullptr ? nullptr : info->client_addr);
+}
+
+// The client's address as text, for the log.
+std::string ClientAddressText(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == nullptr || info->client_addr == nullptr) return "unknown";
+  char text[INET6_ADDRSTRLEN] = "unknown";
+  const sockaddr* sa = info->client_addr;
+  if (sa->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
+  } else if (sa->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
 // Closes connections libmicrohttpd would hold for the whole idle timeout although their request can
 // never be served, so that they do not fill max_connections:
-//  - the peer closed (FIN) before its request header was complete. libmicrohttpd 0.9.75 under
-//    epoll often misses such a FIN (it arrives with the last bytes it read and no new edge
-//    follows), so the socket sits in CLOSE-WAIT until the idle timeout;
-//  - the header is not complete by its deadline (HttpServerOptions::header_timeout_seconds):
-//    libmicrohttpd's only timeout is an idle one, which a client sending a byte now and then
-//    resets for ever.
+//  - the peer closed (FIN) before its request header was complete, or before its body was (a
+//    Content-Length not reached, a chunk cut mid-way), or between requests. libmicrohttpd 0.9.75
+//    under epoll often misses such a FIN (it arrives with the last bytes it read and no new edge
+//    follows), so the socket sits in CLOSE-WAIT until the idle timeout (60 s);
+//  - the header is not complete by its deadline (HttpServerOptions::header_timeout_seconds), or
+//    the body by its own (body_timeout_seconds, from the header's end): libmicrohttpd's only
+//    timeout is an idle one, which a client sending a byte now and then resets for ever.
+// A request whose header and body are complete is left alone, FIN or not: a client that
+// half-closed after its request (HTTP/1.0 style, `nc -N`) still gets its answer, and one that does
+// not read it is bounded by the idle timeout.
 // Mechanism: the connection-notify callback records each connection's fd; the callbacks that see a
-// request line (URI log), a complete header (the access handler's first call) and a finished
-// request move it between phases. A thread looks every kSweepInterval: in a phase without a
-// request in hand, recv(MSG_PEEK) returning 0 means the peer sent FIN with nothing left to read;
+// request line (URI log), a complete header (the access handler's first call), a complete body
+// (the call that answers) and a finished request move it between phases. A thread looks every
+// kSweepInterval: in a phase without a whole request in hand, recv(MSG_PEEK) returning 0 means the
+// peer sent FIN with nothing left to read;
 // it must have been so on two sweeps in a row, kFinConfirmDelay apart (a complete request that
 // libmicrohttpd has read but not yet handed over looks the same for a moment). Such a connection, or one past its header
-// deadline, gets shutdown(SHUT_RDWR): libmicrohttpd then sees end-of-file and error on it and
+// or body deadline, gets shutdown(SHUT_RDWR): libmicrohttpd then sees end-of-file and error on it and
 // closes it in its own thread, as for any dead peer. The fd cannot be closed and reused under the
 // sweep: libmicrohttpd calls the CLOSED notification (which removes it, under mu_) before it
 // closes the socket.
+// It also holds the connection limits libmicrohttpd cannot: per client as ClientAddressKey counts
+// them (an IPv6 /64 is one client; libmicrohttpd's own per-IP limit, not used, would count each IPv6 address), a
+// connection past the client's share shut down as it opens; and a reserve of slots kept free by
+// shedding, when a new connection takes one, the connection idle longest: first those that never
+// sent a request line, then those between requests (kept-alive scrapers, which reconnect). So a
+// flood of idle connections from many addresses, each under its share, never keeps a newcomer in
+// the accept queue until the header deadline; a connection with a request in hand is never shed.
 class ConnectionWatch {
  public:
-  explicit ConnectionWatch(std::chrono::seconds header_timeout) : header_timeout_(header_timeout) {}
+  struct Limits {
+    std::chrono::seconds header_timeout;
+    std::chrono::seconds body_timeout;
+    unsigned max_connections;
+    unsigned max_per_client;
+    unsigned reserved;  // slots kept free by shedding idle connections
+  };
+  explicit ConnectionWatch(Limits limits)
+      : header_timeout_(limits.header_timeout), body_timeout_(limits.body_timeout), limits_(limits) {}
   ~ConnectionWatch() { Stop(); }
 
   void Start() {
@@ -321,9 +380,23 @@ class ConnectionWatch {
   void Opened(MHD_Connection* conn) {
     const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info == nullptr) return;
+    std::string key = ClientKey(conn);
     std::lock_guard lock(mu_);
     auto now = Clock::now();
-    conns_[conn] = Tracked{info->connect_fd, Phase::kAwaitingHeader, now + header_timeout_};
+    Tracked& t = conns_[conn];
+    t = Tracked{};
+    t.fd = info->connect_fd;
+    t.Enter(Phase::kAwaitingHeader);
+    t.deadline = now + header_timeout_;
+    if (++per_client_[key] > limits_.max_per_client) {
+      ::shutdown(t.fd, SHUT_RDWR);  // libmicrohttpd sees the error and closes it
+      t.shut = true;
+      log::Debug("HTTP connection refused: the client holds its share of the slots",
+                 {{"client", ClientAddressText(conn)}, {"max_per_client", std::to_string(limits_.max_per_client)}});
+    } else if (++live_ + limits_.reserved > limits_.max_connections) {
+      ShedIdlestLocked(conn);
+    }
+    t.key = std::move(key);
     // A burst of connections that close half-way must not wait a whole interval to be seen.
     if (now + kFinConfirmDelay < next_sweep_) {
       next_sweep_ = now + kFinConfirmDelay;
@@ -333,33 +406,76 @@ class ConnectionWatch {
   }
   void Closed(MHD_Connection* conn) {
     std::lock_guard lock(mu_);
-    conns_.erase(conn);
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return;
+    if (!it->second.shut) --live_;
+    if (auto c = per_client_.find(it->second.key); c != per_client_.end() && --c->second == 0) per_client_.erase(c);
+    conns_.erase(it);
   }
   // A request line arrived: a later request on a keep-alive connection starts its header deadline.
   // (The first request's deadline runs from the connection's start.)
   void RequestLine(MHD_Connection* conn) {
     std::lock_guard lock(mu_);
-    if (auto it = conns_.find(conn); it != conns_.end() && it->second.phase == Phase::kBetweenRequests) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return;
+    if (it->second.phase == Phase::kBetweenRequests) {
       it->second.Enter(Phase::kAwaitingHeader);
-      it->second.header_deadline = Clock::now() + header_timeout_;
+      it->second.deadline = Clock::now() + header_timeout_;
+    }
+    it->second.request_line_seen = true;
+  }
+  // The header is complete: any body must be by its own deadline.
+  void HeaderComplete(MHD_Connection* conn) {
+    std::lock_guard lock(mu_);
+    if (auto it = conns_.find(conn); it != conns_.end()) {
+      it->second.Enter(Phase::kReadingBody);
+      it->second.deadline = Clock::now() + body_timeout_;
     }
   }
-  void HeaderComplete(MHD_Connection* conn) { SetPhase(conn, Phase::kInRequest); }
+  // The whole request (body included) is in hand, or is answered without reading its body.
+  void RequestComplete(MHD_Connection* conn) { SetPhase(conn, Phase::kInRequest); }
   void RequestDone(MHD_Connection* conn) { SetPhase(conn, Phase::kBetweenRequests); }
 
  private:
-  enum class Phase { kAwaitingHeader, kInRequest, kBetweenRequests };
+  enum class Phase { kAwaitingHeader, kReadingBody, kInRequest, kBetweenRequests };
   struct Tracked {
-    int fd;
-    Phase phase;
-    Clock::time_point header_deadline;
+    int fd = -1;
+    Phase phase = Phase::kAwaitingHeader;
+    Clock::time_point deadline;  // of the header (kAwaitingHeader) or the body (kReadingBody)
     bool fin_seen = false;  // on the previous sweep, in this phase
     bool shut = false;      // shutdown() done; libmicrohttpd will close it
+    bool request_line_seen = false;  // in this phase
+    Clock::time_point since;         // in this phase
+    std::string key;                 // ClientAddressKey
     void Enter(Phase p) {
       phase = p;
       fin_seen = false;
+      request_line_seen = false;
+      since = Clock::now();
     }
   };
+
+  // Shuts down the connection idle longest (see the class comment), other than `newcomer`.
+  void ShedIdlestLocked(MHD_Connection* newcomer) {
+    Tracked* idlest = nullptr;
+    int idlest_rank = 2;
+    for (auto& [conn, t] : conns_) {
+      if (t.shut || conn == newcomer) continue;
+      int rank = t.phase == Phase::kAwaitingHeader && !t.request_line_seen ? 0
+                 : t.phase == Phase::kBetweenRequests                    ? 1
+                                                                         : 2;
+      if (rank < idlest_rank || (rank == idlest_rank && idlest != nullptr && t.since < idlest->since)) {
+        idlest = &t;
+        idlest_rank = rank;
+      }
+    }
+    if (idlest == nullptr) return;  // every other connection has a request in hand
+    ::shutdown(idlest->fd, SHUT_RDWR);
+    idlest->shut = true;
+    --live_;
+    ++shed_;
+    log::Debug("HTTP idle connection shed for a new one", {{"shed_so_far", std::to_string(shed_)}});
+  }
 
   void SetPhase(MHD_Connection* conn, Phase phase) {
     std::lock_guard lock(mu_);
@@ -368,13 +484,13 @@ class ConnectionWatch {
 
   // True when a FIN is waiting to be confirmed by the next sweep.
   bool SweepLocked(Clock::time_point now) {
-    unsigned peer_closed = 0, header_late = 0;
+    unsigned peer_closed = 0, header_late = 0, body_late = 0;
     bool to_confirm = false;
     for (auto& [conn, t] : conns_) {
       if (t.shut || t.phase == Phase::kInRequest) continue;
       char byte;
       bool fin = ::recv(t.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-      bool late = t.phase == Phase::kAwaitingHeader && now >= t.header_deadline;
+      bool late = (t.phase == Phase::kAwaitingHeader || t.phase == Phase::kReadingBody) && now >= t.deadline;
       if (fin && !t.fin_seen && !late) {
         t.fin_seen = true;
         to_confirm = true;
@@ -384,31 +500,69 @@ class ConnectionWatch {
       if (!fin && !late) continue;
       ::shutdown(t.fd, SHUT_RDWR);
       t.shut = true;
-      ++(fin ? peer_closed : header_late);
+      --live_;
+      ++(fin ? peer_closed : t.phase == Phase::kAwaitingHeader ? header_late : body_late);
     }
-    if (peer_closed + header_late > 0) {
+    if (peer_closed + header_late + body_late > 0) {
       log::Debug("HTTP connections closed", {{"peer_closed_mid_request", std::to_string(peer_closed)},
-                                             {"header_timeout", std::to_string(header_late)}});
+                                             {"header_timeout", std::to_string(header_late)},
+                                             {"body_timeout", std::to_string(body_late)}});
     }
     return to_confirm;
   }
 
   const std::chrono::seconds header_timeout_;
+  const std::chrono::seconds body_timeout_;
+  const Limits limits_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<MHD_Connection*, Tracked> conns_;  // guarded by mu_
+  std::unordered_map<std::string, unsigned> per_client_;  // guarded by mu_: connections per ClientKey
+  unsigned live_ = 0;                                      // guarded by mu_: tracked and not shut down
+  std::uint64_t shed_ = 0;                                 // guarded by mu_
   bool stopping_ = false;                               // guarded by mu_
   bool rescheduled_ = false;                            // guarded by mu_: next_sweep_ moved earlier
   Clock::time_point next_sweep_ = Clock::time_point::max();  // guarded by mu_
   std::thread sweeper_;
 };
 
-// RFC 9112, 3.2 and 6.1: framing a proxy in front could read differently from us. A message with
-// both Content-Length and Transfer-Encoding, or with a Transfer-Encoding whose last coding is not
-// chunked (libmicrohttpd would read its body to the end of the connection), or a NUL in the target
-// (libmicrohttpd decodes %00 and the path ends there: "/metrics%00x" would be served as /metrics).
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// What the header fields say about framing, beyond what libmicrohttpd looks at (it takes the first
+// of duplicate fields, and keeps a name with whitespace before the colon as another name).
+struct FieldCensus {
+  unsigned content_lengths = 0;
+  bool space_in_name = false;
+};
+
+MHD_Result CountField(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* /*value*/) {
+  auto* census = static_cast<FieldCensus*>(cls);
+  if (key == nullptr) return MHD_YES;
+  std::string_view name(key);
+  if (name.empty() || name.find_first_of(" \t") != std::string_view::npos) census->space_in_name = true;
+  if (EqualsIgnoringCase(name, MHD_HTTP_HEADER_CONTENT_LENGTH)) ++census->content_lengths;
+  return MHD_YES;
+}
+
+// RFC 9112, 3.2, 5.1, 6.1 and 6.3: framing a proxy in front could read differently from us. A
+// field name with whitespace before its colon ("Transfer-Encoding : chunked", which libmicrohttpd
+// would ignore as an unknown field and so read the chunks as a second request); more than one
+// Content-Length, even with the same value (libmicrohttpd takes the first: the rest of the body
+// would be read as a second request); both Content-Length and Transfer-Encoding (refused, not
+// read as chunked: the strict choice RFC 9112 6.1 leaves open); a Transfer-Encoding whose last
+// coding is not chunked (libmicrohttpd would read its body to the end of the connection); a NUL in
+// the target (libmicrohttpd decodes %00 and the path ends there: "/metrics%00x" would be served as
+// /metrics).
 std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_target) {
   if (nul_in_target) return "a NUL (%00) in the request target";
+  FieldCensus census;
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, &CountField, &census);
+  if (census.space_in_name) return "whitespace in a header field name";
+  if (census.content_lengths > 1) return "more than one Content-Length";
   const char* te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
   if (te == nullptr) return std::nullopt;
   if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) != nullptr) {
@@ -423,39 +577,6 @@ std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_targ
   return std::nullopt;
 }
 
-// Who a request is from, for PasswordCheckLimits::per_client: the IPv4 address, or an IPv6
-// address's /64 (what one host or site is usually given, so one client cannot take turns as many
-// addresses). An IPv4-mapped IPv6 address is its IPv4 address.
-std::string ClientKey(MHD_Connection* conn) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (info == nullptr || info->client_addr == nullptr) return "?";
-  const sockaddr* sa = info->client_addr;
-  if (sa->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-    return std::string("4") + std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
-  }
-  if (sa->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    const auto* bytes = reinterpret_cast<const char*>(&in6->sin6_addr);
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string("4") + std::string(bytes + 12, 4);
-    return std::string("6") + std::string(bytes, 8);
-  }
-  return "?";
-}
-
-// The client's address as text, for the log.
-std::string ClientAddressText(MHD_Connection* conn) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (info == nullptr || info->client_addr == nullptr) return "unknown";
-  char text[INET6_ADDRSTRLEN] = "unknown";
-  const sockaddr* sa = info->client_addr;
-  if (sa->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
-  } else if (sa->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
-  }
-  return text;
-}
 
 }  // namespace
 
@@ -696,8 +817,12 @@ struct HttpServer::Impl {
       return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
-    // With an ETag a client may keep the body, but asks again each time (If-None-Match).
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, r.etag.empty() ? "no-store" : "no-cache");
+    // With an ETag a client may keep the body, but asks again each time (If-None-Match); an answer
+    // behind basic auth is never kept, by the browser or any cache on the way.
+    const bool may_keep = !r.etag.empty() && !(auth && auth->enabled());
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, may_keep ? "no-cache" : "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Content-Security-Policy", kContentSecurityPolicy);
     if (!r.etag.empty()) MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, r.etag.c_str());
     MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     if (encoded.gzip) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
@@ -828,13 +953,14 @@ struct HttpServer::Impl {
     auto* state = static_cast<RequestState*>(*con_cls);
     if (!state->started) {  // the header is complete; any body comes in later calls
       state->started = true;
-      watch->HeaderComplete(conn);
       if (auto problem = FramingProblem(conn, state->nul_in_target)) {
+        watch->RequestComplete(conn);
         // Queued before the body is read: libmicrohttpd reads nothing more from this connection
         // and closes it after the answer (Connection: close says so to the client).
         log::Debug("HTTP request refused", {{"reason", *problem}});
         return Queue(conn, {400, kTextPlain, "bad request: " + *problem + "\n"}, false, /*close=*/true);
       }
+      watch->HeaderComplete(conn);
       return MHD_YES;
     }
     if (state->done.load(std::memory_order_acquire)) return Send(conn, state->response, state->encoded);
@@ -843,6 +969,7 @@ struct HttpServer::Impl {
       *upload_size = 0;
       return MHD_YES;
     }
+    watch->RequestComplete(conn);  // the body, if any, is all read
     state->gzip = AcceptsGzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                           MHD_HTTP_HEADER_ACCEPT_ENCODING));
     if (const char* inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH)) {
@@ -1018,7 +1145,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                              ? options.max_connections_per_client
                              : std::max(impl->max_connections / kPerClientShareDivisor, 4u);
   impl->max_per_client = std::min(impl->max_per_client, impl->max_connections);
-  impl->watch = std::make_unique<ConnectionWatch>(std::chrono::seconds(options.header_timeout_seconds));
+  impl->watch = std::make_unique<ConnectionWatch>(ConnectionWatch::Limits{
+      std::chrono::seconds(options.header_timeout_seconds), std::chrono::seconds(options.body_timeout_seconds),
+      impl->max_connections, impl->max_per_client,
+      std::min(std::max(impl->max_connections / kReservedShareDivisor, 2u), impl->max_connections / 2)});
   impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
   if (impl->auth && impl->auth->enabled()) {
     impl->password_checks = std::make_unique<PasswordCheckQueue>(impl->auth, options.password_checks);
@@ -1029,8 +1159,6 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   std::vector<MHD_OptionItem> opts = {
       {MHD_OPTION_LISTEN_SOCKET, socket->fd(), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_connections), nullptr},
-      // Past it libmicrohttpd accepts and closes at once: one client cannot take every slot.
-      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(impl->max_per_client), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options.idle_timeout_seconds), nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&RequestCompleted), impl.get()},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&ConnectionNotify), impl.get()},

@@ -30,6 +30,8 @@
 #include "daemon/basic_auth.h"
 #include "daemon/web_config.h"
 
+struct sockaddr;
+
 namespace rdmahd {
 
 // Gzip-compresses a body given in pieces: the bytes Gzip() gives for the pieces joined, without
@@ -91,6 +93,13 @@ class SharedBody {
   bool gzip_failed_ = false;                               // guarded by mu_
 };
 
+// The Content-Security-Policy header of every answer: the status page's own policy (its <meta>
+// tag: no script, no external anything, inline styles) plus frame-ancestors 'none', which only a
+// header can carry (no page of the daemon may be framed). Every answer also says
+// X-Content-Type-Options: nosniff.
+inline constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
+
 struct HttpResponse {
   HttpResponse() = default;
   HttpResponse(int status_code, std::string type, std::string text)
@@ -106,7 +115,7 @@ struct HttpResponse {
   // When set, sent instead of `body`, in the encoding the request accepts.
   std::shared_ptr<SharedBody> shared_body;
   // When not empty, an ETag header with this entity tag (WeakEtag), and Cache-Control: no-cache
-  // instead of no-store; a 200 whose tag an If-None-Match of the request names is sent as a 304
+  // instead of no-store (unless basic auth is on: then no-store always); a 200 whose tag an If-None-Match of the request names is sent as a 304
   // without a body (RFC 9110, 13.1.2).
   std::string etag;
 };
@@ -149,9 +158,23 @@ inline constexpr unsigned kDefaultIdleTimeoutSeconds = 60;
 // after its request line arrived (later requests on a keep-alive connection), however slowly its
 // bytes trickle in; past it the connection is closed (slowloris). Go's ReadHeaderTimeout.
 inline constexpr unsigned kDefaultHeaderTimeoutSeconds = 10;
-// Connections one client address may hold, as a fraction of max_connections (1/4: one client
-// cannot take every slot, several others still get in).
+// A request's body must be complete this long after its header was; past it the connection is
+// closed. No route takes a body (one is read and dropped before the 405), so this only bounds a
+// client that trickles one, or that stopped sending without closing.
+inline constexpr unsigned kDefaultBodyTimeoutSeconds = 10;
+// Connections one client (ClientAddressKey: an IPv4 address, an IPv6 /64) may hold, as a fraction
+// of max_connections (1/4: one client cannot take every slot, several others still get in).
 inline constexpr unsigned kPerClientShareDivisor = 4;
+
+// Slots kept free, as a fraction of max_connections (at least 2): when a new connection takes one
+// of them, the connection idle longest (no request line yet, then between requests) is shed, so a
+// flood of idle connections from many addresses never keeps a scraper or a health check out.
+inline constexpr unsigned kReservedShareDivisor = 16;
+
+// Who a connection counts against for max_connections_per_client (and PasswordCheckLimits): an
+// IPv4 address, or an IPv6 address's /64 (what one host or site is usually given). An IPv4-mapped
+// IPv6 address is its IPv4 address.
+std::string ClientAddressKey(const sockaddr* address);
 
 struct HttpServerOptions {
   std::string listen_address = ":9872";  // see ParseListenAddress
@@ -160,6 +183,7 @@ struct HttpServerOptions {
   unsigned max_connections = kDefaultMaxConnections;
   unsigned idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
   unsigned header_timeout_seconds = kDefaultHeaderTimeoutSeconds;
+  unsigned body_timeout_seconds = kDefaultBodyTimeoutSeconds;
   // 0: max_connections / kPerClientShareDivisor (at least 4, at most max_connections).
   unsigned max_connections_per_client = 0;
   // bcrypt of credentials not verified before (see "Basic auth" at the top of this file).
@@ -170,9 +194,12 @@ class HttpServer {
  public:
   // Binds the listening socket and starts serving `routes` (exact paths) to GET and HEAD; other
   // paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
-  // Request framing a proxy could read differently is answered 400 and the connection closed:
-  // Content-Length with Transfer-Encoding, a Transfer-Encoding other than "chunked", a NUL (%00)
-  // in the target (RFC 9112, 6.1 and 3.2).
+  // Request framing a proxy could read differently is answered 400 and the connection closed,
+  // before any body is read: whitespace before a field name's colon (RFC 9112, 5.1), more than one
+  // Content-Length even if equal (6.3), Content-Length with Transfer-Encoding (6.1: refused, the
+  // strict option), a Transfer-Encoding other than "chunked", a NUL (%00) in the target (3.2).
+  // Every answer carries X-Content-Type-Options: nosniff and kContentSecurityPolicy; with basic
+  // auth, Cache-Control: no-store (ETag or not).
   // Errors name the address ("address 127.0.0.1:9872 is already in use") and, when the start
   // fails for want of file descriptors, the open-file limit.
   static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,

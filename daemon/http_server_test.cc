@@ -780,6 +780,188 @@ TEST(HttpServerFramingTest, NulInTheTargetIsRefused) {
   EXPECT_EQ(Body(Get((*server)->port(), "GET", "/metrics")), "up 1\n");
 }
 
+// Requests whose body is cut short, then FIN: a Content-Length body short of its length, a chunk
+// cut mid-way. libmicrohttpd alone keeps each in CLOSE-WAIT until the idle timeout (60 s); here
+// each gives its slot back within a second, so a burst of them filling every slot leaves
+// /-/healthy answered.
+TEST(HttpServerConnectionsTest, CutBodiesThenFinFreeTheirSlotsAtOnce) {
+  HttpServerOptions o = Local();
+  o.max_connections = 32;
+  o.max_connections_per_client = 32;  // this test is about the FIN, not the per-client cap
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  const std::string cut[] = {
+      "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+      "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n0123456789",
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+  };
+  std::vector<int> fds;
+  for (int i = 0; i < 32; ++i) {  // every slot
+    int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    SendAll(fd, cut[i % 3]);
+    shutdown(fd, SHUT_WR);  // the FIN comes with the last bytes, as from a client that gave up
+    fds.push_back(fd);
+  }
+  auto t0 = Clock::now();
+  int still_open = 0;
+  for (int fd : fds) {
+    auto left = std::chrono::milliseconds(1000) -
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    bool closed = false;
+    ReadUntilClosed(fd, std::max(left, std::chrono::milliseconds(1)), &closed);
+    if (!closed) ++still_open;
+  }
+  EXPECT_EQ(still_open, 0) << "cut bodies still held by the server 1 s after their FIN";
+  auto t1 = Clock::now();
+  std::string r = Exchange(port, "GET /-/healthy HTTP/1.0\r\n\r\n", std::chrono::seconds(3));
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << "no answer after the burst: " << r;
+  EXPECT_LT(Clock::now() - t1, std::chrono::milliseconds(1500));
+  for (int fd : fds) close(fd);
+}
+
+// The FIN rule for bodies must not cut off a client that sent a whole body and half-closed.
+TEST(HttpServerConnectionsTest, CompleteBodyThenFinIsStillAnswered) {
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  for (const char* req : {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+                          "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"}) {
+    int fd = Connect((*server)->port());
+    ASSERT_GE(fd, 0);
+    SendAll(fd, req);
+    shutdown(fd, SHUT_WR);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past two sweeps
+    std::string r = ReadUntilClosed(fd, std::chrono::seconds(3));
+    close(fd);
+    EXPECT_EQ(r.rfind("HTTP/1.1 405 ", 0), 0u) << req << ": " << r;
+  }
+}
+
+// A body trickled a byte at a time is closed at the body deadline, although bytes keep moving.
+TEST(HttpServerConnectionsTest, BodyDeadlineClosesSlowBodies) {
+  HttpServerOptions o = Local();
+  o.body_timeout_seconds = 1;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok());
+  for (const char* head : {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+                           "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n"}) {
+    int slow = Connect((*server)->port());
+    ASSERT_GE(slow, 0);
+    SendAll(slow, head);
+    auto t0 = Clock::now();
+    bool closed = false;
+    while (!closed && Clock::now() - t0 < std::chrono::seconds(4)) {
+      SendAll(slow, "a");
+      ReadUntilClosed(slow, std::chrono::milliseconds(200), &closed);
+    }
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    close(slow);
+    EXPECT_TRUE(closed) << head << ": a body trickled for 4 s was not cut off";
+    EXPECT_GE(took.count(), 800) << head;
+    EXPECT_LT(took.count(), 2500) << head;
+  }
+}
+
+// RFC 9112 6.3: Content-Length headers that disagree are a framing error: 400 and close, never
+// the first one's body with the rest read as a second (smuggled) request. Identical duplicates are
+// refused too: no client needs them, and a proxy may have read them another way.
+TEST(HttpServerFramingTest, DuplicateContentLengthsAreRefusedAndClosed) {
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok());
+  for (const char* lengths : {"Content-Length: 0\r\nContent-Length: 35\r\n",
+                              "Content-Length: 35\r\nContent-Length: 0\r\n",
+                              "Content-Length: 0\r\ncontent-length: 0\r\n"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange((*server)->port(),
+                             std::string("POST /-/healthy HTTP/1.1\r\nHost: x\r\n") + lengths +
+                                 "\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                             std::chrono::seconds(3));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << lengths << ": the connection was kept open";
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << lengths << r;
+    EXPECT_NE(r.find("Connection: close"), std::string::npos) << lengths << r;
+    EXPECT_EQ(r.find("HTTP/1.1", 1), std::string::npos) << lengths << "a second response: " << r;
+  }
+  // A list in one field is refused by libmicrohttpd itself, before any callback (0.9.75 sends its
+  // 400 twice over, then closes: still no second request read).
+  std::string list = Exchange((*server)->port(),
+                              "POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 0, 35\r\n\r\n"
+                              "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                              std::chrono::seconds(3));
+  EXPECT_EQ(list.rfind("HTTP/1.1 400 ", 0), 0u) << list;
+  EXPECT_NE(list.find("Connection: close"), std::string::npos) << list;
+  EXPECT_EQ(calls, 0);
+}
+
+// RFC 9112 5.1: no whitespace between a field name and its colon; such a header must be refused,
+// not ignored ("Transfer-Encoding : chunked" ignored would read the chunks as a second request).
+TEST(HttpServerFramingTest, WhitespaceBeforeTheColonIsRefused) {
+  std::atomic<int> calls{0};
+  auto server = HttpServer::Start(Local(), HealthyAndMetrics(&calls));
+  ASSERT_TRUE(server.ok());
+  for (const char* field : {"Transfer-Encoding : chunked", "Transfer-Encoding\t: chunked",
+                            "Content-Length : 35", "X-Anything : 1"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange((*server)->port(),
+                             std::string("POST /-/healthy HTTP/1.1\r\nHost: x\r\n") + field +
+                                 "\r\n\r\n23\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n",
+                             std::chrono::seconds(3));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1)) << field << ": the connection was kept open";
+    EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << field << ": " << r;
+    EXPECT_EQ(r.find("HTTP/1.1", 1), std::string::npos) << field << ": a second response: " << r;
+  }
+  EXPECT_EQ(calls, 0);
+}
+
+// Every answer tells browsers not to sniff its type and not to show it in a frame (the status
+// page's <meta> CSP cannot say frame-ancestors); the policy is the page's own plus that.
+TEST(HttpServerHeadersTest, EveryAnswerForbidsSniffingAndFraming) {
+  std::map<std::string, HttpRoute> routes = HealthyAndMetrics();
+  routes["/api"] = {[] {
+    HttpResponse r{200, "application/json", "{}\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(std::string(kContentSecurityPolicy), "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  for (const char* path : {"/api", "/metrics", "/-/healthy", "/nope"}) {
+    std::string r = Get((*server)->port(), "GET", path);
+    EXPECT_NE(r.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos) << path << ": " << r;
+    EXPECT_NE(r.find(std::string("\r\nContent-Security-Policy: ") + kContentSecurityPolicy + "\r\n"),
+              std::string::npos)
+        << path << ": " << r;
+  }
+  // Without basic auth a body with an ETag may be kept and revalidated.
+  EXPECT_NE(Get((*server)->port(), "GET", "/api").find("\r\nCache-Control: no-cache\r\n"), std::string::npos);
+}
+
+// Answers behind basic auth are never stored by a browser or proxy, ETag or not.
+TEST(HttpServerHeadersTest, AuthenticatedAnswersAreNeverStored) {
+  HttpServerOptions o = Local();
+  o.web = WebConfig{};
+  o.web->basic_auth_users["alice"] = MakeBcrypt("s3cret");
+  std::map<std::string, HttpRoute> routes;
+  routes["/api"] = {[] {
+    HttpResponse r{200, "application/json", "{}\n"};
+    r.etag = WeakEtag(r.body);
+    return r;
+  }};
+  routes["/-/healthy"] = {[] { return HttpResponse{200, "text/plain", "OK\n"}; }, true};
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  for (int i = 0; i < 2; ++i) {  // the first after a bcrypt, the second from the cache
+    for (const char* path : {"/api", "/-/healthy"}) {
+      std::string r = Get((*server)->port(), "GET", path, BasicHeader("alice", "s3cret"));
+      EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << path << ": " << r;
+      EXPECT_NE(r.find("\r\nCache-Control: no-store\r\n"), std::string::npos) << path << ": " << r;
+      EXPECT_NE(r.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos) << path << ": " << r;
+    }
+  }
+  EXPECT_NE(Get((*server)->port(), "GET", "/api").find("\r\nCache-Control: no-store\r\n"), std::string::npos);
+}
+
 
 // From a loopback address of its own (127.0.0.2, ...): another client as the server counts them.
 int ConnectFrom(int port, const std::string& source) {
@@ -797,6 +979,68 @@ int ConnectFrom(int port, const std::string& source) {
     return -1;
   }
   return fd;
+}
+
+// Idle connections (never a byte) filling every slot, from several addresses each under its cap:
+// the oldest idle one is shed for a newcomer, which is answered at once instead of waiting in the
+// accept queue for the header deadline; connections with a request line in are kept.
+TEST(HttpServerConnectionsTest, IdleConnectionsFillingEverySlotAreShedForNewcomers) {
+  HttpServerOptions o = Local();
+  o.max_connections = 32;
+  o.max_connections_per_client = 12;
+  auto server = HttpServer::Start(o, HealthyAndMetrics());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+  int busy = ConnectFrom(port, "127.0.0.9");  // a request line in, its header still coming
+  ASSERT_GE(busy, 0);
+  SendAll(busy, "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<int> idle;
+  for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4"}) {
+    for (int i = 0; i < 12; ++i) idle.push_back(ConnectFrom(port, source));  // 36: more than the slots
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (const char* path : {"/-/healthy", "/metrics"}) {
+    auto t0 = Clock::now();
+    std::string r = Exchange(port, std::string("GET ") + path + " HTTP/1.0\r\n\r\n", std::chrono::seconds(3));
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+    EXPECT_NE(r.find(" 200 OK"), std::string::npos) << path << ": no answer while idle connections hold every slot";
+    EXPECT_LT(took.count(), 1000) << path;
+  }
+  // The one with a request in hand was not shed: its request completes and is answered.
+  SendAll(busy, "Connection: close\r\n\r\n");
+  std::string r = ReadUntilClosed(busy, std::chrono::seconds(3));
+  EXPECT_NE(r.find(" 200 OK"), std::string::npos) << r;
+  close(busy);
+  // The oldest idle connections went first.
+  bool first_closed = false;
+  ReadUntilClosed(idle.front(), std::chrono::milliseconds(100), &first_closed);
+  EXPECT_TRUE(first_closed) << "the oldest idle connection was kept";
+  for (int fd : idle) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+// Who a connection counts against for max_connections_per_client: an IPv4 address, or an IPv6
+// address's /64 (a host is usually given a whole /64, so its addresses are one client).
+TEST(HttpServerConnectionsTest, ClientKeyIsTheIpv4AddressOrTheIpv6Slash64) {
+  auto v6 = [](const char* text) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    EXPECT_EQ(inet_pton(AF_INET6, text, &a.sin6_addr), 1) << text;
+    return ClientAddressKey(reinterpret_cast<const sockaddr*>(&a));
+  };
+  auto v4 = [](const char* text) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    EXPECT_EQ(inet_pton(AF_INET, text, &a.sin_addr), 1) << text;
+    return ClientAddressKey(reinterpret_cast<const sockaddr*>(&a));
+  };
+  EXPECT_EQ(v6("2001:db8:1:2::1"), v6("2001:db8:1:2:ffff:eeee:dddd:cccc"));
+  EXPECT_NE(v6("2001:db8:1:2::1"), v6("2001:db8:1:3::1"));
+  EXPECT_EQ(v6("::ffff:10.0.0.1"), v4("10.0.0.1"));
+  EXPECT_NE(v4("10.0.0.1"), v4("10.0.0.2"));
+  EXPECT_NE(v6("::1"), v4("127.0.0.1"));
 }
 
 // A hash of `cost` that no password matches, made without paying for it: checking a password

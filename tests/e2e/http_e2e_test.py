@@ -139,6 +139,144 @@ class HalfRequestsAndGreedyClientsTest(unittest.TestCase):
                     s.close()
 
 
+def loopback_aliases(count):
+    """127.0.0.2, ...: loopback addresses of their own, other clients as the server counts them."""
+    return [f"127.0.0.{i}" for i in range(2, 2 + count)]
+
+
+# Requests whose body never comes whole: a Content-Length not reached, a chunk cut mid-way.
+CUT_BODIES = (
+    b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+    b"POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n0123456789",
+)
+
+
+class CutBodiesTest(unittest.TestCase):
+    """Issue 41 item 7: 1,100 requests whose body is cut short, then FIN, from 5 addresses
+    (220 each: under the per-client cap) used to sit in CLOSE-WAIT for the 60 s idle timeout and
+    black out /-/healthy and /metrics for everyone. Each must give its slot back at once."""
+    PER_ADDRESS = 220
+
+    def test_cut_bodies_then_fin_are_closed_at_once_and_scrapes_go_on(self):
+        raise_nofile(4096)
+        with Daemon(*fixture_args()) as d:
+            socks = []
+            try:
+                for source in loopback_aliases(5):
+                    for i in range(self.PER_ADDRESS):
+                        s = socket.create_connection(("127.0.0.1", d.port), timeout=5, source_address=(source, 0))
+                        socks.append(s)
+                        s.sendall(CUT_BODIES[i % 2])
+                        s.shutdown(socket.SHUT_WR)
+                t0 = time.monotonic()
+                took = healthy_within(d.port, 3.0)
+                self.assertIsNotNone(took, "/-/healthy: no answer within 3 s of 1,100 cut bodies")
+                self.assertLess(took, 1.5, f"/-/healthy took {took:.2f} s after the cut bodies")
+                status, took, _ = timed_get(d.port, "/metrics", timeout=5)
+                self.assertEqual(status, 200)
+                self.assertLess(took, 2.0)
+                # Every cut connection closed by the server (EOF on our side), well before 60 s.
+                still_open = 0
+                for s in socks:
+                    s.settimeout(max(0.05, 3.0 - (time.monotonic() - t0)))
+                    try:
+                        while s.recv(4096):
+                            pass
+                    except socket.timeout:
+                        still_open += 1
+                    except OSError:
+                        pass  # reset: closed too
+                self.assertEqual(still_open, 0, f"{still_open} of {len(socks)} cut bodies still held 3 s after FIN")
+            finally:
+                for s in socks:
+                    s.close()
+
+
+class IdleFloodFromManyAddressesTest(unittest.TestCase):
+    """Issue 41 item 8: 5 addresses x 220 idle connections (each address under its 256, together
+    more than the 1,024 slots) used to keep every newcomer in the accept queue until the 10 s
+    header deadline. The connection idle longest is shed for a newcomer instead."""
+
+    def test_idle_flood_from_five_addresses_does_not_black_out_scrapes(self):
+        raise_nofile(4096)
+        with Daemon(*fixture_args()) as d:
+            socks = []
+            try:
+                for source in loopback_aliases(5):
+                    for _ in range(220):
+                        socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=5,
+                                                              source_address=(source, 0)))
+                time.sleep(0.3)
+                took = healthy_within(d.port, 3.0)
+                self.assertIsNotNone(took, "/-/healthy: no answer while 1,100 idle connections are held")
+                self.assertLess(took, 1.0, f"/-/healthy took {took:.2f} s")
+                status, took, _ = timed_get(d.port, "/metrics", timeout=5)
+                self.assertEqual(status, 200)
+                self.assertLess(took, 2.0)
+            finally:
+                for s in socks:
+                    s.close()
+
+
+def raw_exchange(port, request, timeout=3.0):
+    """Sends `request` as is; (bytes read until the server closed or `timeout`, closed?)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(request)
+        data, deadline = b"", time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                return data, False
+            if not chunk:
+                return data, True
+            data += chunk
+        return data, False
+
+
+class FramingAndHeadersTest(unittest.TestCase):
+    """Issue 41 item 11: RFC 9112 framing, and the headers that keep a browser from sniffing,
+    framing or storing what the daemon serves."""
+
+    def test_ambiguous_framing_is_400_and_close(self):
+        smuggled = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        cases = {
+            "two Content-Lengths": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                   b"Content-Length: " + str(len(smuggled)).encode() + b"\r\n\r\n" + smuggled,
+            "same Content-Length twice": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                         b"Content-Length: 0\r\n\r\n" + smuggled,
+            "space before the colon": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\n\r\n"
+                                      + b"%x\r\n" % len(smuggled) + smuggled + b"\r\n0\r\n\r\n",
+            "Content-Length and Transfer-Encoding": b"POST /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                                                    b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled,
+        }
+        with Daemon(*fixture_args()) as d:
+            for name, request in cases.items():
+                with self.subTest(name):
+                    t0 = time.monotonic()
+                    data, closed = raw_exchange(d.port, request)
+                    self.assertTrue(data.startswith(b"HTTP/1.1 400 "), data[:200])
+                    self.assertTrue(closed and time.monotonic() - t0 < 1.5, "the connection was kept open")
+                    self.assertEqual(data.count(b"HTTP/1.1 "), 1, f"a second (smuggled) answer: {data[:400]!r}")
+
+    def test_page_and_api_forbid_sniffing_and_framing(self):
+        with Daemon(*fixture_args()) as d:
+            for path in ("/", "/api/v1/checks", "/api/v1/devices", "/metrics"):
+                with self.subTest(path):
+                    with urllib.request.urlopen(f"http://127.0.0.1:{d.port}{path}", timeout=10) as r:
+                        headers, body = r.headers, r.read()
+                    self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff")
+                    csp = headers.get("Content-Security-Policy", "")
+                    self.assertIn("frame-ancestors 'none'", csp)
+                    if path == "/":
+                        # The header is the page's own <meta> policy plus what only a header can say.
+                        import re
+                        meta = re.search(rb'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', body)
+                        self.assertIsNotNone(meta, "the page lost its <meta> CSP")
+                        self.assertEqual(csp, meta.group(1).decode() + "; frame-ancestors 'none'")
+
+
 class LowFdLimitTest(unittest.TestCase):
     """Out of descriptors is said at warn level, naming the limit."""
 
@@ -366,6 +504,12 @@ class TlsAndAuthTest(unittest.TestCase):
         for _ in range(5):
             self.assertEqual(self.https(d.port, "/-/healthy", auth=("prom", "right horse"))[0], 200)
         self.assertLess(time.monotonic() - t0, 2.0)
+        # What is behind the password is never stored by a browser or a cache, ETag or not.
+        for path in ("/api/v1/checks", "/", "/metrics"):
+            status, headers = self.https(d.port, path, auth=("prom", "right horse"))
+            self.assertEqual(status, 200, path)
+            self.assertEqual(headers.get("Cache-Control"), "no-store", path)
+            self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff", path)
 
     def test_web_config_errors_stop_the_daemon(self):
         cases = [
