@@ -17,8 +17,15 @@ TEST(DurationTextTest, FormatDurationSpellsAsTheConfigDoes) {
   EXPECT_EQ(FormatDuration(milliseconds(86'400'000)), "86400s");
 }
 
-TEST(DurationTextTest, FormatSecondsRoundsToWholeSeconds) {
+TEST(DurationTextTest, FormatSecondsRoundsToWholeSecondsAndBelowTenToTenths) {
   EXPECT_EQ(FormatSeconds(0), "0 s");
+  EXPECT_EQ(FormatSeconds(0.04), "0 s");
+  EXPECT_EQ(FormatSeconds(0.22), "0.2 s");  // a span the daemon observed: never "0 s"
+  EXPECT_EQ(FormatSeconds(2.0), "2 s");
+  EXPECT_EQ(FormatSeconds(2.46), "2.5 s");
+  EXPECT_EQ(FormatSeconds(9.94), "9.9 s");
+  EXPECT_EQ(FormatSeconds(9.96), "10 s");
+  EXPECT_EQ(FormatSeconds(15.3), "15 s");
   EXPECT_EQ(FormatSeconds(59.4), "59 s");
   EXPECT_EQ(FormatSeconds(59.5), "60 s");
   EXPECT_EQ(FormatSeconds(3599.98), "3600 s");
