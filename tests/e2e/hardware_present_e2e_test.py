@@ -72,7 +72,7 @@ class HardwarePresentE2ETest(unittest.TestCase):
                 back = verdicts(d)[("hardware_present", "mlx5_1")]
                 self.assertEqual(back["status"], "ok", back)
                 self.assertRegex(back["reason"], r"^recovered: mlx5_1 \(PCI 0000:af:00\.0\) back since .* UTC after "
-                                                 r"\d+ s away \(missing since ")
+                                                 r"[\d.]+ s away \(missing since ")
                 self.assertEqual(status_line(d, "mlx5_1", "failed"), "0")
 
     def test_check_fails_at_once_when_the_inventory_is_short(self):
