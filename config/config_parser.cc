@@ -72,7 +72,9 @@ void AppendRegisteredFields(const ConfigWalker& walker, const std::string& paren
 // The loader's own sections (collectors, checks, probes, devices, scrape), then the plug-ins'.
 class ConfigParser {
  public:
-  ConfigParser(std::string source, const PluginNames& known) : walker_(std::move(source)), known_(known) {}
+  // `text` is what `root` was loaded from; it must outlive the parser.
+  ConfigParser(std::string source, std::string_view text, const PluginNames& known)
+      : walker_(std::move(source), text), known_(known) {}
 
   Status Parse(const YAML::Node& root, Config& config) const {
     ConfigNode top{root, "", root.Mark()};
@@ -352,7 +354,7 @@ Result<Config> ParseConfigUncapped(const std::string& yaml_text, const std::stri
       config.no_settings = true;
       return config;
     }
-    Status st = ConfigParser(source, known).Parse(document, config);
+    Status st = ConfigParser(source, yaml_text, known).Parse(document, config);
     if (!st.ok()) return st.error();
     return config;
   } catch (const YAML::Exception& e) {

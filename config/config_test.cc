@@ -88,7 +88,7 @@ void ExpectDefaults(const Config& c) {
 
 TEST(ConfigParseTest, EmptyTextAndCommentsOnlyGiveDefaults) {
   for (const char* text : {"", "\n\n", "# nothing configured yet\n  # indented comment\n", "---\n",
-                           "roce:\nports:\n  # require_active: false\n"}) {
+                           "roce:\nports:\n  # require_active: false\nscrape: {}\n", "roce:\nports: ~\n"}) {
     Result<Config> r = Parse(text);
     ASSERT_TRUE(r.ok()) << r.error().message;
     ExpectDefaults(*r);
@@ -100,6 +100,56 @@ TEST(ConfigParseTest, NullValueKeepsTheDefault) {
   Result<Config> r = Parse("ports:\n  require_active:\nroce:\n  priority: ~\n  require_ecn: null\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
   ExpectDefaults(*r);
+}
+
+// A file cut mid-write ends right after a key (or a list's "-"): refused, naming the file, line and
+// key, so a reload keeps the running config instead of silently dropping the policy. The same
+// key with no value before the end of the file is what someone wrote (everything below it
+// commented out) and keeps the default, as does an explicit "~" at the end.
+TEST(ConfigCutFileTest, ASectionWithNoValueAtTheEndOfTheFileIsRefused) {
+  const std::string roce_cut =
+      "t.yaml:3:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+      "write \"roce: ~\" to keep the built-in default on purpose";
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: true\nroce:"), roce_cut);
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: true\nroce:\n"), roce_cut);
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: true\nroce:   \n\n  # priority: 3\n# end\n"), roce_cut);
+  EXPECT_EQ(ErrorOf("roce:"),
+            "t.yaml:1:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+            "write \"roce: ~\" to keep the built-in default on purpose");
+  EXPECT_EQ(ErrorOf("roce:\r\n"),
+            "t.yaml:1:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+            "write \"roce: ~\" to keep the built-in default on purpose");
+  EXPECT_EQ(ErrorOf("\xEF\xBB\xBFroce:"),  // a UTF-8 byte order mark does not hide it
+            "t.yaml:1:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+            "write \"roce: ~\" to keep the built-in default on purpose");
+  EXPECT_THAT(ErrorOf("collectors:\n  devices:"), StartsWith("t.yaml:2:3: collectors.devices: has no value"));
+  EXPECT_THAT(ErrorOf("host:\n  hugepages:\n"), StartsWith("t.yaml:2:3: host.hugepages: has no value"));
+}
+
+TEST(ConfigCutFileTest, APolicyKeyWithNoValueAtTheEndOfTheFileIsRefused) {
+  EXPECT_EQ(ErrorOf("roce:\n  priority:"),
+            "t.yaml:2:3: roce.priority: has no value, and nothing follows it in the file (a file cut "
+            "mid-write?); write \"priority: ~\" to keep the built-in default on purpose");
+  EXPECT_EQ(ErrorOf("roce:\n  priority:\n"),
+            "t.yaml:2:3: roce.priority: has no value, and nothing follows it in the file (a file cut "
+            "mid-write?); write \"priority: ~\" to keep the built-in default on purpose");
+  EXPECT_THAT(ErrorOf("roce:\n  priority: 3\n  dscp:"), StartsWith("t.yaml:3:3: roce.dscp: has no value"));
+  EXPECT_THAT(ErrorOf("ports:\n  min_rate_gbps: 100\nroce:\n  priority: 3\n  trust:\n"),
+              StartsWith("t.yaml:5:3: roce.trust: has no value"));
+  EXPECT_EQ(ErrorOf("firmware:\n  - {hca_type: MT4119, min_version: 16.35.2000}\n  -"),
+            "t.yaml:2:3: firmware[1]: is an empty item, and nothing follows it in the file (a file cut "
+            "mid-write?); complete the item or remove its \"-\"");
+}
+
+TEST(ConfigCutFileTest, ANullBeforeTheEndOrWrittenOutKeepsTheDefault) {
+  for (const char* text : {"roce: ~\n", "roce: null\n", "roce: ~", "roce:\n  priority: ~\n", "roce: {}\n",
+                           "roce: {priority: }\n", "roce:\n  priority: NULL # unset\n",
+                           "roce:\n  # priority: 3\nports:\n  require_active: true\n",
+                           "roce:\n  priority:\nports: {}\n", "firmware: []\n"}) {
+    Result<Config> r = Parse(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_FALSE(r->Section<RocePolicy>().priority.has_value()) << text;
+  }
 }
 
 TEST(ConfigParseTest, FullConfigParsesIntoExactValues) {
@@ -350,7 +400,7 @@ TEST(ConfigParseTest, FileWithNoSettingsIsMarked) {
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->no_settings) << text;
   }
-  for (const char* text : {"{}\n", "roce:\n", "roce: {priority: 3}\n"}) {
+  for (const char* text : {"{}\n", "roce: ~\n", "roce: {}\n", "roce: {priority: 3}\n"}) {
     Result<Config> r = Parse(text);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_FALSE(r->no_settings) << text;
@@ -959,6 +1009,19 @@ TEST(ConfigExamplesTest, EveryShippedExampleParses) {
     Result<Config> r = LoadConfigFile(file, RegisteredPluginNames());
     EXPECT_TRUE(r.ok()) << r.error().message;
   }
+}
+
+// The configs the tests and goldens run with (tests/fixtures/**/config.yaml) load too.
+TEST(ConfigExamplesTest, EveryFixtureConfigParses) {
+  namespace fs = std::filesystem;
+  std::size_t loaded = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(testing::SourceDir() + "/tests/fixtures")) {
+    if (entry.path().filename() != "config.yaml") continue;
+    Result<Config> r = LoadConfigFile(entry.path().string(), RegisteredPluginNames());
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 3u);
 }
 
 // example.yaml writes out every key that has a default, with that default: it must not drift from
