@@ -1011,6 +1011,121 @@ TEST(ConfigExamplesTest, EveryShippedExampleParses) {
   }
 }
 
+// ---- a bundle's config: data about the captured node (issue 41 item 1) -------------------------
+
+constexpr const char* kBundle = "/tmp/rdmahd-bundle-Xy12";
+
+Result<Config> ParseCaptured(const std::string& yaml, const std::string& root = kBundle,
+                             const std::string& source = std::string(kBundle) + "/config/config.yaml") {
+  return ParseConfig(yaml, source, kCollectors, ConfigReadOptions{root});
+}
+
+// `check --capture` applies the bundle's own config: none of its paths may name a file of the
+// analyst's machine (a pid_file of /etc/shadow printed its first bytes into a verdict).
+TEST(ConfigCapturedNodeTest, PathsAreReRootedUnderTheExtraction) {
+  Result<Config> r = ParseCaptured(R"(
+host:
+  workloads:
+    - {name: shadow, pid_file: /etc/shadow}
+    - {name: environ, pid_file: /proc/self/environ}
+    - {name: climb, pid_file: /../../root/.ssh/id_ed25519}
+    - {name: through, pid_file: /tmp/rdmahd-bundle-Xy12/../../etc/passwd}
+    - {name: dots, pid_file: //run/./spdk/../spdk.pid}
+    - {name: trainer, process: python3}
+peers:
+  file: /etc/passwd
+)");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& w = r->Section<WorkloadsPolicy>().workloads;
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_EQ(w[0].pid_file, "/tmp/rdmahd-bundle-Xy12/etc/shadow");
+  EXPECT_EQ(w[1].pid_file, "/tmp/rdmahd-bundle-Xy12/proc/self/environ");
+  EXPECT_EQ(w[2].pid_file, "/tmp/rdmahd-bundle-Xy12/root/.ssh/id_ed25519");
+  EXPECT_EQ(w[3].pid_file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+  EXPECT_EQ(w[4].pid_file, "/tmp/rdmahd-bundle-Xy12/run/spdk.pid");
+  EXPECT_EQ(w[5].pid_file, "");
+  EXPECT_EQ(w[5].process, "python3");
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+  EXPECT_EQ(r->captured_root, kBundle);
+}
+
+// A relative peers.file is relative to the config file's folder in the bundle; climbing out of
+// the bundle is stopped at its root.
+TEST(ConfigCapturedNodeTest, RelativePathsStayInTheBundle) {
+  Result<Config> r = ParseCaptured("peers:\n  file: peers.yaml\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/config/peers.yaml");
+  r = ParseCaptured("peers:\n  file: ../../../../etc/passwd\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+  // A trailing '/' on the root changes nothing.
+  r = ParseCaptured("peers:\n  file: /etc/passwd\n", std::string(kBundle) + "//");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+}
+
+TEST(ConfigCapturedNodeTest, EveryReRootedPathIsBeneathTheRoot) {
+  const std::string root = kBundle;
+  for (const char* path : {"/", "/..", "/../..", "/.", "//", "/a/../..", "/etc/shadow/..", "/etc/../../../x",
+                           "/tmp/rdmahd-bundle-Xy12", "/tmp/rdmahd-bundle-Xy12/..", "/tmp/rdmahd-bundle-Xy12/../x",
+                           "/tmp/rdmahd-bundle-Xy12x/y", "/a/./b/.../c", "/..a/b..", "/a//b///c/"}) {
+    for (const std::string& yaml : {"host:\n  workloads:\n    - {name: w, pid_file: '" + std::string(path) + "'}\n",
+                                   "peers:\n  file: '" + std::string(path) + "'\n"}) {
+      Result<Config> r = ParseCaptured(yaml);
+      if (!r.ok()) {
+        // Only a path that names the bundle's folder itself is refused, with the key.
+        EXPECT_THAT(r.error().message, HasSubstr("names no file (this config is data about a captured node")) << path;
+        continue;
+      }
+      const std::string got = r->Section<WorkloadsPolicy>().workloads.empty()
+                                  ? r->Section<PeersPolicy>().file
+                                  : r->Section<WorkloadsPolicy>().workloads[0].pid_file;
+      EXPECT_THAT(got, StartsWith(root + "/")) << path;
+      EXPECT_GT(got.size(), root.size() + 1) << path;
+      for (const char* bad : {"/../", "/./", "//"}) EXPECT_THAT(got, Not(HasSubstr(bad))) << path << " -> " << got;
+      EXPECT_FALSE(got.ends_with("/..") || got.ends_with("/.") || got.ends_with("/")) << path << " -> " << got;
+    }
+  }
+  EXPECT_EQ(ParseCaptured("host:\n  workloads:\n    - {name: w, pid_file: /..}\n").error().message,
+            "/tmp/rdmahd-bundle-Xy12/config/config.yaml: host.workloads[0].pid_file: \"/..\" names no file (this "
+            "config is data about a captured node: its paths are read under the bundle's folder)");
+  EXPECT_EQ(ParseCaptured("peers:\n  file: /\n").error().message,
+            "/tmp/rdmahd-bundle-Xy12/config/config.yaml: peers.file: \"/\" names no file (this config is data "
+            "about a captured node: its paths are read under the bundle's folder)");
+}
+
+// This node's own config keeps its paths; the captured-node mode is asked for, never assumed.
+TEST(ConfigCapturedNodeTest, ThisNodesOwnConfigKeepsItsPaths) {
+  Result<Config> r = Parse("host:\n  workloads:\n    - {name: w, pid_file: /run/spdk.pid}\npeers:\n  file: /etc/rdma-healthd/peers.yaml\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[0].pid_file, "/run/spdk.pid");
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/etc/rdma-healthd/peers.yaml");
+  EXPECT_EQ(r->captured_root, "");
+}
+
+TEST(ConfigCapturedNodeTest, TheRootMustBeAnAbsoluteFolder) {
+  for (const char* root : {"bundle", "./x", "/", "//"}) {
+    Result<Config> r = ParseCaptured("roce: {priority: 3}\n", root);
+    ASSERT_FALSE(r.ok()) << root;
+    EXPECT_THAT(r.error().message, HasSubstr("must be an absolute path other than /")) << root;
+  }
+}
+
+// Through LoadConfigFile, as `check --capture` reads the extracted config/config.yaml; a config
+// with no settings is still marked (and still captured).
+TEST(ConfigCapturedNodeTest, LoadConfigFileReadsABundlesConfigAsCaptured) {
+  testing::TempDir dir;
+  dir.Write("config/config.yaml", "host:\n  workloads:\n    - {name: w, pid_file: /etc/shadow}\n");
+  Result<Config> r = LoadConfigFile(dir.path() + "/config/config.yaml", kCollectors, ConfigReadOptions{dir.path()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[0].pid_file, dir.path() + "/etc/shadow");
+  dir.Write("config/config.yaml", "# nothing\n");
+  r = LoadConfigFile(dir.path() + "/config/config.yaml", kCollectors, ConfigReadOptions{dir.path()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->no_settings);
+  EXPECT_EQ(r->captured_root, dir.path());
+}
+
 // The configs the tests and goldens run with (tests/fixtures/**/config.yaml) load too.
 TEST(ConfigExamplesTest, EveryFixtureConfigParses) {
   namespace fs = std::filesystem;
