@@ -55,6 +55,9 @@ struct Config {
   // would silently drop every policy) and check-config warns. "{}" is the way to ask for the
   // defaults on purpose.
   bool no_settings = false;
+  // Not empty: this config was read as data about a captured node (ConfigReadOptions), and every
+  // path-valued key (CapturedPathKeys) names a file under this folder.
+  std::string captured_root;
 
   // Plug-in name -> enabled, per kind. Names absent here are enabled.
   std::map<std::string, bool> collectors;
@@ -116,17 +119,40 @@ inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 // Real configs nest flows one or two deep; the bound keeps hostile text from the recursive parser.
 inline constexpr std::size_t kMaxFlowDepth = 64;
 
+// Whose config a file is.
+struct ConfigReadOptions {
+  // Empty (the default): this node's own config; its paths are files of this machine.
+  //
+  // Not empty: the config is data about a captured node (`check --capture` applying a bundle's
+  // own config/config.yaml), and this is the absolute folder the bundle was extracted to. Nothing
+  // in such a config may name a file of the machine that judges the bundle, so every path-valued
+  // key (CapturedPathKeys()) is taken as a path on the captured node and re-rooted under this
+  // folder: "/run/spdk.pid" -> "ROOT/run/spdk.pid". "." and ".." are resolved lexically and ".."
+  // never climbs above ROOT ("/../../etc/shadow" -> "ROOT/etc/shadow"); a relative peers.file,
+  // already resolved from the config file's folder, stays where that is if it is under ROOT. A
+  // path that names ROOT itself ("/", "/..") is refused, naming the key. The containment is
+  // lexical: whoever opens the result must not follow links out of ROOT (the extraction refuses
+  // them; openat2 RESOLVE_BENEATH or O_NOFOLLOW per component makes sure).
+  std::string captured_root;
+};
+
+// The keys whose values are paths of files the loaded config makes the daemon read, as
+// docs/configuration.md names them ("host.workloads[i].pid_file", "peers.file"): what
+// ConfigReadOptions::captured_root re-roots. config_docs_test checks that every documented key of
+// type path, or described as a path, is here.
+const std::vector<std::string>& CapturedPathKeys();
+
 // Parses and validates YAML text (the in-memory entry point: LoadConfigFile reads the file and
 // calls it). `source_name` is used in error messages ("FILE:LINE:COL: ...").
 // `known` are the names accepted under `collectors:`, `checks:` and `probes:`. Errors name the file, line,
 // column and key; unknown keys are rejected with the closest valid key suggested.
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
-                           const PluginNames& known);
+                           const PluginNames& known, const ConfigReadOptions& read_options = {});
 
 // Reads and parses a file (an unreadable file is an Error naming the path and errno). Only a
 // regular file of at most kMaxConfigBytes is read; it is opened non-blocking, so a FIFO, a device
 // or a directory is refused at once and never blocks the caller (SIGHUP reload included).
 Result<Config> LoadConfigFile(const std::string& path,
-                              const PluginNames& known);
+                              const PluginNames& known, const ConfigReadOptions& read_options = {});
 
 }  // namespace rdmahd

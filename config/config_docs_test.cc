@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -45,8 +46,9 @@ std::vector<std::string> SplitCells(const std::string& row) {
 }
 
 // key -> the "default" column, from every table of docs/configuration.md whose columns start
-// "key | type | default".
-std::map<std::string, std::string> DocumentedKeys(std::vector<std::string>& duplicates) {
+// "key | type | default". `path_keys`: the keys of type path or whose row says "path".
+std::map<std::string, std::string> DocumentedKeys(std::vector<std::string>& duplicates,
+                                                  std::set<std::string>* path_keys = nullptr) {
   std::ifstream in(testing::SourceDir() + "/docs/configuration.md");
   EXPECT_TRUE(in.good());
   std::map<std::string, std::string> out;
@@ -70,6 +72,15 @@ std::map<std::string, std::string> DocumentedKeys(std::vector<std::string>& dupl
     }
     const std::string key = key_cell.substr(1, key_cell.size() - 2);
     if (!out.emplace(key, cells[2]).second) duplicates.push_back(key);
+    if (path_keys != nullptr) {
+      bool path = cells[1] == "path";
+      for (std::size_t i = 2; i < cells.size(); ++i) {
+        std::string lower = cells[i];
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+        path = path || lower.find("path") != std::string::npos;
+      }
+      if (path) path_keys->insert(key);
+    }
   }
   return out;
 }
@@ -112,6 +123,19 @@ std::string YamlSetting(const std::string& key, const std::string& leaf) {
                   : "{" + part + ": " + (item ? "[" + yaml + "]" : yaml) + "}";
   }
   return yaml;
+}
+
+// A bundle's config is read as data about the captured node (ConfigReadOptions::captured_root):
+// every key that names a file must be re-rooted under the extraction, so a new path-valued key
+// that CapturedPathKeys() (and the re-rooting) does not know fails here.
+TEST(ConfigDocsTest, EveryDocumentedPathKeyIsReRootedForACapturedNode) {
+  std::vector<std::string> duplicates;
+  std::set<std::string> path_keys;
+  DocumentedKeys(duplicates, &path_keys);
+  const std::set<std::string> rerooted(CapturedPathKeys().begin(), CapturedPathKeys().end());
+  EXPECT_EQ(path_keys, rerooted) << "docs/configuration.md's path-valued keys and CapturedPathKeys() differ";
+  EXPECT_TRUE(path_keys.count("host.workloads[i].pid_file"));
+  EXPECT_TRUE(path_keys.count("peers.file"));
 }
 
 TEST(ConfigDocsTest, TheLoaderAcceptsEveryRegisteredKey) {

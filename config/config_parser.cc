@@ -72,7 +72,9 @@ void AppendRegisteredFields(const ConfigWalker& walker, const std::string& paren
 // The loader's own sections (collectors, checks, probes, devices, scrape), then the plug-ins'.
 class ConfigParser {
  public:
-  ConfigParser(std::string source, const PluginNames& known) : walker_(std::move(source)), known_(known) {}
+  // `text` is what `root` was loaded from; it must outlive the parser.
+  ConfigParser(std::string source, std::string_view text, const PluginNames& known)
+      : walker_(std::move(source), text), known_(known) {}
 
   Status Parse(const YAML::Node& root, Config& config) const {
     ConfigNode top{root, "", root.Mark()};
@@ -333,13 +335,71 @@ Result<YAML::Node> LoadSingleYamlDocumentUncapped(const std::string& text, const
   }
 }
 
+// "a/./b/../c" -> "a/c": the components of a path relative to a root, with "." and ".." resolved
+// lexically and ".." never above the root.
+std::string NormalizeBeneath(std::string_view rel) {
+  std::vector<std::string_view> parts;
+  while (!rel.empty()) {
+    const std::size_t slash = rel.find('/');
+    const std::string_view part = rel.substr(0, slash);
+    rel = slash == std::string_view::npos ? std::string_view() : rel.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string out;
+  for (const std::string_view part : parts) {
+    if (!out.empty()) out += '/';
+    out += part;
+  }
+  return out;
+}
+
+// ConfigReadOptions::captured_root: every path-valued key re-rooted under `root` (an absolute
+// folder, no trailing '/').
+Status RerootCapturedPaths(const std::string& source, const std::string& root, Config& config) {
+  const auto reroot = [&](std::string& path, const std::string& key) -> Status {
+    const std::string_view p = path;
+    const std::string_view inside = p.starts_with(root + "/") ? p.substr(root.size() + 1) : p;
+    const std::string rel = NormalizeBeneath(inside);
+    if (rel.empty()) {
+      return Error{source + ": " + key + ": " + ConfigWalker::Quote(path) + " names no file (this config is data "
+                   "about a captured node: its paths are read under the bundle's folder)"};
+    }
+    path = root + "/" + rel;
+    return Status::Ok();
+  };
+  // Section<T>() const first: a section the file does not set stays shared with the defaults.
+  const Config& parsed = config;
+  const auto& workloads = parsed.Section<WorkloadsPolicy>().workloads;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    if (workloads[i].pid_file.empty()) continue;
+    std::string& path = config.Section<WorkloadsPolicy>().workloads[i].pid_file;
+    if (Status st = reroot(path, "host.workloads[" + std::to_string(i) + "].pid_file"); !st.ok()) return st;
+  }
+  if (!parsed.Section<PeersPolicy>().file.empty()) {
+    if (Status st = reroot(config.Section<PeersPolicy>().file, "peers.file"); !st.ok()) return st;
+  }
+  config.captured_root = root;
+  return Status::Ok();
+}
+
 Result<Config> ParseConfigUncapped(const std::string& yaml_text, const std::string& source_name,
-                                   const PluginNames& known) {
+                                   const PluginNames& known, const ConfigReadOptions& read_options) {
   const std::string source = source_name.empty() ? "<config>" : source_name;
   if (yaml_text.size() > kMaxConfigBytes) {
     return Error{source + ": " + std::to_string(yaml_text.size()) + " bytes, more than the " +
                      std::to_string(kMaxConfigBytes >> 20) + " MiB a config file may hold",
                  EFBIG};
+  }
+  std::string root = read_options.captured_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (!read_options.captured_root.empty() && (root.front() != '/' || root == "/")) {
+    return Error{source + ": the folder a captured node's config is read under must be an absolute path "
+                 "other than /, got " + ConfigWalker::Quote(read_options.captured_root), EINVAL};
   }
   Result<YAML::Node> loaded = LoadSingleYamlDocument(yaml_text, source);
   if (!loaded.ok()) return loaded.error();
@@ -350,9 +410,11 @@ Result<Config> ParseConfigUncapped(const std::string& yaml_text, const std::stri
     // Empty text or only comments: no document, or a null one. Built-in defaults, marked as such.
     if (!document.IsDefined() || document.IsNull()) {
       config.no_settings = true;
+      config.captured_root = root;
       return config;
     }
-    Status st = ConfigParser(source, known).Parse(document, config);
+    Status st = ConfigParser(source, yaml_text, known).Parse(document, config);
+    if (st.ok() && !root.empty()) st = RerootCapturedPaths(source, root, config);
     if (!st.ok()) return st.error();
     return config;
   } catch (const YAML::Exception& e) {
@@ -370,9 +432,14 @@ Result<YAML::Node> LoadSingleYamlDocument(const std::string& text, const std::st
   return loaded;
 }
 
+const std::vector<std::string>& CapturedPathKeys() {
+  static const std::vector<std::string> keys = {"host.workloads[i].pid_file", "peers.file"};
+  return keys;
+}
+
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& source_name,
-                           const PluginNames& known) {
-  Result<Config> parsed = ParseConfigUncapped(yaml_text, source_name, known);
+                           const PluginNames& known, const ConfigReadOptions& read_options) {
+  Result<Config> parsed = ParseConfigUncapped(yaml_text, source_name, known, read_options);
   if (!parsed.ok()) return Error{CapMessage(parsed.error().message), parsed.error().errno_value};
   return parsed;
 }
@@ -401,12 +468,12 @@ Result<std::string> ReadConfigText(const std::string& path) {
 
 }  // namespace
 
-Result<Config> LoadConfigFile(const std::string& path, const PluginNames& known) {
+Result<Config> LoadConfigFile(const std::string& path, const PluginNames& known, const ConfigReadOptions& read_options) {
   Result<std::string> text = ReadConfigText(path);
   if (!text.ok()) {
     return Error{CapMessage("config file " + text.error().message), text.error().errno_value};
   }
-  return ParseConfig(*text, path, known);
+  return ParseConfig(*text, path, known, read_options);
 }
 
 }  // namespace rdmahd

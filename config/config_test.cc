@@ -88,7 +88,7 @@ void ExpectDefaults(const Config& c) {
 
 TEST(ConfigParseTest, EmptyTextAndCommentsOnlyGiveDefaults) {
   for (const char* text : {"", "\n\n", "# nothing configured yet\n  # indented comment\n", "---\n",
-                           "roce:\nports:\n  # require_active: false\n"}) {
+                           "roce:\nports:\n  # require_active: false\nscrape: {}\n", "roce:\nports: ~\n"}) {
     Result<Config> r = Parse(text);
     ASSERT_TRUE(r.ok()) << r.error().message;
     ExpectDefaults(*r);
@@ -100,6 +100,56 @@ TEST(ConfigParseTest, NullValueKeepsTheDefault) {
   Result<Config> r = Parse("ports:\n  require_active:\nroce:\n  priority: ~\n  require_ecn: null\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
   ExpectDefaults(*r);
+}
+
+// A file cut mid-write ends right after a key (or a list's "-"): refused, naming the file, line and
+// key, so a reload keeps the running config instead of silently dropping the policy. The same
+// key with no value before the end of the file is what someone wrote (everything below it
+// commented out) and keeps the default, as does an explicit "~" at the end.
+TEST(ConfigCutFileTest, ASectionWithNoValueAtTheEndOfTheFileIsRefused) {
+  const std::string roce_cut =
+      "t.yaml:3:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+      "write \"roce: ~\" to keep the built-in default on purpose";
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: true\nroce:"), roce_cut);
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: true\nroce:\n"), roce_cut);
+  EXPECT_EQ(ErrorOf("ports:\n  require_active: true\nroce:   \n\n  # priority: 3\n# end\n"), roce_cut);
+  EXPECT_EQ(ErrorOf("roce:"),
+            "t.yaml:1:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+            "write \"roce: ~\" to keep the built-in default on purpose");
+  EXPECT_EQ(ErrorOf("roce:\r\n"),
+            "t.yaml:1:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+            "write \"roce: ~\" to keep the built-in default on purpose");
+  EXPECT_EQ(ErrorOf("\xEF\xBB\xBFroce:"),  // a UTF-8 byte order mark does not hide it
+            "t.yaml:1:1: roce: has no value, and nothing follows it in the file (a file cut mid-write?); "
+            "write \"roce: ~\" to keep the built-in default on purpose");
+  EXPECT_THAT(ErrorOf("collectors:\n  devices:"), StartsWith("t.yaml:2:3: collectors.devices: has no value"));
+  EXPECT_THAT(ErrorOf("host:\n  hugepages:\n"), StartsWith("t.yaml:2:3: host.hugepages: has no value"));
+}
+
+TEST(ConfigCutFileTest, APolicyKeyWithNoValueAtTheEndOfTheFileIsRefused) {
+  EXPECT_EQ(ErrorOf("roce:\n  priority:"),
+            "t.yaml:2:3: roce.priority: has no value, and nothing follows it in the file (a file cut "
+            "mid-write?); write \"priority: ~\" to keep the built-in default on purpose");
+  EXPECT_EQ(ErrorOf("roce:\n  priority:\n"),
+            "t.yaml:2:3: roce.priority: has no value, and nothing follows it in the file (a file cut "
+            "mid-write?); write \"priority: ~\" to keep the built-in default on purpose");
+  EXPECT_THAT(ErrorOf("roce:\n  priority: 3\n  dscp:"), StartsWith("t.yaml:3:3: roce.dscp: has no value"));
+  EXPECT_THAT(ErrorOf("ports:\n  min_rate_gbps: 100\nroce:\n  priority: 3\n  trust:\n"),
+              StartsWith("t.yaml:5:3: roce.trust: has no value"));
+  EXPECT_EQ(ErrorOf("firmware:\n  - {hca_type: MT4119, min_version: 16.35.2000}\n  -"),
+            "t.yaml:2:3: firmware[1]: is an empty item, and nothing follows it in the file (a file cut "
+            "mid-write?); complete the item or remove its \"-\"");
+}
+
+TEST(ConfigCutFileTest, ANullBeforeTheEndOrWrittenOutKeepsTheDefault) {
+  for (const char* text : {"roce: ~\n", "roce: null\n", "roce: ~", "roce:\n  priority: ~\n", "roce: {}\n",
+                           "roce: {priority: }\n", "roce:\n  priority: NULL # unset\n",
+                           "roce:\n  # priority: 3\nports:\n  require_active: true\n",
+                           "roce:\n  priority:\nports: {}\n", "firmware: []\n"}) {
+    Result<Config> r = Parse(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_FALSE(r->Section<RocePolicy>().priority.has_value()) << text;
+  }
 }
 
 TEST(ConfigParseTest, FullConfigParsesIntoExactValues) {
@@ -350,7 +400,7 @@ TEST(ConfigParseTest, FileWithNoSettingsIsMarked) {
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->no_settings) << text;
   }
-  for (const char* text : {"{}\n", "roce:\n", "roce: {priority: 3}\n"}) {
+  for (const char* text : {"{}\n", "roce: ~\n", "roce: {}\n", "roce: {priority: 3}\n"}) {
     Result<Config> r = Parse(text);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_FALSE(r->no_settings) << text;
@@ -959,6 +1009,134 @@ TEST(ConfigExamplesTest, EveryShippedExampleParses) {
     Result<Config> r = LoadConfigFile(file, RegisteredPluginNames());
     EXPECT_TRUE(r.ok()) << r.error().message;
   }
+}
+
+// ---- a bundle's config: data about the captured node (issue 41 item 1) -------------------------
+
+constexpr const char* kBundle = "/tmp/rdmahd-bundle-Xy12";
+
+Result<Config> ParseCaptured(const std::string& yaml, const std::string& root = kBundle,
+                             const std::string& source = std::string(kBundle) + "/config/config.yaml") {
+  return ParseConfig(yaml, source, kCollectors, ConfigReadOptions{root});
+}
+
+// `check --capture` applies the bundle's own config: none of its paths may name a file of the
+// analyst's machine (a pid_file of /etc/shadow printed its first bytes into a verdict).
+TEST(ConfigCapturedNodeTest, PathsAreReRootedUnderTheExtraction) {
+  Result<Config> r = ParseCaptured(R"(
+host:
+  workloads:
+    - {name: shadow, pid_file: /etc/shadow}
+    - {name: environ, pid_file: /proc/self/environ}
+    - {name: climb, pid_file: /../../root/.ssh/id_ed25519}
+    - {name: through, pid_file: /tmp/rdmahd-bundle-Xy12/../../etc/passwd}
+    - {name: dots, pid_file: //run/./spdk/../spdk.pid}
+    - {name: trainer, process: python3}
+peers:
+  file: /etc/passwd
+)");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& w = r->Section<WorkloadsPolicy>().workloads;
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_EQ(w[0].pid_file, "/tmp/rdmahd-bundle-Xy12/etc/shadow");
+  EXPECT_EQ(w[1].pid_file, "/tmp/rdmahd-bundle-Xy12/proc/self/environ");
+  EXPECT_EQ(w[2].pid_file, "/tmp/rdmahd-bundle-Xy12/root/.ssh/id_ed25519");
+  EXPECT_EQ(w[3].pid_file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+  EXPECT_EQ(w[4].pid_file, "/tmp/rdmahd-bundle-Xy12/run/spdk.pid");
+  EXPECT_EQ(w[5].pid_file, "");
+  EXPECT_EQ(w[5].process, "python3");
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+  EXPECT_EQ(r->captured_root, kBundle);
+}
+
+// A relative peers.file is relative to the config file's folder in the bundle; climbing out of
+// the bundle is stopped at its root.
+TEST(ConfigCapturedNodeTest, RelativePathsStayInTheBundle) {
+  Result<Config> r = ParseCaptured("peers:\n  file: peers.yaml\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/config/peers.yaml");
+  r = ParseCaptured("peers:\n  file: ../../../../etc/passwd\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+  // A trailing '/' on the root changes nothing.
+  r = ParseCaptured("peers:\n  file: /etc/passwd\n", std::string(kBundle) + "//");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/tmp/rdmahd-bundle-Xy12/etc/passwd");
+}
+
+TEST(ConfigCapturedNodeTest, EveryReRootedPathIsBeneathTheRoot) {
+  const std::string root = kBundle;
+  for (const char* path : {"/", "/..", "/../..", "/.", "//", "/a/../..", "/etc/shadow/..", "/etc/../../../x",
+                           "/tmp/rdmahd-bundle-Xy12", "/tmp/rdmahd-bundle-Xy12/..", "/tmp/rdmahd-bundle-Xy12/../x",
+                           "/tmp/rdmahd-bundle-Xy12x/y", "/a/./b/.../c", "/..a/b..", "/a//b///c/"}) {
+    for (const std::string& yaml : {"host:\n  workloads:\n    - {name: w, pid_file: '" + std::string(path) + "'}\n",
+                                   "peers:\n  file: '" + std::string(path) + "'\n"}) {
+      Result<Config> r = ParseCaptured(yaml);
+      if (!r.ok()) {
+        // Only a path that names the bundle's folder itself is refused, with the key.
+        EXPECT_THAT(r.error().message, HasSubstr("names no file (this config is data about a captured node")) << path;
+        continue;
+      }
+      const std::string got = r->Section<WorkloadsPolicy>().workloads.empty()
+                                  ? r->Section<PeersPolicy>().file
+                                  : r->Section<WorkloadsPolicy>().workloads[0].pid_file;
+      EXPECT_THAT(got, StartsWith(root + "/")) << path;
+      EXPECT_GT(got.size(), root.size() + 1) << path;
+      for (const char* bad : {"/../", "/./", "//"}) EXPECT_THAT(got, Not(HasSubstr(bad))) << path << " -> " << got;
+      EXPECT_FALSE(got.ends_with("/..") || got.ends_with("/.") || got.ends_with("/")) << path << " -> " << got;
+    }
+  }
+  EXPECT_EQ(ParseCaptured("host:\n  workloads:\n    - {name: w, pid_file: /..}\n").error().message,
+            "/tmp/rdmahd-bundle-Xy12/config/config.yaml: host.workloads[0].pid_file: \"/..\" names no file (this "
+            "config is data about a captured node: its paths are read under the bundle's folder)");
+  EXPECT_EQ(ParseCaptured("peers:\n  file: /\n").error().message,
+            "/tmp/rdmahd-bundle-Xy12/config/config.yaml: peers.file: \"/\" names no file (this config is data "
+            "about a captured node: its paths are read under the bundle's folder)");
+}
+
+// This node's own config keeps its paths; the captured-node mode is asked for, never assumed.
+TEST(ConfigCapturedNodeTest, ThisNodesOwnConfigKeepsItsPaths) {
+  Result<Config> r = Parse("host:\n  workloads:\n    - {name: w, pid_file: /run/spdk.pid}\npeers:\n  file: /etc/rdma-healthd/peers.yaml\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[0].pid_file, "/run/spdk.pid");
+  EXPECT_EQ(r->Section<PeersPolicy>().file, "/etc/rdma-healthd/peers.yaml");
+  EXPECT_EQ(r->captured_root, "");
+}
+
+TEST(ConfigCapturedNodeTest, TheRootMustBeAnAbsoluteFolder) {
+  for (const char* root : {"bundle", "./x", "/", "//"}) {
+    Result<Config> r = ParseCaptured("roce: {priority: 3}\n", root);
+    ASSERT_FALSE(r.ok()) << root;
+    EXPECT_THAT(r.error().message, HasSubstr("must be an absolute path other than /")) << root;
+  }
+}
+
+// Through LoadConfigFile, as `check --capture` reads the extracted config/config.yaml; a config
+// with no settings is still marked (and still captured).
+TEST(ConfigCapturedNodeTest, LoadConfigFileReadsABundlesConfigAsCaptured) {
+  testing::TempDir dir;
+  dir.Write("config/config.yaml", "host:\n  workloads:\n    - {name: w, pid_file: /etc/shadow}\n");
+  Result<Config> r = LoadConfigFile(dir.path() + "/config/config.yaml", kCollectors, ConfigReadOptions{dir.path()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Section<WorkloadsPolicy>().workloads[0].pid_file, dir.path() + "/etc/shadow");
+  dir.Write("config/config.yaml", "# nothing\n");
+  r = LoadConfigFile(dir.path() + "/config/config.yaml", kCollectors, ConfigReadOptions{dir.path()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->no_settings);
+  EXPECT_EQ(r->captured_root, dir.path());
+}
+
+// The configs the tests and goldens run with (tests/fixtures/**/config.yaml) load too.
+TEST(ConfigExamplesTest, EveryFixtureConfigParses) {
+  namespace fs = std::filesystem;
+  std::size_t loaded = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(testing::SourceDir() + "/tests/fixtures")) {
+    if (entry.path().filename() != "config.yaml") continue;
+    Result<Config> r = LoadConfigFile(entry.path().string(), RegisteredPluginNames());
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 3u);
 }
 
 // example.yaml writes out every key that has a default, with that default: it must not drift from

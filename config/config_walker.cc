@@ -150,9 +150,30 @@ Status ConfigWalker::VisitMap(const ConfigNode& v, const std::vector<Field>& fie
     const YAML::Node value = it->second;
     ConfigNode child{value, v.path.empty() ? name : v.path + "." + name,
                   value.IsNull() ? key.Mark() : value.Mark()};
+    if (CutAtEnd(value)) {
+      return FailAt(child, "has no value, and nothing follows it in the file (a file cut mid-write?); write " +
+                               Quote(name + ": ~") + " to keep the built-in default on purpose");
+    }
     if (Status st = field->handle(child); !st.ok()) return st;
   }
   return Status::Ok();
+}
+
+bool ConfigWalker::CutAtEnd(const YAML::Node& node) const {
+  if (text_.empty() || !node.IsNull()) return false;
+  std::string_view text = text_;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // yaml-cpp counts from after a BOM
+  // A null's mark is where its value would start: an explicit "~" or "null", or the next token
+  // (the file's end when none follows).
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > text.size()) return false;
+  for (std::size_t i = static_cast<std::size_t>(mark.pos); i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    if (c != '#') return false;  // a token: here only after blanks, so '#' starts a comment
+    while (i < text.size() && text[i] != '\n') ++i;
+  }
+  return true;
 }
 
 std::string ConfigWalker::UnknownKeyMessage(const std::string& name, const std::string& where,
@@ -184,6 +205,10 @@ Status ConfigWalker::VisitList(const ConfigNode& v, std::string_view expected, c
   for (std::size_t i = 0; i < v.node.size(); ++i) {
     const YAML::Node item = v.node[i];
     ConfigNode child{item, v.path + "[" + std::to_string(i) + "]", item.IsNull() ? v.mark : item.Mark()};
+    if (CutAtEnd(item)) {
+      return FailAt(child, "is an empty item, and nothing follows it in the file (a file cut mid-write?); "
+                           "complete the item or remove its \"-\"");
+    }
     if (Status st = handle(child); !st.ok()) return st;
   }
   return Status::Ok();

@@ -3,8 +3,10 @@
 // handler walked by VisitMap, so unknown keys (with the closest valid key suggested), duplicate
 // keys, wrong node types and positions are handled in one place; the leaf readers (ReadBool,
 // ReadDuration, ...) check one value each. Every message starts with "SOURCE:LINE:COLUMN:"
-// (1-based) and names the key path. A null value ("key:" with nothing after it) leaves the
-// built-in default in place.
+// (1-based) and names the key path. A null value ("key:" with nothing after it, or "key: ~") leaves
+// the built-in default in place, except where a file cut mid-write ends: a key or list item with
+// no value and nothing but blanks and comments after it in the whole file is refused (see
+// VisitMap), so that a reload of a half-written file keeps the running config.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -40,16 +42,24 @@ class ConfigWalker {
     Handler handle;
   };
 
-  // `source` names the file in messages; a relative ReadPath is relative to its folder.
-  explicit ConfigWalker(std::string source) : source_(std::move(source)) {}
+  // `source` names the file in messages; a relative ReadPath is relative to its folder. `text` is
+  // the YAML text the nodes were loaded from (kept by the caller for the walker's lifetime): with
+  // it, a value cut off by the end of the file is refused; without it (empty), it is not looked for.
+  explicit ConfigWalker(std::string source, std::string_view text = {})
+      : source_(std::move(source)), text_(text) {}
   const std::string& source() const { return source_; }
 
   // ---- structure ----
   // Visits every key of a map node in file order: rejects non-scalar, unknown (with the closest
   // valid key) and repeated keys, and hands each value to its handler. A null node (a section
-  // with everything commented out) is an empty map. `noun` names a key in messages.
+  // with everything commented out) is an empty map. A key with no value after which the file
+  // holds nothing but blanks and comments ("roce:" or "roce:\n  priority:" at the end) is what a
+  // file cut mid-write looks like: refused, naming the key ("... has no value, and nothing follows
+  // it in the file (cut mid-write?)"); "key: ~" or "key: {}" there is taken as written. `noun`
+  // names a key in messages.
   Status VisitMap(const ConfigNode& v, const std::vector<Field>& fields, std::string_view noun = "key") const;
-  // Visits every item of a list node. Null is an empty list.
+  // Visits every item of a list node. Null is an empty list. An empty item with nothing after it
+  // in the file ("- " at the end) is refused as VisitMap refuses a cut key.
   Status VisitList(const ConfigNode& v, std::string_view expected, const Handler& handle) const;
 
   // ---- leaves ----
@@ -99,7 +109,12 @@ class ConfigWalker {
   std::string UnknownKeyMessage(const std::string& name, const std::string& where, const std::vector<Field>& fields,
                                 std::string_view noun) const;
 
+  // True when `node` is a null with nothing but blanks and comments after it in text_: the end of a
+  // file cut right after "key:" (an explicit "~" or "null" is text, so it never is).
+  bool CutAtEnd(const YAML::Node& node) const;
+
   std::string source_;
+  std::string_view text_;
 };
 
 }  // namespace rdmahd

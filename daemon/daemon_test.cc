@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -322,6 +323,115 @@ TEST(DaemonShutdownTest, SigtermWhileServingWithAStuckCollectorStopsPromptly) {
   EXPECT_LT(*took, 4.0);
   EXPECT_EQ(d.daemon().busy_collector(), "test_stuck");
   d.DestroyThenRelease();
+}
+
+// The daemon serving the roce/pfc-off fixture, its policy read from `config_file`, run on its own
+// thread with the daemon's signals blocked, as main() runs it.
+class FixtureDaemon {
+ public:
+  explicit FixtureDaemon(const std::string& config_file) {
+    Options options;
+    options.listen_address = "127.0.0.1:0";
+    options.sysfs = testing::ProjectFixture("roce/pfc-off/sys");
+    options.procfs = testing::ProjectFixture("roce/pfc-off/proc");
+    options.dcb_dir = testing::ProjectFixture("roce/pfc-off/dcb");
+    options.config_file = config_file;
+    Result<std::shared_ptr<const Config>> config = LoadEffectiveConfig(options);
+    if (!config.ok()) throw std::runtime_error(config.error().message);
+    sigset_t daemon_signals, old_mask;
+    sigemptyset(&daemon_signals);
+    sigaddset(&daemon_signals, SIGHUP);
+    sigaddset(&daemon_signals, SIGTERM);
+    sigaddset(&daemon_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &daemon_signals, &old_mask);
+    daemon_ = std::make_unique<Daemon>(options, *config);
+    run_ = std::thread([this] { daemon_->Run(); });
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  }
+  ~FixtureDaemon() {
+    pthread_kill(run_.native_handle(), SIGTERM);
+    run_.join();
+  }
+
+  void Hup() { pthread_kill(run_.native_handle(), SIGHUP); }
+
+  // Scrapes until the exposition holds `line` (a whole line, its newline included); the last
+  // exposition either way.
+  std::string ScrapeUntil(const std::string& line) {
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    do {
+      text = *daemon_->Metrics();
+      if (text.find(line) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return text;
+  }
+  // A scrape from a collection that starts after this call (past the scrape cache window).
+  std::string FreshScrape() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return *daemon_->Metrics();
+  }
+
+ private:
+  std::unique_ptr<Daemon> daemon_;
+  std::thread run_;
+};
+
+constexpr const char* kPolicy =
+    "ports:\n"
+    "  require_active: true\n"
+    "roce:\n"
+    "  priority: 3\n"
+    "  dscp: 26\n"
+    "  trust: dscp\n"
+    "  min_mtu: 4200\n";
+// ens1f0np0 has PFC off on priority 3 (tests/fixtures/roce/pfc-off).
+constexpr const char* kPfcFailed =
+    "rdma_check_status{check=\"roce_pfc_priority\",subject=\"ens1f0np0\",status=\"failed\"} 1\n";
+constexpr const char* kReloadFailed = "rdma_healthd_config_last_reload_successful 0\n";
+constexpr const char* kReloadOk = "rdma_healthd_config_last_reload_successful 1\n";
+
+// A config file cut mid-write (by an editor, or a config manager that does not rename into place)
+// ends right after a key. A SIGHUP then must not swap in a config without the RoCE policy: the
+// reload fails (logged with the file, line and key), the running policy stays, and so does the
+// failed PFC verdict it finds. A complete file reloads again.
+TEST(DaemonReloadTest, AConfigCutMidWriteKeepsTheRunningPolicy) {
+  TempDir dir;
+  const std::string file = dir.path() + "/config.yaml";
+  dir.Write("config.yaml", kPolicy);
+  FixtureDaemon d(file);
+  std::string text = d.ScrapeUntil(kPfcFailed);
+  ASSERT_NE(text.find(kPfcFailed), std::string::npos) << text;
+  ASSERT_NE(text.find(kReloadOk), std::string::npos) << text;
+
+  struct Cut {
+    std::string text, logged;
+  };
+  const std::vector<Cut> cuts = {
+      {"ports:\n  require_active: true\nroce:", file + ":3:1: roce: has no value, and nothing follows it"},
+      {"ports:\n  require_active: true\nroce:\n  priority:",
+       file + ":4:3: roce.priority: has no value, and nothing follows it"},
+  };
+  for (const Cut& cut : cuts) {
+    if (&cut != &cuts.front()) {  // the complete file again: it reloads
+      dir.Write("config.yaml", kPolicy);
+      d.Hup();
+      ASSERT_NE(d.ScrapeUntil(kReloadOk).find(kReloadOk), std::string::npos);
+    }
+
+    dir.Write("config.yaml", cut.text);
+    ::testing::internal::CaptureStderr();
+    d.Hup();
+    text = d.ScrapeUntil(kReloadFailed);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(text.find(kReloadFailed), std::string::npos) << cut.text;
+    EXPECT_THAT(log, ::testing::HasSubstr("configuration reload failed; keeping the running configuration"));
+    EXPECT_THAT(log, ::testing::HasSubstr(cut.logged)) << cut.text;
+    EXPECT_THAT(log, ::testing::HasSubstr("(a file cut mid-write?)"));
+    text = d.FreshScrape();
+    EXPECT_NE(text.find(kPfcFailed), std::string::npos) << "the PFC verdict was dropped after: " << cut.text;
+  }
 }
 
 }  // namespace

@@ -218,6 +218,40 @@ class ErrorsDoNotPrintTheFileTest(unittest.TestCase):
         self.assertLess(len(p.stderr), 600)
 
 
+class FileCutMidWriteTest(unittest.TestCase):
+    """A file that ends right after a key with no value (cut mid-write) is refused, naming the
+    key's line: check-config fails, and a reload keeps the running config."""
+
+    def test_check_config_names_the_line_and_key(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "config.yaml")
+            for text, needle in (("ports:\n  require_active: true\nroce:", ":3:1: roce: has no value"),
+                                 ("roce:\n  priority:", ":2:3: roce.priority: has no value")):
+                with open(path, "w") as f:
+                    f.write(text)
+                p = run("check-config", path, timeout=PROMPT)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(path + needle + ", and nothing follows it in the file (a file cut mid-write?)",
+                              p.stderr)
+
+    def test_reload_onto_a_cut_file_keeps_the_running_config(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = os.path.join(tmp, "config.yaml")
+            with open(cfg, "w") as f:
+                f.write("collectors:\n  pcie: false\n")
+            with Daemon(f"--config.file={cfg}", f"--path.sysfs={tmp}") as d:
+                self.assertIn("pcie (disabled)", d.get("/")[2])
+                with open(cfg, "w") as f:
+                    f.write("collectors:\n  pcie:")
+                d.signal(signal.SIGHUP)
+                line = d.wait_for_log("reload failed", timeout=5)
+                self.assertIsNotNone(line, "\n".join(d.log_lines))
+                self.assertIn(cfg + ":2:3: collectors.pcie: has no value", line)
+                self.assertIn("pcie (disabled)", d.get("/")[2])
+                _, _, body = d.get("/metrics")
+                self.assertIn("rdma_healthd_config_last_reload_successful 0", body)
+
+
 class FileWithNoSettingsTest(unittest.TestCase):
     """An emptied or all-commented file is not a silent switch to the defaults."""
 
