@@ -62,7 +62,8 @@ Result<std::vector<int>> ParsePidLines(std::string_view text, const std::string&
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     if (line.empty()) continue;
     auto pid = Pid(line);
-    if (!pid) return Error{path + ": not a pid: \"" + std::string(line.substr(0, 32)) + "\""};
+    // The line itself is never shown: the file may be anything (a path in a hostile config).
+    if (!pid) return Error{path + ": not a pid (a line of " + std::to_string(line.size()) + " bytes, not shown)"};
     out.push_back(*pid);
   }
   return out;
@@ -96,7 +97,8 @@ std::vector<int> FindPids(const NodeFs& fs, const WorkloadSpec& spec, const Proc
     first = first.substr(0, first.find('\n'));
     auto pid = Pid(Trim(first));
     if (!pid) {
-      w.note = spec.pid_file + ": not a pid: \"" + std::string(Trim(first).substr(0, 32)) + "\"";
+      w.note = spec.pid_file + ": not a pid (its first line, " + std::to_string(Trim(first).size()) +
+               " bytes, is not shown)";
       return {};
     }
     w.looked_up = true;

@@ -129,7 +129,7 @@ TEST(WorkloadsCollectorTest, PidFiles) {
   TempDir dir;
   dir.Write("good.pid", "3001\n");
   dir.Write("stale.pid", "4000000\n");
-  dir.Write("garbage.pid", "hello\n");
+  dir.Write("garbage.pid", "root:$6$salt$hash:19000:0:99999:7:::\n");  // e.g. /etc/shadow named as a pid file
   dir.MkDir("dir.pid");
   Collected c = CollectWorkloads(HostFixture(), {ByPidFile("good", dir.path() + "/good.pid"), ByPidFile("stale", dir.path() + "/stale.pid"),
                                     ByPidFile("garbage", dir.path() + "/garbage.pid"),
@@ -142,6 +142,7 @@ TEST(WorkloadsCollectorTest, PidFiles) {
   EXPECT_NE(c.facts.workloads[1].note.find("stale pid file"), std::string::npos);
   EXPECT_FALSE(c.facts.workloads[2].looked_up);  // unknown, not "not running"
   EXPECT_NE(c.facts.workloads[2].note.find("not a pid"), std::string::npos);
+  EXPECT_EQ(c.facts.workloads[2].note.find("root:"), std::string::npos) << c.facts.workloads[2].note;  // never echoed
   EXPECT_FALSE(c.facts.workloads[3].looked_up);
   EXPECT_EQ(c.errors.size(), 2u);
   // Unknown workloads have no samples at all.
