@@ -868,6 +868,7 @@ Result<TempDir> OpenCaptureForCheck(Options& options) {
   if (::lstat((d + "/kernel-log.txt").c_str(), &st) == 0 && S_ISREG(st.st_mode)) options.kmsg = d + "/kernel-log.txt";
   if (options.config_file.empty() && ::lstat((d + "/config/config.yaml").c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     options.config_file = d + "/config/config.yaml";
+    options.config_captured_root = d;  // its paths name files of the captured node: read in the bundle
   }
   for (const char* sub : {"/sys", "/proc", "/dcb"}) ::mkdirat(AT_FDCWD, (d + sub).c_str(), 0755);
   return dir;

@@ -81,7 +81,8 @@ std::optional<std::string> SysfsRootProblem(const Report& report, const NodeFs& 
 Result<std::shared_ptr<const Config>> LoadEffectiveConfig(const Options& options) {
   Config config;
   if (!options.config_file.empty()) {
-    auto loaded = LoadConfigFile(options.config_file, RegisteredPluginNames());
+    auto loaded = LoadConfigFile(options.config_file, RegisteredPluginNames(),
+                                 ConfigReadOptions{options.config_captured_root});
     if (!loaded.ok()) return loaded.error();
     config = std::move(loaded).value();
   }

@@ -26,6 +26,9 @@ struct Options {
   std::string exit_message;    // printed before exiting (help text, version, usage error)
 
   std::string config_file;     // empty = built-in defaults
+  // Set by `check --capture` when config_file is the bundle's own: the extraction folder, under
+  // which that config's paths are read (ConfigReadOptions::captured_root), never on this machine.
+  std::string config_captured_root;
   std::string listen_address = kDefaultListenAddress;
   std::string web_config_file;  // exporter-toolkit web config (TLS, basic auth); empty = plain HTTP
   std::string sysfs = "/sys";
