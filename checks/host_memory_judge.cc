@@ -83,9 +83,11 @@ std::string NumaFix(const WorkloadSpec& spec, const std::set<int>& nodes, const 
   return "restart it under numactl --cpunodebind=" + n + " --membind=" + n + " <command>";
 }
 
-std::string Selector(const WorkloadSpec& s) {
+// How the workload was looked for; a pid file as the collector names it (a bundle's, as on the
+// captured node: WorkloadFacts::selector_value).
+std::string Selector(const WorkloadSpec& s, const WorkloadFacts& w) {
   if (!s.process.empty()) return "process name " + s.process;
-  if (!s.pid_file.empty()) return "pid file " + s.pid_file;
+  if (!s.pid_file.empty()) return "pid file " + (w.selector_value.empty() ? s.pid_file : w.selector_value);
   return "systemd unit " + s.systemd_unit;
 }
 
@@ -106,7 +108,7 @@ const WorkloadFacts* RunningWorkload(const WorkloadsFacts* facts, const Workload
   }
   if (w->processes.empty()) {
     out.push_back(Judged(spec.name, Verdict::kUnknown,
-                         "not running: no process found by " + Selector(spec) + (w->note.empty() ? "" : " (" + w->note + ")"),
+                         "not running: no process found by " + Selector(spec, *w) + (w->note.empty() ? "" : " (" + w->note + ")"),
                          "start the workload, or correct host.workloads (name " + spec.name + ")"));
     return nullptr;
   }

@@ -69,9 +69,19 @@ Result<std::vector<int>> ParsePidLines(std::string_view text, const std::string&
   return out;
 }
 
-// The pids of one workload; sets looked_up/note.
-std::vector<int> FindPids(const NodeFs& fs, const WorkloadSpec& spec, const ProcessTable* table,
-                          const Status& scan, WorkloadFacts& w) {
+// A path of the config as the node it is about names it: a bundle's config is read with its paths
+// under the extraction (Config::captured_root), and its verdicts name them as on the captured node.
+std::string AsOnTheNode(const std::string& path, const std::string& captured_root) {
+  if (captured_root.empty() || path.size() <= captured_root.size() || path.compare(0, captured_root.size(), captured_root) != 0 ||
+      path[captured_root.size()] != '/') {
+    return path;
+  }
+  return path.substr(captured_root.size());
+}
+
+// The pids of one workload; sets looked_up/note (naming the pid file as `shown`).
+std::vector<int> FindPids(const NodeFs& fs, const WorkloadSpec& spec, const std::string& shown,
+                          const ProcessTable* table, const Status& scan, WorkloadFacts& w) {
   if (!spec.process.empty()) {
     if (!scan.ok()) {
       w.note = "cannot list " + fs.Proc("") + ": " + scan.error().message;
@@ -97,13 +107,13 @@ std::vector<int> FindPids(const NodeFs& fs, const WorkloadSpec& spec, const Proc
     first = first.substr(0, first.find('\n'));
     auto pid = Pid(Trim(first));
     if (!pid) {
-      w.note = spec.pid_file + ": not a pid (its first line, " + std::to_string(Trim(first).size()) +
+      w.note = shown + ": not a pid (its first line, " + std::to_string(Trim(first).size()) +
                " bytes, is not shown)";
       return {};
     }
     w.looked_up = true;
     if (!fs.Exists(fs.Proc(std::to_string(*pid)))) {
-      w.note = "pid " + std::to_string(*pid) + " from " + spec.pid_file + " is not running (stale pid file)";
+      w.note = "pid " + std::to_string(*pid) + " from " + shown + " is not running (stale pid file)";
       return {};
     }
     return {*pid};
@@ -270,12 +280,12 @@ Status WorkloadsCollector::Collect(const CollectContext& ctx, Snapshot& snapshot
       w.selector_value = spec.process;
     } else if (!spec.pid_file.empty()) {
       w.selector = WorkloadSelector::kPidFile;
-      w.selector_value = spec.pid_file;
+      w.selector_value = AsOnTheNode(spec.pid_file, ctx.config.captured_root);
     } else {
       w.selector = WorkloadSelector::kSystemdUnit;
       w.selector_value = spec.systemd_unit;
     }
-    std::vector<int> pids = FindPids(fs, spec, &table, scan, w);
+    std::vector<int> pids = FindPids(fs, spec, w.selector_value, &table, scan, w);
     if (!w.looked_up) outcome.errors.push_back("workload " + spec.name + ": " + w.note);
     if (pids.size() > kMaxProcessesPerWorkload) {
       w.note = std::to_string(pids.size()) + " processes, the first " + std::to_string(kMaxProcessesPerWorkload) + " read";
