@@ -466,11 +466,11 @@ int Daemon::Run() {
     bool alive = SteadyNs() - last_loop_tick_ns_.load() < std::int64_t{10'000'000'000};
     return alive ? HttpResponse{200, "text/plain; charset=utf-8", "OK\n"}
                  : HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n"};
-  }, /*inline_ok=*/true};
+  }, RouteKind::kInline};
   routes["/-/ready"] = {[this] {
     return ready_ ? HttpResponse{200, "text/plain; charset=utf-8", "OK\n"}
                   : HttpResponse{503, "text/plain; charset=utf-8", "starting\n"};
-  }, /*inline_ok=*/true};
+  }, RouteKind::kInline};
   const bool tls = http.web && http.web->tls;
   last_loop_tick_ns_ = SteadyNs();
   auto server = HttpServer::Start(std::move(http), std::move(routes));
