@@ -1342,7 +1342,8 @@ TEST(HttpServerClientsThatLeftTest, ScrapesWhoseClientResetAreNeverRun) {
   int fd = Connect(port);
   ASSERT_GE(fd, 0);
   SendAll(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // read and queued
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // read and queued (a reset before
+  // that would only close the connection: the request would never be read)
   linger reset{1, 0};
   ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
   close(fd);  // RST
