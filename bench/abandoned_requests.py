@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 
 from benchlib import free_port, stop, wait_up  # noqa: E402  (bench/benchlib.py)
 
-FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "sysfs", "mlx5-roce")
+FIXTURE = os.path.join(SOURCE, "tests", "fixtures", "sysfs", "mlx5-roce", "sys")
 EMPTY_DCB = os.path.join(SOURCE, "tests", "fixtures", "empty-dcb")
 
 
@@ -76,7 +76,7 @@ def run_one(name, binary, tree, args):
     port = free_port()
     sysfs, dcb = tree
     proc = subprocess.Popen([binary, f"--web.listen-address=127.0.0.1:{port}",
-                             f"--path.sysfs={sysfs}", f"--path.procfs={sysfs}", f"--path.dcb={dcb}",
+                             f"--path.sysfs={sysfs}", f"--path.dcb={dcb}",
                              "--log.level=warn"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
