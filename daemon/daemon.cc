@@ -163,8 +163,9 @@ std::vector<std::string> Daemon::Problems(const Report& report) const {
   return problems;
 }
 
-std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
+std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip, const std::function<bool()>& client_left) {
   std::shared_ptr<const Report> report = CurrentReport();
+  if (client_left && client_left()) return nullptr;
   std::lock_guard lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
   if (std::shared_ptr<SharedBody> current = exposition_.lock();
@@ -215,8 +216,9 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip) {
   return body;
 }
 
-std::string Daemon::StatusPage() {
+HttpResponse Daemon::StatusPage(const HttpRequest& request) {
   std::shared_ptr<const Report> report = CurrentReport();
+  if (request.ClientLeft()) return HttpResponse::ClientLeft();  // before a render of megabytes
   std::shared_ptr<const Config> config = report->config ? report->config : config_.Get();
   DaemonStatus status;
   status.version = RDMAHD_VERSION;
@@ -231,7 +233,26 @@ std::string Daemon::StatusPage() {
     const auto* reg = CollectorRegistry().Find(name);
     status.collectors.push_back({name, reg ? reg->description : "", config->CollectorEnabled(name)});
   }
-  return RenderStatusPage(*report, Problems(*report), status);
+  return HttpResponse{200, "text/html; charset=utf-8", RenderStatusPage(*report, Problems(*report), status)};
+}
+
+HttpResponse Daemon::ApiAnswer(const HttpRequest& request, ApiDocument& document,
+                               const std::function<std::string(const Report&)>& render) {
+  std::shared_ptr<const Report> report = CurrentReport();
+  if (request.ClientLeft()) return HttpResponse::ClientLeft();
+  std::lock_guard lock(document.mu);
+  std::shared_ptr<SharedBody> body = document.body.lock();
+  if (!body || document.report.lock() != report) {
+    if (request.ClientLeft()) return HttpResponse::ClientLeft();  // it may have waited for the lock
+    std::string text = render(*report);
+    document.etag = WeakEtag(text);
+    body = SharedBody::FromText(std::make_shared<const std::string>(std::move(text)));
+    document.body = body;
+    document.report = report;
+  }
+  HttpResponse r{200, "application/json", std::move(body)};
+  r.etag = document.etag;
+  return r;
 }
 
 void Daemon::Reload() {
@@ -422,33 +443,35 @@ int Daemon::Run() {
     http.web = std::move(web).value();
   }
   std::map<std::string, HttpRoute> routes;
+  // /metrics goes first on the HTTP workers; / and the API (RouteKind::kPage) take at most one of
+  // them, and are dropped when their client has left (http_server.h, "Clients that left").
   routes["/metrics"] = {[this](const HttpRequest& request) {
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", MetricsBody(request.accepts_gzip)};
+    std::shared_ptr<SharedBody> body = MetricsBody(request.accepts_gzip, request.client_left);
+    if (!body) return HttpResponse::ClientLeft();
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(body)};
   }};
   // The JSON API (docs/api.md): what `check --output=json` prints, and the devices at a glance.
-  auto json = [](std::string body) {
-    HttpResponse r{200, "application/json", std::move(body)};
-    r.etag = WeakEtag(r.body);
-    return r;
-  };
-  routes["/api/v1/checks"] = {[this, json] {
-    std::shared_ptr<const Report> report = CurrentReport();
-    std::vector<std::string> problems = Problems(*report);
-    return json(ChecksDocument(*report, CheckExitCode(*report, options_.fail_on_warning, problems), problems));
-  }};
-  routes["/api/v1/devices"] = {[this, json] { return json(DevicesDocument(*CurrentReport())); }};
+  routes["/api/v1/checks"] = {[this](const HttpRequest& request) {
+    return ApiAnswer(request, checks_document_, [this](const Report& report) {
+      std::vector<std::string> problems = Problems(report);
+      return ChecksDocument(report, CheckExitCode(report, options_.fail_on_warning, problems), problems);
+    });
+  }, RouteKind::kPage};
+  routes["/api/v1/devices"] = {[this](const HttpRequest& request) {
+    return ApiAnswer(request, devices_document_, [](const Report& report) { return DevicesDocument(report); });
+  }, RouteKind::kPage};
   // Not inline: the page is rendered from a collection, which may take up to collection_timeout.
-  routes["/"] = {[this] { return HttpResponse{200, "text/html; charset=utf-8", StatusPage()}; }};
+  routes["/"] = {[this](const HttpRequest& request) { return StatusPage(request); }, RouteKind::kPage};
   routes["/-/healthy"] = {[this] {
     // Healthy while the main loop is turning (it ticks at least every second).
     bool alive = SteadyNs() - last_loop_tick_ns_.load() < std::int64_t{10'000'000'000};
     return alive ? HttpResponse{200, "text/plain; charset=utf-8", "OK\n"}
                  : HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n"};
-  }, /*inline_ok=*/true};
+  }, RouteKind::kInline};
   routes["/-/ready"] = {[this] {
     return ready_ ? HttpResponse{200, "text/plain; charset=utf-8", "OK\n"}
                   : HttpResponse{503, "text/plain; charset=utf-8", "starting\n"};
-  }, /*inline_ok=*/true};
+  }, RouteKind::kInline};
   const bool tls = http.web && http.web->tls;
   last_loop_tick_ns_ = SteadyNs();
   auto server = HttpServer::Start(std::move(http), std::move(routes));
@@ -457,6 +480,7 @@ int Daemon::Run() {
     close(sfd);
     return 1;
   }
+  http_port_ = (*server)->port();
   log::Info("listening", {{"address", options_.listen_address},
                           {"port", std::to_string((*server)->port())},
                           {"tls", tls ? "on" : "off"},

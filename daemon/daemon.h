@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -80,9 +81,13 @@ class Daemon {
   // The /metrics body. Scrapes served from the same collection share one exposition, made for the
   // first of them: gzip-compressed straight from the sink when that request accepts gzip (the
   // exposition then holds no text; see SharedBody), else as text.
-  std::shared_ptr<SharedBody> MetricsBody(bool accepts_gzip);
+  // nullptr when `client_left` says, once the collection is done, that the client has left.
+  std::shared_ptr<SharedBody> MetricsBody(bool accepts_gzip, const std::function<bool()>& client_left = {});
   // Its text (tests); valid for as long as the caller holds it.
   std::shared_ptr<const std::string> Metrics() { return MetricsBody(false)->Text(); }
+
+  // The port Run's HTTP server listens on, once it does (0 before; tests listen on port 0).
+  int http_port() const { return http_port_.load(); }
 
  private:
   // The report a request is answered from (a collection, or the engine's cached one), observed
@@ -90,8 +95,19 @@ class Daemon {
   std::shared_ptr<const Report> CurrentReport();
   // Why the report cannot vouch for the node (SysfsRootProblem), as `check` says it.
   std::vector<std::string> Problems(const Report& report) const;
-  // The status page at / (daemon/status_page.h).
-  std::string StatusPage();
+  // The status page at / (daemon/status_page.h); nothing is rendered for a client that left.
+  HttpResponse StatusPage(const HttpRequest& request);
+  // An API document (docs/api.md) made by `render`. Requests answered from one report share one
+  // render (made for the first of them, while later ones wait) for as long as one still sends it,
+  // and one gzip copy of it; nothing is rendered for a client that left.
+  struct ApiDocument {
+    std::mutex mu;
+    std::weak_ptr<const Report> report;  // guarded by mu
+    std::weak_ptr<SharedBody> body;      // guarded by mu
+    std::string etag;                    // guarded by mu
+  };
+  HttpResponse ApiAnswer(const HttpRequest& request, ApiDocument& document,
+                         const std::function<std::string(const Report&)>& render);
   void Reload();
   // Waits up to timeout_ms for a signal and acts on it (SIGHUP: reload). False when the daemon
   // must stop: SIGTERM, SIGINT, or poll failing (exit_code set to 1).
@@ -122,6 +138,8 @@ class Daemon {
   std::atomic<bool> ready_{false};
   std::atomic<bool> first_evaluation_done_{false};
   std::atomic<std::int64_t> last_loop_tick_ns_{0};
+  std::atomic<int> http_port_{0};
+  ApiDocument checks_document_, devices_document_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
   // The last /metrics exposition and what it was rendered from. The sink and, when no request

@@ -2,8 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -226,7 +231,9 @@ TEST(DaemonMetricsTest, AThrowingProbeRoundIsExportedAndLogged) {
 // on its own thread with the daemon's signals blocked, as main() runs it.
 class StuckDaemon {
  public:
-  explicit StuckDaemon(std::chrono::milliseconds collection_timeout) : gate_(std::make_shared<testing::Gate>()) {
+  explicit StuckDaemon(std::chrono::milliseconds collection_timeout,
+                       std::optional<std::chrono::milliseconds> cache_window = std::nullopt)
+      : gate_(std::make_shared<testing::Gate>()) {
     EnginePlugins plugins;
     plugins.collectors.push_back({"test_stuck", std::make_unique<testing::BlockingCollector>(gate_)});
     auto engine = std::make_unique<CollectionEngine>(NodeFs("/nonexistent", "/nonexistent"), std::move(plugins));
@@ -234,6 +241,7 @@ class StuckDaemon {
     options.listen_address = "127.0.0.1:0";
     auto config = std::make_shared<Config>();
     config->collection_timeout = collection_timeout;
+    if (cache_window) config->scrape_cache_window = *cache_window;
     // Blocked in every thread Run starts, so the signal sent to Run's thread waits for its signalfd.
     sigset_t daemon_signals, old_mask;
     sigemptyset(&daemon_signals);
@@ -432,6 +440,73 @@ TEST(DaemonReloadTest, AConfigCutMidWriteKeepsTheRunningPolicy) {
     text = d.FreshScrape();
     EXPECT_NE(text.find(kPfcFailed), std::string::npos) << "the PFC verdict was dropped after: " << cut.text;
   }
+}
+
+int ConnectLoopback(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+// GET `path` (HTTP/1.0) from the daemon on 127.0.0.1:port; what came back within 10 s.
+std::string HttpGet(int port, const std::string& path) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return "connect failed";
+  const std::string request = "GET " + path + " HTTP/1.0\r\n\r\n";
+  (void)!write(fd, request.data(), request.size());
+  std::string answer;
+  char buf[16384];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return answer;
+}
+
+// Requests to / and the API whose client closed while they waited (behind a page stuck in a
+// collection) never reach the collectors: with no scrape cache, each one run would be a collection.
+TEST(DaemonHttpTest, PageRequestsWhoseClientLeftAreNeverCollected) {
+  StuckDaemon d(std::chrono::seconds(30), /*cache_window=*/std::chrono::milliseconds(0));
+  ASSERT_TRUE(d.gate().WaitFor([&] { return d.gate().entered == 1; }));  // the first evaluation, stuck
+  const int port = d.daemon().http_port();
+  ASSERT_NE(port, 0);
+  std::string held;
+  std::thread waiting([&] { held = HttpGet(port, "/api/v1/checks"); });  // waits for that collection
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  constexpr int kLeft = 20;
+  for (int i = 0; i < kLeft; ++i) {
+    int fd = ConnectLoopback(port);
+    ASSERT_GE(fd, 0);
+    const std::string request = std::string("GET ") + (i % 2 ? "/" : "/api/v1/checks") + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    (void)!write(fd, request.data(), request.size());
+    close(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // read and queued behind the first
+  d.gate().Open();
+  waiting.join();
+  EXPECT_NE(held.find("HTTP/1.1 200 OK"), std::string::npos) << held.substr(0, 200);
+  // Queued after the ones that left: when it is answered, each of them was taken.
+  std::string after = HttpGet(port, "/api/v1/checks");
+  EXPECT_NE(after.find("HTTP/1.1 200 OK"), std::string::npos) << after.substr(0, 200);
+  {
+    std::lock_guard lock(d.gate().mu);
+    EXPECT_EQ(d.gate().entered, 2) << "collections: the first, the request after; none for the " << kLeft
+                                   << " that left";
+  }
+  std::optional<double> took = d.Terminate();
+  ASSERT_TRUE(took.has_value());
+  d.DestroyThenRelease();
 }
 
 }  // namespace

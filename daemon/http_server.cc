@@ -55,12 +55,14 @@ using Clock = std::chrono::steady_clock;
 
 // Jobs for routes that may be slow. A job runs with cancelled=true when the pool stops before it
 // started, so that its suspended connection is still resumed (libmicrohttpd cannot stop with
-// suspended connections).
+// suspended connections). Scrape jobs go first; page jobs (/, /api/*) run at most `page_limit` at
+// once, so with more threads than that a scrape never waits behind a page, however many are
+// queued.
 class WorkerPool {
  public:
   using Job = std::function<void(bool cancelled)>;
 
-  explicit WorkerPool(int threads) {
+  WorkerPool(int threads, int page_limit) : page_limit_(page_limit) {
     for (int i = 0; i < threads; ++i) {
       threads_.emplace_back([this] {
         NameThisThread("http-worker");
@@ -70,12 +72,18 @@ class WorkerPool {
   }
   ~WorkerPool() { Stop(); }
 
-  void Post(Job job) {
+  void Post(bool page, Job job) {
     {
       std::lock_guard lock(mu_);
       if (!stopping_) {
-        jobs_.push_back(std::move(job));
-        cv_.notify_one();
+        (page ? page_jobs_ : scrape_jobs_).push_back(std::move(job));
+        // Every thread may be waiting for a scrape while the page lane is full: wake them all for
+        // a scrape, one for a page (a thread that cannot take it goes back to sleep).
+        if (page) {
+          cv_.notify_one();
+        } else {
+          cv_.notify_all();
+        }
         return;
       }
     }
@@ -94,26 +102,53 @@ class WorkerPool {
   }
 
  private:
+  bool PageMayStart() const { return !page_jobs_.empty() && (stopping_ || pages_running_ < page_limit_); }
+
   void Loop() {
     std::unique_lock lock(mu_);
     for (;;) {
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;
-      Job job = std::move(jobs_.front());
-      jobs_.pop_front();
+      cv_.wait(lock, [this] { return stopping_ || !scrape_jobs_.empty() || PageMayStart(); });
+      const bool page = scrape_jobs_.empty();
+      if (page && page_jobs_.empty()) return;  // stopping, nothing left
+      std::deque<Job>& jobs = page ? page_jobs_ : scrape_jobs_;
+      Job job = std::move(jobs.front());
+      jobs.pop_front();
       bool cancelled = stopping_;
+      if (page) ++pages_running_;
       lock.unlock();
       job(cancelled);
+      job = nullptr;  // what the job holds goes before the lock is taken again
       lock.lock();
+      if (page) {
+        --pages_running_;
+        cv_.notify_all();  // a page may start now
+      }
     }
   }
 
+  const int page_limit_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> jobs_;   // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
+  std::deque<Job> scrape_jobs_;  // guarded by mu_
+  std::deque<Job> page_jobs_;    // guarded by mu_
+  int pages_running_ = 0;        // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
   std::vector<std::thread> threads_;
 };
+
+// Whether the client of the connection on `fd` has left: it reset the connection, or (when
+// `fin_counts`) sent its FIN. A non-blocking MSG_PEEK: reads nothing, waits for nothing.
+bool ClientHasLeft(int fd, bool fin_counts) {
+  if (fd < 0) return false;
+  char byte = 0;
+  for (;;) {
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return false;  // bytes waiting (a pipelined request): still there
+    if (n == 0) return fin_counts;
+    if (errno == EINTR) continue;
+    return errno == ECONNRESET || errno == EPIPE || errno == ETIMEDOUT || errno == ENOTCONN;
+  }
+}
 
 // zlib counts in 32 bits: longer input is fed, and output room given, at most this much at a time.
 constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
@@ -748,8 +783,17 @@ struct RequestState {
   bool head = false;
   bool gzip = false;
   bool queued = false;
+  bool client_left = false;  // set with `response`: close the connection, send nothing
+  int fd = -1;               // the connection's socket (set before the request is queued)
   std::string if_none_match;  // the request's If-None-Match header, if any
   std::atomic<bool> done{false};
+
+  // Whether the client has left, as `kind` counts it (see "Clients that left", http_server.h).
+  bool ClientLeft(RouteKind kind) const { return ClientHasLeft(fd, kind == RouteKind::kPage); }
+  // What a handler of a `kind` route is told of the request.
+  HttpRequest Request(RouteKind kind) const {
+    return HttpRequest{gzip, [this, kind] { return ClientLeft(kind); }};
+  }
 };
 
 struct HttpServer::Impl {
@@ -766,6 +810,7 @@ struct HttpServer::Impl {
   unsigned max_connections = 0;
   unsigned max_per_client = 0;
   std::atomic<int> deferred_outstanding{0};  // requests handed to the pool and not yet completed
+  std::atomic<std::uint64_t> requests_left{0};  // dropped as their client had left (tests, logs)
   std::unique_ptr<ConnectionWatch> watch;
   std::atomic<std::int64_t> last_fd_warning_ns{std::numeric_limits<std::int64_t>::min()};
   std::atomic<bool> out_of_fds_seen{false};  // libmicrohttpd said so (at start: epoll, pipes)
@@ -839,23 +884,41 @@ struct HttpServer::Impl {
     return rc;
   }
 
-  // Runs `work` on the pool with the connection suspended, then resumes it with the response.
-  MHD_Result Defer(MHD_Connection* conn, RequestState* state, std::function<HttpResponse()> work) {
+  // Runs `route` on the pool with the connection suspended, then resumes it with the response.
+  MHD_Result Defer(MHD_Connection* conn, RequestState* state, const HttpRoute* route) {
     state->queued = true;
     ++deferred_outstanding;
     MHD_suspend_connection(conn);
-    pool->Post([conn, state, work = std::move(work)](bool cancelled) {
-      Finish(conn, state, cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"} : work());
-    });
+    PostRoute(conn, state, route);
     return MHD_YES;
+  }
+
+  // Posts `route`'s handler for a suspended request; a client that left by the time a worker takes
+  // it is not served (nothing is collected or rendered for it).
+  void PostRoute(MHD_Connection* conn, RequestState* state, const HttpRoute* route) {
+    pool->Post(route->kind == RouteKind::kPage, [this, conn, state, route](bool cancelled) {
+      if (cancelled) return Finish(conn, state, {503, kTextPlain, "shutting down\n"});
+      if (state->ClientLeft(route->kind)) return Finish(conn, state, LeftBefore());
+      HttpResponse r = RunHandler(route->handler, state->Request(route->kind));
+      // Encoding (a gzip of megabytes) is work too.
+      if (!r.client_left && state->ClientLeft(route->kind)) r = HttpResponse::ClientLeft();
+      if (r.client_left) ++requests_left;
+      Finish(conn, state, std::move(r));
+    });
+  }
+
+  HttpResponse LeftBefore() {
+    ++requests_left;
+    return HttpResponse::ClientLeft();
   }
 
   // Sets the answer of a suspended request and resumes its connection (any thread, once). The
   // body is encoded here, so a compression or decompression runs on the worker that made the
   // answer, not on the event thread.
   static void Finish(MHD_Connection* conn, RequestState* state, HttpResponse r) {
+    state->client_left = r.client_left;
     state->response = std::move(r);
-    state->encoded = Encode(state->response, state->gzip, state->if_none_match);
+    if (!state->client_left) state->encoded = Encode(state->response, state->gzip, state->if_none_match);
     state->done.store(true, std::memory_order_release);
     MHD_resume_connection(conn);
   }
@@ -874,11 +937,7 @@ struct HttpServer::Impl {
         [this, conn, state, route, fixed = std::move(fixed)](bool verified) {
           if (!verified) return Finish(conn, state, {401, kTextPlain, "unauthorized\n"});
           if (route == nullptr) return Finish(conn, state, fixed);
-          pool->Post([conn, state, route](bool cancelled) {
-            Finish(conn, state,
-                   cancelled ? HttpResponse{503, kTextPlain, "shutting down\n"}
-                             : RunHandler(route->handler, HttpRequest{state->gzip}));
-          });
+          PostRoute(conn, state, route);
         },
         [conn, state] { Finish(conn, state, {503, kTextPlain, "shutting down\n"}); });
     if (admission == PasswordCheckQueue::Admission::kAccepted) return MHD_YES;
@@ -963,13 +1022,22 @@ struct HttpServer::Impl {
       watch->HeaderComplete(conn);
       return MHD_YES;
     }
-    if (state->done.load(std::memory_order_acquire)) return Send(conn, state->response, state->encoded);
+    if (state->done.load(std::memory_order_acquire)) {
+      if (state->client_left) {
+        log::Debug("HTTP request dropped: the client left", {{"client", ClientAddressText(conn)}});
+        return MHD_NO;  // closes the connection; nothing was made to send
+      }
+      return Send(conn, state->response, state->encoded);
+    }
     if (state->queued) return MHD_YES;  // resumed without a response cannot happen; be safe
     if (*upload_size != 0) {  // a request body: not wanted, read and dropped
       *upload_size = 0;
       return MHD_YES;
     }
     watch->RequestComplete(conn);  // the body, if any, is all read
+    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+      state->fd = info->connect_fd;
+    }
     state->gzip = AcceptsGzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                           MHD_HTTP_HEADER_ACCEPT_ENCODING));
     if (const char* inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH)) {
@@ -1005,9 +1073,10 @@ struct HttpServer::Impl {
     }
     auto [r, fixed] = answer();
     if (r == nullptr) return Queue(conn, fixed, state->gzip);
-    const HttpRequest request{state->gzip};
-    if (r->inline_ok) return Queue(conn, RunHandler(r->handler, request), state->gzip, false, state->if_none_match);
-    return Defer(conn, state, [r = r, request] { return RunHandler(r->handler, request); });
+    if (r->kind == RouteKind::kInline) {
+      return Queue(conn, RunHandler(r->handler, HttpRequest{state->gzip, {}}), state->gzip, false, state->if_none_match);
+    }
+    return Defer(conn, state, r);
   }
 
   // Makes the TLS handshake itself demand (and, where asked, verify) a client certificate, as
@@ -1113,6 +1182,8 @@ HttpServer::~HttpServer() = default;
 int HttpServer::port() const { return impl_->port; }
 unsigned HttpServer::max_connections() const { return impl_->max_connections; }
 unsigned HttpServer::max_connections_per_client() const { return impl_->max_per_client; }
+std::uint64_t HttpServer::requests_dropped_client_left() const { return impl_->requests_left.load(); }
+
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                                                       std::map<std::string, HttpRoute> routes) {
@@ -1149,7 +1220,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
       std::chrono::seconds(options.header_timeout_seconds), std::chrono::seconds(options.body_timeout_seconds),
       impl->max_connections, impl->max_per_client,
       std::min(std::max(impl->max_connections / kReservedShareDivisor, 2u), impl->max_connections / 2)});
-  impl->pool = std::make_unique<WorkerPool>(options.workers < 1 ? 1 : options.workers);
+  const int workers = options.workers < 1 ? 1 : options.workers;
+  const int page_workers = options.page_workers > 0 ? std::min(options.page_workers, workers) : std::max(1, workers - 1);
+  impl->pool = std::make_unique<WorkerPool>(workers, page_workers);
   if (impl->auth && impl->auth->enabled()) {
     impl->password_checks = std::make_unique<PasswordCheckQueue>(impl->auth, options.password_checks);
   }

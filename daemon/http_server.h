@@ -1,10 +1,12 @@
 // HttpServer: the daemon's few HTTP endpoints over libmicrohttpd.
 //
 // Threading: one event thread (epoll) owns every connection, so an idle, slowloris or slow-reading
-// client costs a socket and a little memory, never a thread. Routes marked `inline_ok` (cheap:
-// /-/healthy, /-/ready) are answered on the event thread; every other route (/metrics, /, the
-// JSON API: each runs a collection) is handed to a small worker pool while its connection is suspended, so a
-// slow handler never holds up the event thread and cheap endpoints never queue behind it.
+// client costs a socket and a little memory, never a thread. Inline routes (cheap: /-/healthy,
+// /-/ready) are answered on the event thread; every other route (/metrics, /, the JSON API: each
+// runs a collection) is handed to a small worker pool while its connection is suspended, so a
+// slow handler never holds up the event thread and cheap endpoints never queue behind it. In the
+// pool /metrics goes first and pages (/, /api/*) take at most page_workers threads, so a scrape
+// never waits behind them; a request whose client left is dropped (RouteKind, HttpRoute).
 // Handlers therefore run on either thread and must be thread-safe; inline ones must not block.
 //
 // Basic auth (web config basic_auth_users): every route asks for a user and password. Credentials
@@ -17,6 +19,7 @@
 // thread, and delays neither remembered credentials nor, beyond a turn each, other clients.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -118,6 +121,14 @@ struct HttpResponse {
   // instead of no-store (unless basic auth is on: then no-store always); a 200 whose tag an If-None-Match of the request names is sent as a 304
   // without a body (RFC 9110, 13.1.2).
   std::string etag;
+  // Nothing is sent: the connection is closed (the client left; see HttpRequest::ClientLeft).
+  bool client_left = false;
+
+  static HttpResponse ClientLeft() {
+    HttpResponse r;
+    r.client_left = true;
+    return r;
+  }
 };
 
 // A weak entity tag for `body`: W/"<16 hex digits>" (a 64-bit FNV-1a of the bytes). Weak, as one
@@ -132,21 +143,50 @@ bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag);
 struct HttpRequest {
   // The body may go out gzip-compressed (Accept-Encoding).
   bool accepts_gzip = false;
+  // Whether the client has left (see HttpRoute::page for what counts as left on which route): a
+  // handler that works in stages asks between them and, when it has, returns
+  // HttpResponse::ClientLeft() instead of going on. Unset (inline routes, tests): never left.
+  std::function<bool()> client_left;
+
+  bool ClientLeft() const { return client_left && client_left(); }
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// How a route is run (HttpRoute::kind).
+enum class RouteKind {
+  // On the worker pool, ahead of every kPage request (/metrics: a scraper's deadline is short).
+  kScrape,
+  // On the event thread. Only for handlers that return in microseconds and never wait on a lock a
+  // collection may hold (/-/healthy, /-/ready).
+  kInline,
+  // On the worker pool, at most HttpServerOptions::page_workers at once (/ and /api/*: big renders
+  // for people and tools), so a kScrape request always finds a thread; a request whose client has
+  // sent its FIN is dropped unanswered (see "Clients that left" below).
+  kPage,
+};
+
+// Clients that left. A request handed to the pool is looked at again (a non-blocking MSG_PEEK on
+// its socket) when a worker takes it, before its answer is encoded, and whenever its handler asks
+// (HttpRequest::ClientLeft, between collecting, rendering and serializing). A reset connection
+// (RST) has left, whatever the route: its answer could never be delivered. A FIN says the client
+// sends no more: on a kPage route it is taken as the client gone (as Go's net/http cancels a
+// request's context on EOF), and the request is dropped without collecting or rendering; a
+// /metrics request with its FIN is still answered (an HTTP/1.0 client that half-closes, `nc -N`,
+// gets its scrape), as scrapes of one collection share one exposition and cost little.
 struct HttpRoute {
   HttpRoute() = default;
-  HttpRoute(HttpHandler h, bool inline_answer = false) : handler(std::move(h)), inline_ok(inline_answer) {}
+  HttpRoute(HttpHandler h, RouteKind route_kind = RouteKind::kScrape) : handler(std::move(h)), kind(route_kind) {}
+  HttpRoute(HttpHandler h, bool inline_answer)
+      : HttpRoute(std::move(h), inline_answer ? RouteKind::kInline : RouteKind::kScrape) {}
   // A handler that does not look at the request.
-  HttpRoute(std::function<HttpResponse()> h, bool inline_answer = false)
-      : handler([h = std::move(h)](const HttpRequest&) { return h(); }), inline_ok(inline_answer) {}
+  HttpRoute(std::function<HttpResponse()> h, RouteKind route_kind = RouteKind::kScrape)
+      : handler([h = std::move(h)](const HttpRequest&) { return h(); }), kind(route_kind) {}
+  HttpRoute(std::function<HttpResponse()> h, bool inline_answer)
+      : HttpRoute(std::move(h), inline_answer ? RouteKind::kInline : RouteKind::kScrape) {}
 
   HttpHandler handler;
-  // Answered on the event thread. Only for handlers that return in microseconds and never wait on
-  // a lock a collection may hold.
-  bool inline_ok = false;
+  RouteKind kind = RouteKind::kScrape;
 };
 
 // Connections held at once, whatever their state. Past it new connections wait in the kernel's
@@ -179,7 +219,9 @@ std::string ClientAddressKey(const sockaddr* address);
 struct HttpServerOptions {
   std::string listen_address = ":9872";  // see ParseListenAddress
   std::optional<WebConfig> web;          // TLS and basic auth (--web.config.file)
-  int workers = 2;                       // threads for routes that are not inline_ok
+  int workers = 2;                       // threads for routes that are not RouteKind::kInline
+  // kPage requests running at once; 0: workers - 1 (at least 1), so a scrape always has a thread.
+  int page_workers = 0;
   unsigned max_connections = kDefaultMaxConnections;
   unsigned idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
   unsigned header_timeout_seconds = kDefaultHeaderTimeoutSeconds;
@@ -213,6 +255,8 @@ class HttpServer {
   int port() const;
   unsigned max_connections() const;
   unsigned max_connections_per_client() const;
+  // Requests dropped unanswered since the start because their client had left.
+  std::uint64_t requests_dropped_client_left() const;
 
   struct Impl;
 

@@ -1189,5 +1189,172 @@ TEST(HttpServerAuthTest, StopDoesNotWaitForARunningPasswordCheck) {
   }
 }
 
+// A handler that blocks while the gate is shut, counting its calls and how many ran at once.
+class CountingGate {
+ public:
+  HttpResponse Pass(std::string body) {
+    std::unique_lock lock(mu_);
+    ++calls_;
+    max_inside_ = std::max(max_inside_, ++inside_);
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+    --inside_;
+    return HttpResponse{200, "text/plain", std::move(body)};
+  }
+  bool WaitForCalls(int n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(5), [&] { return calls_ >= n; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  int calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  int max_inside() {
+    std::lock_guard lock(mu_);
+    return max_inside_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int calls_ = 0, inside_ = 0, max_inside_ = 0;
+  bool open_ = false;
+};
+
+// Sends a whole request on a new connection and closes it at once (FIN): a client that left.
+void SendAndLeave(int port, const std::string& path) {
+  int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  SendAll(fd, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  close(fd);
+}
+
+// / and the API take at most one of the two workers, so /metrics is answered while pages are
+// stuck (in a collection or a render of megabytes), however many are queued.
+TEST(HttpServerClientsThatLeftTest, ScrapesAreAnsweredWhilePagesHoldTheirWorkers) {
+  CountingGate pages;
+  std::map<std::string, HttpRoute> routes;
+  routes["/"] = {[&] { return pages.Pass("page\n"); }, RouteKind::kPage};
+  routes["/api/v1/checks"] = {[&] { return pages.Pass("{}\n"); }, RouteKind::kPage};
+  routes["/metrics"] = {[] { return HttpResponse{200, "text/plain", "up 1\n"}; }};
+  HttpServerOptions o = Local();
+  o.workers = 2;
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+
+  std::vector<std::thread> clients;
+  std::vector<std::string> answers(4);
+  for (int i = 0; i < 4; ++i) {
+    clients.emplace_back([&, i] { answers[i] = Get(port, "GET", i % 2 ? "/" : "/api/v1/checks"); });
+  }
+  ASSERT_TRUE(pages.WaitForCalls(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // time for a second page to start, if it could
+  for (int i = 0; i < 3; ++i) {
+    std::string metrics = Exchange(port, "GET /metrics HTTP/1.0\r\n\r\n", std::chrono::seconds(3));
+    EXPECT_EQ(Body(metrics), "up 1\n") << "a scrape waited behind stuck pages: " << metrics;
+  }
+  EXPECT_EQ(pages.calls(), 1);
+  pages.Open();
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Body(answers[i]), i % 2 ? "page\n" : "{}\n");
+  EXPECT_EQ(pages.max_inside(), 1);
+}
+
+// Page requests whose client closed while they waited for a worker are dropped: their handler never
+// runs (nothing is collected or rendered for them), and the connection is closed.
+TEST(HttpServerClientsThatLeftTest, PageRequestsWhoseClientLeftAreNeverRun) {
+  CountingGate pages;
+  std::map<std::string, HttpRoute> routes;
+  routes["/api/v1/checks"] = {[&] { return pages.Pass("{}\n"); }, RouteKind::kPage};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+
+  std::string first;
+  std::thread held([&] { first = Get(port, "GET", "/api/v1/checks"); });  // takes the page worker
+  ASSERT_TRUE(pages.WaitForCalls(1));
+  constexpr int kLeft = 20;
+  for (int i = 0; i < kLeft; ++i) SendAndLeave(port, "/api/v1/checks");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // all read and queued
+  pages.Open();
+  held.join();
+  EXPECT_EQ(Body(first), "{}\n");
+  // Queued after the others: when it is answered, every request before it was taken.
+  EXPECT_EQ(Body(Get(port, "GET", "/api/v1/checks")), "{}\n");
+  EXPECT_EQ(pages.calls(), 2) << "requests whose client had left were run";
+  EXPECT_EQ((*server)->requests_dropped_client_left(), static_cast<std::uint64_t>(kLeft));
+}
+
+// A handler that works in stages asks between them; when the client has left by then, it stops and
+// nothing is sent.
+TEST(HttpServerClientsThatLeftTest, AHandlerSeesItsClientLeaveBetweenStages) {
+  CountingGate stage;
+  std::atomic<int> left_seen{0}, rendered{0};
+  std::map<std::string, HttpRoute> routes;
+  routes["/"] = {[&](const HttpRequest& request) {
+    stage.Pass("");  // "collecting"
+    if (request.ClientLeft()) {
+      ++left_seen;
+      return HttpResponse::ClientLeft();
+    }
+    ++rendered;
+    return HttpResponse{200, "text/html", "<p>page</p>\n"};
+  }, RouteKind::kPage};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+  int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  SendAll(fd, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(stage.WaitForCalls(1));
+  close(fd);  // the client leaves while the handler is "collecting"
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  stage.Open();
+  for (int i = 0; i < 100 && left_seen == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(left_seen, 1);
+  EXPECT_EQ(rendered, 0);
+  EXPECT_EQ(Body(Get(port, "GET", "/")), "<p>page</p>\n");  // a client that stays is answered
+  EXPECT_EQ(rendered, 1);
+}
+
+// A scrape is answered after its client's FIN (an HTTP/1.0 half-close:
+// CompleteRequestThenFinIsStillAnswered), but not after a reset: no answer could be delivered.
+TEST(HttpServerClientsThatLeftTest, ScrapesWhoseClientResetAreNeverRun) {
+  CountingGate scrapes;
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = {[&] { return scrapes.Pass("up 1\n"); }};
+  HttpServerOptions o = Local();
+  o.workers = 2;
+  auto server = HttpServer::Start(o, routes);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+
+  std::vector<std::thread> held;
+  std::vector<std::string> answers(2);
+  for (int i = 0; i < 2; ++i) held.emplace_back([&, i] { answers[i] = Get(port, "GET", "/metrics"); });
+  ASSERT_TRUE(scrapes.WaitForCalls(2));  // both workers taken
+  int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  SendAll(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // read and queued (a reset before
+  // that would only close the connection: the request would never be read)
+  linger reset{1, 0};
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+  close(fd);  // RST
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  scrapes.Open();
+  for (auto& t : held) t.join();
+  for (const auto& a : answers) EXPECT_EQ(Body(a), "up 1\n");
+  EXPECT_EQ(Body(Get(port, "GET", "/metrics")), "up 1\n");
+  EXPECT_EQ(scrapes.calls(), 3) << "a scrape whose client reset was run";
+  EXPECT_EQ((*server)->requests_dropped_client_left(), 1u);
+}
+
 }  // namespace
 }  // namespace rdmahd
