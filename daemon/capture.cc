@@ -924,19 +924,20 @@ std::optional<std::string> IncompleteCaptureProblem(const std::string& root) {
     n << v->get<double>();
     return n.str() + " ";
   };
+  // Short enough for `check --output=summary`'s line (kCheckSummaryBytes).
   std::vector<std::string> caps;
-  if (cut.count("entries")) caps.push_back("its cap of " + limit("entries") + "entries (files, folders and links)");
-  if (cut.count("total_bytes")) caps.push_back("its total cap of " + limit("total_bytes") + "bytes");
+  if (cut.count("entries")) caps.push_back("its cap of " + limit("entries") + "entries");
+  if (cut.count("total_bytes")) caps.push_back("its cap of " + limit("total_bytes") + "bytes");
   if (cut.count("seconds")) caps.push_back("its time budget of " + limit("seconds") + "seconds");
   std::string why = "the bundle is incomplete: ";
   if (caps.empty()) {
-    why += "its manifest.json says so";
+    why += "its manifest.json says so; what is missing is not judged here";
   } else {
     why += "the capture stopped at ";
     for (std::size_t i = 0; i < caps.size(); ++i) why += (i == 0 ? "" : i + 1 == caps.size() ? " and " : ", ") + caps[i];
-    if (skipped > 0) why += ", and " + std::to_string(skipped) + " paths were left out";
+    if (skipped > 0) why += " and left out " + std::to_string(skipped) + " paths";
+    why += " (manifest.json names them), not judged here";
   }
-  why += ": what is missing is not judged (manifest.json names what was left out)";
   if (auto code = m.find("node_verdict_exit_code"); code != m.end() && code->is_number_integer()) {
     why += "; the node's own check said exit " + std::to_string(code->get<std::int64_t>());
   }

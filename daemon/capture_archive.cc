@@ -627,26 +627,11 @@ Result<TempDir> TempDir::Create(const std::string& prefix) {
   return TempDir(std::move(path), slot);
 }
 
-bool TempDir::RemoveCreated(const std::string& path) {
-  for (CleanupSlot& slot : g_cleanup) {
-    int armed = kSlotArmed;
-    if (slot.tree && path == slot.path && slot.state.compare_exchange_strong(armed, kSlotRemoving)) {
-      RemoveTreeSignalSafe(slot.path);
-      slot.state.store(kSlotFree);
-      return true;
-    }
-  }
-  return false;
-}
-
 void TempDir::RemoveNow() {
   if (path_.empty()) return;
   if (slot_ >= 0) {
     int armed = kSlotArmed;
-    // Already removed by RemoveCreated (and the slot maybe another's since): leave the slot alone.
-    if (!g_cleanup[slot_].state.compare_exchange_strong(armed, kSlotRemoving) || path_ != g_cleanup[slot_].path) {
-      slot_ = -1;
-    }
+    if (!g_cleanup[slot_].state.compare_exchange_strong(armed, kSlotRemoving)) slot_ = -1;
   }
   ::nftw(
       path_.c_str(),

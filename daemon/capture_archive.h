@@ -92,9 +92,6 @@ class TempDir {
   const std::string& path() const { return path_; }
   // Removes the folder now (idempotent).
   void RemoveNow();
-  // Removes `path` now if it is a TempDir of this process not removed yet (a caller that holds
-  // only its path: `check --capture` before it leaves through _Exit); false when it is not one.
-  static bool RemoveCreated(const std::string& path);
 
  private:
   TempDir(std::string path, int slot) : path_(std::move(path)), slot_(slot) {}

@@ -276,9 +276,6 @@ int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostre
   } else {
     PrintCheckTable(*report, out, problems);
   }
-  // Judged: the extracted bundle is removed now, as the process may leave through _Exit (a
-  // collector still running past the collection deadline) without running destructors.
-  if (!root.empty()) TempDir::RemoveCreated(root);
   return code;
 }
 
