@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "collectors/dcb_netlink.h"
@@ -193,6 +194,10 @@ class Bundle {
     m["skipped_more"] = skipped_more_;
     m["skipped_by_reason"] = skipped_by_reason_;
     m["notes"] = notes_;
+    // Complete: no limit of the capture's own cut it short (files the node would not let be read
+    // are skipped, named, and do not make it incomplete).
+    m["complete"] = cut_by_.empty();
+    m["cut_by"] = cut_by_;
     return m;
   }
 
@@ -200,14 +205,17 @@ class Bundle {
   bool Room(const std::string& name, std::size_t size) {
     if (!error_.ok()) return false;
     if (out_of_time()) {
+      cut_by_.insert("seconds");
       Skip(name, "the capture's time budget was spent");
       return false;
     }
     if (entries_ + 1 > limits_.entries) {
+      cut_by_.insert("entries");
       Skip(name, "over the cap of " + std::to_string(limits_.entries) + " entries (files, folders and links)");
       return false;
     }
     if (bytes_ + size > limits_.total_bytes) {
+      cut_by_.insert("total_bytes");
       Skip(name, "over the total cap of " + std::to_string(limits_.total_bytes) + " bytes");
       return false;
     }
@@ -224,6 +232,7 @@ class Bundle {
   std::uint64_t files_ = 0, folders_ = 0, links_ = 0, entries_ = 0, bytes_ = 0, skipped_more_ = 0;
   Json skipped_ = Json::array();
   std::map<std::string, std::uint64_t> skipped_by_reason_;
+  std::set<std::string> cut_by_;  // the limits (keys of "limits") the capture stopped at
   std::vector<std::string> notes_;
   Status error_ = Status::Ok();
 };
@@ -872,6 +881,68 @@ Result<TempDir> OpenCaptureForCheck(Options& options) {
   }
   for (const char* sub : {"/sys", "/proc", "/dcb"}) ::mkdirat(AT_FDCWD, (d + sub).c_str(), 0755);
   return dir;
+}
+
+std::optional<std::string> IncompleteCaptureProblem(const std::string& root) {
+  const std::string path = root + "/manifest.json";
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;  // no manifest: the bundle says nothing
+  constexpr std::string_view kUnknown = ": whether the bundle is complete is unknown";
+  auto text = ReadRegularFile(path, 4u << 20);
+  if (!text) return "manifest.json cannot be read (not a regular file, or over 4 MiB)" + std::string(kUnknown);
+  const Json m = Json::parse(*text, nullptr, false);
+  if (m.is_discarded() || !m.is_object()) return "manifest.json is not a JSON object" + std::string(kUnknown);
+  // The limits it stopped at: "cut_by" (since it was written), and for older bundles the reasons
+  // their skips give. Only known names are kept: nothing of the file's text is printed.
+  std::set<std::string> cut;
+  if (auto it = m.find("cut_by"); it != m.end() && it->is_array()) {
+    for (const Json& c : *it) {
+      if (c.is_string() && (c == "entries" || c == "total_bytes" || c == "seconds")) cut.insert(c.get<std::string>());
+    }
+  }
+  std::uint64_t skipped = 0;
+  if (auto it = m.find("skipped_by_reason"); it != m.end() && it->is_object()) {
+    for (const auto& [reason, count] : it->items()) {
+      std::string kind;
+      if (reason.rfind("over the cap of ", 0) == 0) kind = "entries";
+      else if (reason.rfind("over the total cap of ", 0) == 0) kind = "total_bytes";
+      else if (reason == "the capture's time budget was spent") kind = "seconds";
+      if (kind.empty()) continue;
+      cut.insert(kind);
+      if (count.is_number_unsigned()) skipped += count.get<std::uint64_t>();
+    }
+  }
+  const auto complete = m.find("complete");
+  const bool says_incomplete = complete != m.end() && complete->is_boolean() && !complete->get<bool>();
+  if (cut.empty() && !says_incomplete) return std::nullopt;
+  auto limit = [&](const char* key) -> std::string {
+    const auto l = m.find("limits");
+    if (l == m.end() || !l->is_object()) return "";
+    const auto v = l->find(key);
+    if (v == l->end() || !v->is_number()) return "";
+    if (v->is_number_unsigned()) return std::to_string(v->get<std::uint64_t>()) + " ";
+    std::ostringstream n;
+    n << v->get<double>();
+    return n.str() + " ";
+  };
+  // Short enough for `check --output=summary`'s line (kCheckSummaryBytes).
+  std::vector<std::string> caps;
+  if (cut.count("entries")) caps.push_back("its cap of " + limit("entries") + "entries");
+  if (cut.count("total_bytes")) caps.push_back("its cap of " + limit("total_bytes") + "bytes");
+  if (cut.count("seconds")) caps.push_back("its time budget of " + limit("seconds") + "seconds");
+  std::string why = "the bundle is incomplete: ";
+  if (caps.empty()) {
+    why += "its manifest.json says so; what is missing is not judged here";
+  } else {
+    why += "the capture stopped at ";
+    for (std::size_t i = 0; i < caps.size(); ++i) why += (i == 0 ? "" : i + 1 == caps.size() ? " and " : ", ") + caps[i];
+    if (skipped > 0) why += " and left out " + std::to_string(skipped) + " paths";
+    why += " (manifest.json names them), not judged here";
+  }
+  if (auto code = m.find("node_verdict_exit_code"); code != m.end() && code->is_number_integer()) {
+    why += "; the node's own check said exit " + std::to_string(code->get<std::int64_t>());
+  }
+  return why;
 }
 
 std::string ExtractedCaptureRoot(const Options& options) {

@@ -66,6 +66,13 @@ Result<TempDir> OpenCaptureForCheck(Options& options);
 // when `options` judge no bundle. That folder is gone when the command ends: nothing printed names it.
 std::string ExtractedCaptureRoot(const Options& options);
 
+// Why a bundle extracted at `root` cannot be judged as a whole: its manifest.json says that the
+// capture stopped at one of its own limits (CaptureLimits: entries, total bytes, time), so what it
+// left out is missing (the limits, how many paths, and the node's own exit code are named). Also
+// when manifest.json is there but unreadable or not JSON. Nothing when there is no manifest.json
+// or it says the bundle is complete.
+std::optional<std::string> IncompleteCaptureProblem(const std::string& root);
+
 // `text` with every path under `root` (the extracted bundle) written relative to the bundle:
 // "ROOT/kernel-log.txt" -> "kernel-log.txt", "ROOT/config/config.yaml" -> "config/config.yaml",
 // ROOT itself -> "the bundle". `root` as given and as it resolves (realpath) are both replaced.

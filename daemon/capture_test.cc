@@ -7,11 +7,16 @@
 #include <archive_entry.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -281,10 +286,27 @@ TEST(CaptureExtractTest, OversizeMemberIsRefused) {
   EXPECT_THAT(s.error().message, HasSubstr("bigger than 1000 bytes"));
 }
 
-TEST(CaptureExtractTest, TotalCapStopsABombCountedInBytesWritten) {
+std::string Numbered(std::string prefix, int i) {
+  prefix.append(std::to_string(i));
+  return prefix;
+}
+
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) out.push_back(e->d_name);
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(CaptureExtractTest, DiskBoundCountsWholeBlocksAndStopsABomb) {
   ExtractCase c;
   ExtractLimits limits;
-  limits.total_bytes = 100000;
+  limits.disk_bytes = 100000;  // 20,000 bytes cost 5 blocks + an inode: 20,736; the fifth is over
   Status s = c.Run(
       [](struct archive* a) {
         for (const char* name : {"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9"}) {
@@ -293,7 +315,60 @@ TEST(CaptureExtractTest, TotalCapStopsABombCountedInBytesWritten) {
       },
       limits);
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.error().message, HasSubstr("more than 100000 bytes in all"));
+  EXPECT_THAT(s.error().message, HasSubstr("would take more than 100000 bytes of disk where it is extracted"));
+  EXPECT_EQ(Listing(c.dest()), std::vector<std::string>{});  // refused on the headers: nothing written
+}
+
+TEST(CaptureExtractTest, MemberDiskCostIsWholeBlocksAtLeastOnePlusAnInode) {
+  EXPECT_EQ(MemberDiskCost(0), 4096u + 256u);
+  EXPECT_EQ(MemberDiskCost(1), 4096u + 256u);
+  EXPECT_EQ(MemberDiskCost(4096), 4096u + 256u);
+  EXPECT_EQ(MemberDiskCost(4097), 8192u + 256u);
+}
+
+// Issue 41 item 3: 199,999 one-byte members took 781 MiB of TMPDIR under a bound that counted
+// 200 KB. Many tiny members (and folders) are counted as what they cost, refused before anything
+// is written.
+TEST(CaptureExtractTest, ManyTinyMembersAreRefusedOnWhatTheyCostBeforeAnythingIsWritten) {
+  ExtractCase c;
+  ExtractLimits limits;
+  limits.disk_bytes = 1u << 20;  // 300 one-byte members: 300 bytes, but 1.2 MiB on disk
+  Status s = c.Run(
+      [](struct archive* a) {
+        for (int i = 0; i < 300; ++i) Entry(a, Numbered("sys/f", i), AE_IFREG, "1");
+      },
+      limits);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("more than 1 MiB of disk"));
+  EXPECT_THAT(s.error().message, HasSubstr("whole 4 KiB blocks, at least one, plus 256 bytes for its inode"));
+  EXPECT_EQ(Listing(c.dest()), std::vector<std::string>{});
+  ExtractCase folders;
+  s = folders.Run(
+      [](struct archive* a) {
+        for (int i = 0; i < 300; ++i) Entry(a, Numbered("d", i), AE_IFDIR);
+      },
+      limits);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("more than 1 MiB of disk"));
+  EXPECT_EQ(Listing(folders.dest()), std::vector<std::string>{});
+}
+
+TEST(CaptureExtractTest, MemberCountIsRefusedBeforeAnythingIsWritten) {
+  ExtractCase c;
+  ExtractLimits limits;
+  limits.members = 50;
+  Status s = c.Run(
+      [](struct archive* a) {
+        for (int i = 0; i < 60; ++i) Entry(a, Numbered("f", i), AE_IFREG, "1");
+      },
+      limits);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("more than 50 members"));
+  EXPECT_EQ(Listing(c.dest()), std::vector<std::string>{});
+  // The defaults take what `capture` writes at most (100,000 entries and manifest.json).
+  const ExtractLimits d;
+  EXPECT_EQ(d.members, 100001u);
+  EXPECT_GE(d.disk_bytes, (64u << 20) + d.members * MemberDiskCost(0));
 }
 
 TEST(CaptureExtractTest, DevicesAndHardLinksAreRefused) {
@@ -337,6 +412,127 @@ TEST(CaptureExtractTest, WriterRoundTripKeepsFilesFoldersAndLinks) {
   dir.MkDir("out");
   ASSERT_TRUE(ExtractCapture(tar, dir.path() + "/out").ok());
   EXPECT_EQ(Slurp(dir.path() + "/out/sys/class/infiniband/rxe0/fw_ver"), "0.0.0\n");
+}
+
+// Issue 41 item 6: a file created at the output path while the capture ran was replaced by
+// rename(). Both temporaries (unnamed, and the named fallback) publish with a link that fails.
+TEST(CaptureWriterTest, FileCreatedAtTheOutputDuringTheCaptureIsNeverReplaced) {
+  for (auto kind : {CaptureArchiveWriter::Temp::kUnnamedIfSupported, CaptureArchiveWriter::Temp::kNamed}) {
+    testing::TempDir dir;
+    const std::string tar = dir.path() + "/b.tar.gz";
+    auto w = CaptureArchiveWriter::Create(tar, 1700000000, kind);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    ASSERT_TRUE((*w)->AddFile("check.json", "{}\n").ok());
+    dir.Write("b.tar.gz", "keep me");
+    Status s = (*w)->Finish();
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.error().message, HasSubstr("was created while the capture ran: left as it is"));
+    EXPECT_EQ(Slurp(tar), "keep me");
+    w->reset();
+    EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"b.tar.gz"});  // no temporary left
+  }
+}
+
+TEST(CaptureWriterTest, LeftoverPartialOfAKilledCaptureDoesNotBlockTheNext) {
+  for (auto kind : {CaptureArchiveWriter::Temp::kUnnamedIfSupported, CaptureArchiveWriter::Temp::kNamed}) {
+    testing::TempDir dir;
+    const std::string tar = dir.path() + "/b.tar.gz";
+    dir.Write("b.tar.gz.partial", "left by a capture killed with SIGTERM");
+    auto w = CaptureArchiveWriter::Create(tar, 1700000000, kind);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    ASSERT_TRUE((*w)->AddFile("check.json", "{}\n").ok());
+    ASSERT_TRUE((*w)->Finish().ok());
+    w->reset();
+    EXPECT_EQ(Listing(dir.path()), (std::vector<std::string>{"b.tar.gz", "b.tar.gz.partial"}));
+    struct stat st{};
+    ASSERT_EQ(::stat(tar.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    dir.MkDir("out");
+    ASSERT_TRUE(ExtractCapture(tar, dir.path() + "/out").ok());
+    EXPECT_EQ(Slurp(dir.path() + "/out/check.json"), "{}\n");
+  }
+}
+
+TEST(CaptureWriterTest, UnfinishedNamedTemporaryIsRemoved) {
+  testing::TempDir dir;
+  auto w = CaptureArchiveWriter::Create(dir.path() + "/b.tar.gz", 0, CaptureArchiveWriter::Temp::kNamed);
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(Listing(dir.path()).size(), 1u);  // b.tar.gz.partial-XXXXXX
+  EXPECT_THAT(Listing(dir.path())[0], ::testing::StartsWith("b.tar.gz.partial-"));
+  w->reset();
+  EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{});
+}
+
+// Issue 41 item 2: the extraction folder was left behind on SIGINT/SIGTERM. A TempDir is removed
+// by the signal's handler, and the process still dies of the signal.
+TEST(CaptureTempDirTest, RemovedOnSigtermAndTheProcessDiesOfIt) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    testing::TempDir base;
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::setenv("TMPDIR", base.path().c_str(), 1);
+      auto t = rdmahd::TempDir::Create("rdma-healthd-capture-");
+      if (!t) ::_exit(3);
+      // A deep tree with many entries, as an extracted bundle has.
+      std::string d = t->path();
+      for (int i = 0; i < 40; ++i) {
+        d += "/d" + std::to_string(i);
+        ::mkdir(d.c_str(), 0755);
+        for (int f = 0; f < 30; ++f) {
+          const int fd = ::open((d + "/f" + std::to_string(f)).c_str(), O_CREAT | O_WRONLY, 0644);
+          if (fd >= 0) ::close(fd);
+        }
+        if (::symlink("..", (d + "/up").c_str()) != 0) ::_exit(4);
+      }
+      ::raise(sig);
+      ::_exit(5);  // not reached
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << status;
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_EQ(Listing(base.path()), std::vector<std::string>{});
+  }
+}
+
+// Issue 41 item 4: a bundle whose capture stopped at its own cap was judged healthy.
+TEST(CaptureIncompleteTest, ManifestThatSaysTheCaptureWasCutIsAProblem) {
+  testing::TempDir dir;
+  dir.Write("manifest.json", R"j({"complete": false, "cut_by": ["entries"], "node_verdict_exit_code": 2,
+      "limits": {"entries": 100000, "total_bytes": 67108864, "seconds": 60},
+      "skipped_by_reason": {"over the cap of 100000 entries (files, folders and links)": 348006,
+                            "cannot read: Permission denied": 3}})j");
+  auto p = IncompleteCaptureProblem(dir.path());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(*p, "the bundle is incomplete: the capture stopped at its cap of 100000 entries and left out 348006 "
+                "paths (manifest.json names them), not judged here; the node's own check said exit 2");
+}
+
+TEST(CaptureIncompleteTest, OlderManifestIsReadFromItsSkipReasons) {
+  testing::TempDir dir;
+  dir.Write("manifest.json", R"j({"limits": {"total_bytes": 67108864},
+      "skipped_by_reason": {"over the total cap of 67108864 bytes": 12}})j");
+  auto p = IncompleteCaptureProblem(dir.path());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(*p, HasSubstr("stopped at its cap of 67108864 bytes and left out 12 paths"));
+}
+
+TEST(CaptureIncompleteTest, CompleteOrAbsentManifestIsNoProblemAndAHostileOneIsNotQuoted) {
+  testing::TempDir dir;
+  EXPECT_FALSE(IncompleteCaptureProblem(dir.path()).has_value());
+  dir.Write("manifest.json", R"j({"complete": true, "cut_by": [],
+      "skipped_by_reason": {"cannot read: Permission denied": 3}})j");
+  EXPECT_FALSE(IncompleteCaptureProblem(dir.path()).has_value());
+  dir.Write("manifest.json", "root:$6$secret-hash\n");
+  auto p = IncompleteCaptureProblem(dir.path());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(*p, "manifest.json is not a JSON object: whether the bundle is complete is unknown");
+  dir.Write("manifest.json", R"j({"complete": false, "cut_by": ["\u001b[2J evil"]})j");
+  p = IncompleteCaptureProblem(dir.path());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(*p, HasSubstr("the bundle is incomplete: its manifest.json says so"));
+  EXPECT_THAT(*p, Not(HasSubstr("evil")));
 }
 
 // libarchive is loaded when a bundle is made or read, not linked into the daemon.

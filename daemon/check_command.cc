@@ -257,10 +257,15 @@ int RunCheckCommand(const Options& options, CollectionEngine& engine, std::ostre
   }
   std::vector<std::string> problems;
   if (auto p = SysfsRootProblem(*report, engine.fs())) problems.push_back(std::move(*p));
+  const std::string root = ExtractedCaptureRoot(options);
+  // A bundle that says its capture was cut short: what it left out is not there to judge.
+  if (!root.empty()) {
+    if (auto p = IncompleteCaptureProblem(root)) problems.push_back(std::move(*p));
+  }
   int code = CheckExitCode(*report, options.fail_on_warning, problems);
   // A bundle judged: its extracted folder is deleted when the command ends, so what is printed
   // names files in the bundle instead.
-  if (const std::string root = ExtractedCaptureRoot(options); !root.empty()) {
+  if (!root.empty()) {
     report = std::make_shared<const Report>(WithBundlePaths(*report, root));
     for (std::string& p : problems) p = BundleRelative(p, root);
   }

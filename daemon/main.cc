@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       return kExitOk;
     }
     case Mode::kCheck: {
-      // SIGINT/SIGTERM keep their default action here: `check` can always be interrupted.
+      // SIGINT/SIGTERM end `check` as by default (it can always be interrupted); with --capture the
+      // extracted bundle is removed first (TempDir's handler).
       std::optional<TempDir> capture;  // check --capture: the extracted bundle, removed on return
       if (!options.check_capture.empty()) {
         auto opened = OpenCaptureForCheck(options);
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
       CollectionEngine engine(MakeNodeFs(options));
       const int code = RunCheckCommand(options, engine, std::cout, std::cerr);
       std::cout.flush();
+      // Leaving through _Exit runs no destructor: the extracted bundle is removed first.
+      if (!engine.busy_collector().empty()) capture.reset();
       LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);
       return code;
     }
