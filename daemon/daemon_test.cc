@@ -432,6 +432,9 @@ TEST(DaemonReloadTest, AConfigCutMidWriteKeepsTheRunningPolicy) {
     ::testing::internal::CaptureStderr();
     d.Hup();
     text = d.ScrapeUntil(kReloadFailed);
+    // The reload's status is published a moment before its log line is written (ConfigStore::Apply,
+    // then the log): give the line that moment (a TSan build takes longer than a scrape).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const std::string log = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(text.find(kReloadFailed), std::string::npos) << cut.text;
     EXPECT_THAT(log, ::testing::HasSubstr("configuration reload failed; keeping the running configuration"));
