@@ -78,8 +78,14 @@ past_cache_window
 expect_rxe0_present "$m-4.txt" "after the cycles"
 expect_num "$(metric_one "$m-4.txt" rdma_port_state_id device=rxe0 port=1)" "==" 4 "rdma_port_state_id{rxe0,1}"
 expect_collectors_succeeded "$m-4.txt"
-if grep -Eiq '\[(error|critical)\]|level=(error|critical)|"level":"(error|critical)"' "$RDMAHD_VM_OUT/daemon.log"; then
-  grep -Ei 'error|critical' "$RDMAHD_VM_OUT/daemon.log" | head -5
+expect_num "$(metric_one "$m-4.txt" rdma_check_status check=roce_v2_gid subject=rxe0/1 status=ok)" "==" 1 \
+  "roce_v2_gid ok after the cycles"
+# Errors of the daemon itself, not verdicts: a failed verdict is logged at error level by design,
+# and 0.5 s after `rdma link add` the new rxe0's GIDs may not name their netdev yet (roce_v2_gid
+# failed for that moment: true of that moment, and followed by ok).
+if grep -v 'msg="check verdict changed"' "$RDMAHD_VM_OUT/daemon.log" |
+    grep -Eiq '\[(error|critical)\]|level=(error|critical)|"level":"(error|critical)"'; then
+  grep -v 'msg="check verdict changed"' "$RDMAHD_VM_OUT/daemon.log" | grep -Ei 'error|critical' | head -5
   fail "rdma-healthd logged errors while rxe0 came and went"
 fi
 ok "no error lines in the daemon log"
