@@ -560,52 +560,6 @@ TEST(CaptureLibArchiveTest, TheBuildsLibraryLoadsWithEveryFunctionAndOnce) {
 
 // ---- A capture of a tree with links that leave it ------------------------------------------------------
 
-// A bundle's own config is data about the captured node: a pid_file it names (here a secret of
-// the machine that judges the bundle) is read inside the extraction, never on this machine, and
-// nothing of the file reaches the verdicts (issue 41, item 1).
-TEST(CaptureCheckTest, ABundlesConfigNamesNoFileOfTheMachineThatJudgesIt) {
-  testing::TempDir dir;
-  dir.Write("secret.txt", "root:$6$ANALYSTSECRET:19000:0:99999:7:::\n");
-  dir.Write("config.yaml", "host:\n  workloads:\n    - name: job\n      pid_file: " + dir.path() + "/secret.txt\n");
-  const std::string node = testing::ProjectFixture("host/device-readiness");
-  Options made;
-  made.sysfs = node + "/sys";
-  made.procfs = node + "/proc";
-  made.dcb_dir = node + "/dcb";
-  made.dev = node + "/dev";
-  made.config_file = dir.path() + "/config.yaml";
-  made.capture_output = dir.path() + "/bundle.tar.gz";
-  made.capture_timeout_s = 30;
-  {
-    std::ostringstream out, err;
-    CollectionEngine engine(MakeNodeFs(made));
-    ASSERT_EQ(RunCaptureCommand(made, engine, out, err), 0) << err.str();
-  }
-  Options o;
-  o.check_capture = made.capture_output;
-  o.output = "json";
-  auto opened = OpenCaptureForCheck(o);
-  ASSERT_TRUE(opened.ok()) << opened.error().message;
-  const std::string root = opened->path();
-  auto config = LoadEffectiveConfig(o);
-  ASSERT_TRUE(config.ok()) << config.error().message;
-  const auto& workloads = (*config)->Section<WorkloadsPolicy>().workloads;
-  ASSERT_EQ(workloads.size(), 1u);
-  EXPECT_EQ(workloads[0].pid_file, root + dir.path() + "/secret.txt");  // under the extraction
-  std::ostringstream out, err;
-  CollectionEngine engine(MakeNodeFs(o));
-  RunCheckCommand(o, engine, out, err);
-  EXPECT_THAT(out.str() + err.str(), Not(HasSubstr("ANALYSTSECRET")));
-  EXPECT_THAT(out.str() + err.str(), Not(HasSubstr("root:$6$")));
-  // A config the analyst names is this machine's own: its paths stay as written.
-  Options own = o;
-  own.config_file = made.config_file;
-  own.config_captured_root.clear();
-  auto own_config = LoadEffectiveConfig(own);
-  ASSERT_TRUE(own_config.ok()) << own_config.error().message;
-  EXPECT_EQ((*own_config)->Section<WorkloadsPolicy>().workloads.at(0).pid_file, dir.path() + "/secret.txt");
-}
-
 TEST(CaptureCommandTest, LinksOutOfTheTreeAreNotFollowedAndSaidInTheManifest) {
   testing::TempDir dir;
   dir.Write("secret", "host-private-data\n");
@@ -755,23 +709,36 @@ TEST(CaptureCommandTest, ATreeThatIsNotTheLiveNodeDoesNotClaimThisMachinesKernel
   }
 }
 
+// The flags that read the project's fixture node `rel` (tests/fixtures/rel: sys, proc, dcb, dev)
+// for a capture of it.
+Options FixtureNodeFlags(const std::string& rel) {
+  const std::string node = testing::ProjectFixture(rel);
+  Options o;
+  o.sysfs = node + "/sys";
+  o.procfs = node + "/proc";
+  o.dcb_dir = node + "/dcb";
+  o.dev = node + "/dev";
+  o.capture_timeout_s = 30;
+  return o;
+}
+
+// `rdma-healthd capture` of `o` into o.capture_output: its exit code, its stderr a test failure.
+int CaptureBundle(const Options& o) {
+  std::ostringstream out, err;
+  CollectionEngine engine(MakeNodeFs(o));
+  const int code = RunCaptureCommand(o, engine, out, err);
+  if (code != 0) ADD_FAILURE() << err.str();
+  return code;
+}
+
 TEST(CaptureCommandTest, ABundleJudgedNamesFilesInItNotItsDeletedFolder) {
   testing::TempDir dir;
   const std::string node = testing::ProjectFixture("host/device-readiness");
-  Options made;
-  made.sysfs = node + "/sys";
-  made.procfs = node + "/proc";
-  made.dcb_dir = node + "/dcb";
-  made.dev = node + "/dev";
+  Options made = FixtureNodeFlags("host/device-readiness");
   made.kmsg = node + "/dmesg.txt";
   made.config_file = node + "/config.yaml";
   made.capture_output = dir.path() + "/bundle.tar.gz";
-  made.capture_timeout_s = 30;
-  {
-    std::ostringstream out, err;
-    CollectionEngine engine(MakeNodeFs(made));
-    ASSERT_EQ(RunCaptureCommand(made, engine, out, err), 0) << err.str();
-  }
+  ASSERT_EQ(CaptureBundle(made), 0);
   for (const char* output : {"json", "table", "summary"}) {
     SCOPED_TRACE(output);
     Options o;
@@ -794,6 +761,42 @@ TEST(CaptureCommandTest, ABundleJudgedNamesFilesInItNotItsDeletedFolder) {
     }
   }
   EXPECT_EQ(BundleRelative("/t/b/kernel-log.txt; /t/b; /t/bx/y", "/t/b"), "kernel-log.txt; the bundle; /t/bx/y");
+}
+
+// A bundle's own config is data about the captured node: a pid_file it names (here a secret of
+// the machine that judges the bundle) is read inside the extraction, never on this machine, and
+// nothing of the file reaches the verdicts (issue 41, item 1).
+TEST(CaptureCheckTest, ABundlesConfigNamesNoFileOfTheMachineThatJudgesIt) {
+  testing::TempDir dir;
+  dir.Write("secret.txt", "root:$6$ANALYSTSECRET:19000:0:99999:7:::\n");
+  dir.Write("config.yaml", "host:\n  workloads:\n    - name: job\n      pid_file: " + dir.path() + "/secret.txt\n");
+  Options made = FixtureNodeFlags("host/device-readiness");
+  made.config_file = dir.path() + "/config.yaml";
+  made.capture_output = dir.path() + "/bundle.tar.gz";
+  ASSERT_EQ(CaptureBundle(made), 0);
+  Options o;
+  o.check_capture = made.capture_output;
+  o.output = "json";
+  auto opened = OpenCaptureForCheck(o);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  const std::string root = opened->path();
+  auto config = LoadEffectiveConfig(o);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  const auto& workloads = (*config)->Section<WorkloadsPolicy>().workloads;
+  ASSERT_EQ(workloads.size(), 1u);
+  EXPECT_EQ(workloads[0].pid_file, root + dir.path() + "/secret.txt");  // under the extraction
+  std::ostringstream out, err;
+  CollectionEngine engine(MakeNodeFs(o));
+  RunCheckCommand(o, engine, out, err);
+  EXPECT_THAT(out.str() + err.str(), Not(HasSubstr("ANALYSTSECRET")));
+  EXPECT_THAT(out.str() + err.str(), Not(HasSubstr("root:$6$")));
+  // A config the analyst names is this machine's own: its paths stay as written.
+  Options own = o;
+  own.config_file = made.config_file;
+  own.config_captured_root.clear();
+  auto own_config = LoadEffectiveConfig(own);
+  ASSERT_TRUE(own_config.ok()) << own_config.error().message;
+  EXPECT_EQ((*own_config)->Section<WorkloadsPolicy>().workloads.at(0).pid_file, dir.path() + "/secret.txt");
 }
 
 }  // namespace
