@@ -25,17 +25,23 @@
 #include "collectors/dcb_netlink.h"
 #include "collectors/ethtool_stats.h"
 #include "collectors/kernel_log.h"
+#include "collectors/module_eeprom.h"
 #include "common/excerpt.h"
 #include "common/metric_sink.h"
 #include "common/node_fs.h"
 #include "common/parse.h"
+#include "config/config.h"
 #include "config/policies.h"
 #include "core/topology.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
 #include "daemon/json_api.h"
+#include "daemon/web_config.h"
+#include "parsers/dcb_json.h"
+#include "parsers/ethtool_stats.h"
 #include "parsers/kernel_event_rules.h"
 #include "parsers/kernel_log_record.h"
+#include "parsers/module_eeprom.h"
 
 namespace rdmahd {
 namespace {
@@ -696,23 +702,170 @@ void Redact(YAML::Node node) {
   }
 }
 
-// A config file, redacted, as config/NAME; skipped with the reason when it cannot be.
-void CaptureConfig(Bundle& bundle, const std::string& path, const std::string& name, const CaptureLimits& limits) {
+// config/config.yaml: the file only when it loads as the daemon's own config (whose schema refuses
+// every key it does not know, so policy rides along and nothing else), with its secrets redacted.
+void CaptureDaemonConfig(Bundle& bundle, const std::string& path, const CaptureLimits& limits) {
+  constexpr const char* kMember = "config/config.yaml";
   if (path.empty()) {
-    bundle.Note("config/" + name + ": none given (the built-in defaults)");
+    bundle.Note(std::string(kMember) + ": none given (the built-in defaults)");
     return;
   }
   auto text = ReadRegularFile(path, limits.document_bytes);
   if (!text) {
-    bundle.Skip("config/" + name, text.error().message);
+    bundle.Skip(kMember, text.error().message);
+    return;
+  }
+  if (auto parsed = ParseConfig(*text, path, RegisteredPluginNames()); !parsed) {
+    bundle.Skip(kMember, "left out: it does not load as rdma-healthd's config: " + parsed.error().message);
     return;
   }
   auto redacted = RedactConfigYaml(*text);
   if (!redacted) {
-    bundle.Skip("config/" + name, redacted.error().message);
+    bundle.Skip(kMember, redacted.error().message);
     return;
   }
-  bundle.AddFile("config/" + name, *redacted);
+  bundle.AddFile(kMember, *redacted);
+}
+
+// config/web-config.yaml: never the file; the settings the daemon loads from it, written anew with
+// no secret (WebConfigSettingsYaml). A file that does not load as a web config is left out.
+void CaptureWebConfig(Bundle& bundle, const std::string& path) {
+  constexpr const char* kMember = "config/web-config.yaml";
+  auto web = LoadWebConfigFile(path);
+  if (!web) {
+    bundle.Skip(kMember, "left out: it does not load as a web config: " + web.error().message);
+    return;
+  }
+  bundle.AddFile(kMember, WebConfigSettingsYaml(*web));
+}
+
+// kernel-log.txt from --path.kmsg: the lines that are kernel records in the file's own format (with
+// a /dev/kmsg record's KEY=VALUE lines), nothing else. A file with no such line (a log without any
+// prefix, or any other file named by mistake or on purpose) cannot be told from other text: left out.
+void CaptureSavedKernelLog(Bundle& bundle, const std::string& path, const CaptureLimits& limits) {
+  constexpr const char* kMember = "kernel-log.txt";
+  std::string why;
+  std::optional<std::string> text = ReadCapped(path, limits.kernel_log_bytes, why, false);
+  if (!text) {
+    bundle.Skip(kMember, path + ": " + why);
+    return;
+  }
+  const SavedLogFormat format = DetectSavedLogFormat(std::string_view(*text).substr(0, 64 << 10));
+  std::string out;
+  std::uint64_t kept = 0, left_out = 0;
+  bool in_record = false;  // the last line kept was a /dev/kmsg record: its KEY=VALUE lines follow
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    if (line.empty()) continue;
+    KernelLogRecord dict;
+    const bool dict_line = format == SavedLogFormat::kKmsg && in_record && AddKmsgDictLine(line, dict);
+    if (dict_line || HasSavedLogPrefix(line, format)) {
+      out.append(line).push_back('\n');
+      kept += !dict_line;
+      in_record = format == SavedLogFormat::kKmsg;
+    } else {
+      ++left_out;
+      in_record = false;
+    }
+  }
+  if (kept == 0) {
+    bundle.Skip(kMember, path + ": left out: no line is a kernel log record with its prefix (dmesg, dmesg -r, dmesg -T, "
+                             "journalctl -k, a copy of /dev/kmsg); a log without one cannot be told from any other file");
+    return;
+  }
+  if (bundle.AddFile(kMember, out) && left_out > 0) {
+    bundle.Note(std::string(kMember) + ": " + std::to_string(left_out) + " lines of --path.kmsg that are not " +
+                std::string(SavedLogFormatName(format)) + " records left out");
+  }
+}
+
+// A name the kernel could give a netdev (dev_valid_name): 1-15 bytes, not . or .., no '/', ':' or space.
+bool IsNetdevName(std::string_view n) {
+  if (n.empty() || n.size() > 15 || n == "." || n == "..") return false;
+  return std::none_of(n.begin(), n.end(), [](unsigned char c) { return c == '/' || c == ':' || std::isspace(c) || c < 0x20; });
+}
+
+// dcb/ from --path.dcb: the files the daemon reads there (collectors/dcb_capture.h), each only when
+// it parses as its kind, and written back from what was parsed the way the live capture writes
+// them; the module EEPROM (binary) only when it decodes. Nothing else in the folder is carried.
+void CaptureDcbFolder(Bundle& bundle, const std::string& dir, const CaptureLimits& limits) {
+  const std::string real = RealPath(dir);
+  std::optional<std::vector<std::string>> names = real.empty() ? std::nullopt : ListNames(dir);
+  if (!names) {
+    bundle.Skip("dcb", "--path.dcb " + dir + " is not a readable folder");
+    return;
+  }
+  struct Kind {
+    const char* file;
+    const char* what;
+  };
+  static constexpr Kind kKinds[] = {{"pfc.json", "`dcb -j pfc show` output"},
+                                    {"app.json", "`dcb -j app show` output"},
+                                    {"ethtool-S.txt", "`ethtool -S` output"},
+                                    {"ethtool-a.txt", "`ethtool -a` output"},
+                                    {kModuleEepromCaptureFile, "a module EEPROM dump"}};
+  std::uint64_t other = 0;
+  for (const std::string& n : *names) {
+    if (bundle.out_of_time()) break;
+    const std::string folder = dir + "/" + n;
+    struct stat st{};
+    if (!IsNetdevName(n) || ::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !ResolvesInside(real, folder)) {
+      ++other;
+      continue;
+    }
+    auto inside = ListNames(folder);
+    if (!inside) continue;
+    std::set<std::string> known;
+    for (const Kind& k : kKinds) {
+      known.insert(k.file);
+      const std::string path = folder + "/" + k.file;
+      if (::lstat(path.c_str(), &st) != 0) continue;  // every file is optional
+      const std::string member = "dcb/" + n + "/" + k.file;
+      const bool eeprom = std::string_view(k.file) == kModuleEepromCaptureFile;
+      std::string why;
+      auto text = ReadCapped(path, eeprom ? kMaxModuleEepromDumpBytes : limits.proc_file_bytes, why, true);
+      if (!text) {
+        bundle.Skip(member, why);
+        continue;
+      }
+      std::optional<std::string> written;  // what the bundle carries: the parsed content, written anew
+      std::string problem;
+      const std::string_view trimmed = Trim(*text);
+      if (text->empty()) {
+        written = std::string();  // empty is unknown to the daemon, and says so in the bundle too
+      } else if (std::string_view(k.file) == "pfc.json") {
+        if (trimmed == "unsupported") written = "unsupported\n";
+        else if (auto pfc = ParseDcbPfcJson(*text)) written = PfcJson(*pfc);
+        else problem = pfc.error().message;
+      } else if (std::string_view(k.file) == "app.json") {
+        if (auto app = ParseDcbAppJson(*text)) written = AppJson(*app);
+        else problem = app.error().message;
+      } else if (std::string_view(k.file) == "ethtool-S.txt") {
+        const EthtoolStatsText stats = ParseEthtoolStatsText(*text);
+        if (!stats.stats.empty()) written = EthtoolStatsTextOf(stats.stats);
+        else problem = "no \"name: value\" statistic";
+      } else if (std::string_view(k.file) == "ethtool-a.txt") {
+        if (auto pause = ParseEthtoolPauseText(*text)) written = EthtoolPauseTextOf(n, *pause);
+        else problem = pause.error().message;
+      } else {
+        const auto* bytes = reinterpret_cast<const std::uint8_t*>(text->data());
+        auto pages = SplitModuleEepromDump({bytes, text->size()});
+        auto dom = pages ? DecodeModuleEeprom(*pages) : Result<ModuleDom>(pages.error());
+        if (dom) written = std::move(*text);
+        else problem = dom.error().message;
+      }
+      if (written) bundle.AddFile(member, *written);
+      else bundle.Skip(member, "left out: not " + std::string(k.what) + " (" + problem + ")");
+    }
+    other += static_cast<std::uint64_t>(
+        std::count_if(inside->begin(), inside->end(), [&](const std::string& f) { return known.count(f) == 0; }));
+  }
+  std::string note = "dcb/: the files the daemon reads, each as parsed, from --path.dcb " + dir;
+  if (other > 0) note += "; " + std::to_string(other) + " other entries there left out";
+  bundle.Note(note);
 }
 
 }  // namespace
@@ -786,11 +939,7 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
   const Topology* topology = report->snapshot.Get<Topology>();
   const std::vector<std::string> netdevs = topology ? topology->Netdevs() : std::vector<std::string>{};
   if (!options.dcb_dir.empty()) {
-    Tree dcb{options.dcb_dir, RealPath(options.dcb_dir), "dcb", limits.proc_file_bytes, {}};
-    if (auto names = dcb.real.empty() ? std::nullopt : ListNames(dcb.src)) {
-      for (const std::string& n : *names) bundle.Copy(dcb, n, 2);
-    }
-    bundle.Note("dcb/: copied from --path.dcb " + options.dcb_dir);
+    CaptureDcbFolder(bundle, options.dcb_dir, limits);
   } else if (live) {
     CaptureNetdevsLive(bundle, netdevs);
   } else {
@@ -809,19 +958,14 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
     bundle.Copy(dev, "infiniband", 1);
   }
   if (!options.kmsg.empty()) {
-    std::string why;
-    if (auto text = ReadCapped(options.kmsg, limits.kernel_log_bytes, why, false)) {
-      bundle.AddFile("kernel-log.txt", *text);
-    } else {
-      bundle.Skip("kernel-log.txt", options.kmsg + ": " + why);
-    }
+    CaptureSavedKernelLog(bundle, options.kmsg, limits);
   } else if (live) {
     CaptureKernelLog(bundle, limits, (*config)->Section<KernelLogPolicy>());
   } else {
     bundle.Note("kernel-log.txt: not captured (a tree that is not the live /sys, and no --path.kmsg)");
   }
-  CaptureConfig(bundle, options.config_file, "config.yaml", limits);
-  if (!options.web_config_file.empty()) CaptureConfig(bundle, options.web_config_file, "web-config.yaml", limits);
+  CaptureDaemonConfig(bundle, options.config_file, limits);
+  if (!options.web_config_file.empty()) CaptureWebConfig(bundle, options.web_config_file);
 
   Json manifest = bundle.Manifest();
   manifest["format"] = "rdma-healthd-capture";

@@ -14,10 +14,12 @@
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -799,5 +801,174 @@ TEST(CaptureCheckTest, ABundlesConfigNamesNoFileOfTheMachineThatJudgesIt) {
   EXPECT_EQ((*own_config)->Section<WorkloadsPolicy>().workloads.at(0).pid_file, dir.path() + "/secret.txt");
 }
 
+
+// ---- What the flags name (issue 41, item 5) -------------------------------------------------------
+// `capture` carries a file a flag names only as the kind of file the flag means, written from what
+// was parsed: a private key, a password file or a folder of anything given by mistake (or by a
+// hostile wrapper script) never reaches a bundle that crosses machines.
+
+// Every byte of every regular file of the bundle at `path`, manifest.json included.
+std::string BundleBytes(const testing::TempDir& dir, const std::string& path) {
+  const std::string x = dir.path() + "/bundle-x";
+  std::filesystem::remove_all(x);
+  std::filesystem::create_directories(x);
+  EXPECT_TRUE(ExtractCapture(path, x).ok());
+  std::string all;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(x)) {
+    if (e.is_regular_file() && !e.is_symlink()) all += e.path().string().substr(x.size()) + "\n" + Slurp(e.path()) + "\n";
+  }
+  return all;
+}
+
+nlohmann::json BundleManifest(const testing::TempDir& dir, const std::string& path) {
+  const std::string x = dir.path() + "/bundle-m";
+  std::filesystem::remove_all(x);
+  std::filesystem::create_directories(x);
+  EXPECT_TRUE(ExtractCapture(path, x).ok());
+  return nlohmann::json::parse(Slurp(x + "/manifest.json"));
+}
+
+// The manifest's skip reason for `member`, "" when it is not skipped.
+std::string SkipReason(const nlohmann::json& m, const std::string& member) {
+  for (const auto& s : m["skipped"]) {
+    if (s["path"] == member) return s["reason"].get<std::string>();
+  }
+  return "";
+}
+
+constexpr const char* kPrivateKey =
+    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEYMATERIAL-4f2a\n-----END PRIVATE KEY-----\n";
+
+TEST(CaptureFlagsTest, APrivateKeyGivenAsTheWebConfigIsNotCarried) {
+  testing::TempDir dir;
+  dir.Write("server.key", kPrivateKey);
+  Options o = FixtureNodeFlags("host/device-readiness");
+  o.web_config_file = dir.path() + "/server.key";  // one YAML scalar: it once "redacted" to itself
+  o.capture_output = dir.path() + "/bundle.tar.gz";
+  ASSERT_EQ(CaptureBundle(o), 0);
+  const std::string bytes = BundleBytes(dir, o.capture_output);
+  EXPECT_THAT(bytes, Not(HasSubstr("KEYMATERIAL")));
+  EXPECT_THAT(bytes, Not(HasSubstr("PRIVATE KEY")));
+  const nlohmann::json m = BundleManifest(dir, o.capture_output);
+  EXPECT_THAT(SkipReason(m, "config/web-config.yaml"), HasSubstr("left out: it does not load as a web config"));
+}
+
+TEST(CaptureFlagsTest, AWebConfigIsCarriedAsItsSettingsWithNoSecret) {
+  testing::TempDir dir;
+  dir.Write("server.crt", "-----BEGIN CERTIFICATE-----\nMIIB-CERTBYTES\n-----END CERTIFICATE-----\n");
+  dir.Write("server.key", kPrivateKey);
+  dir.Write("web.yml",
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS13\n"
+            "basic_auth_users:\n  alice: $2y$10$HASHOFALICEHASHOFALICEHASHOFALICEHASHOFALICEHASHOFALI\n");
+  Options o = FixtureNodeFlags("host/device-readiness");
+  o.web_config_file = dir.path() + "/web.yml";
+  o.capture_output = dir.path() + "/bundle.tar.gz";
+  ASSERT_EQ(CaptureBundle(o), 0);
+  const std::string bytes = BundleBytes(dir, o.capture_output);
+  for (const char* secret : {"KEYMATERIAL", "PRIVATE KEY", "HASHOFALICE", "CERTBYTES"}) {
+    EXPECT_THAT(bytes, Not(HasSubstr(secret))) << secret;
+  }
+  const std::string x = dir.path() + "/x";
+  dir.MkDir("x");
+  ASSERT_TRUE(ExtractCapture(o.capture_output, x).ok());
+  const YAML::Node web = YAML::LoadFile(x + "/config/web-config.yaml");
+  EXPECT_EQ(web["tls_server_config"]["cert_file"].as<std::string>(), dir.path() + "/server.crt");
+  EXPECT_EQ(web["tls_server_config"]["key_file"].as<std::string>(), "<redacted>");
+  EXPECT_EQ(web["tls_server_config"]["min_version"].as<std::string>(), "TLS13");
+  EXPECT_EQ(web["basic_auth_users"]["alice"].as<std::string>(), "<redacted>");
+}
+
+TEST(CaptureFlagsTest, AKmsgFlagNamingAnyOtherFileCarriesNothingOfIt) {
+  testing::TempDir dir;
+  dir.Write("shadow", "root:$6$ROOTHASH.x:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n");
+  Options o = FixtureNodeFlags("host/device-readiness");
+  o.kmsg = dir.path() + "/shadow";
+  o.capture_output = dir.path() + "/bundle.tar.gz";
+  ASSERT_EQ(CaptureBundle(o), 0);
+  EXPECT_THAT(BundleBytes(dir, o.capture_output), Not(HasSubstr("ROOTHASH")));
+  const nlohmann::json m = BundleManifest(dir, o.capture_output);
+  EXPECT_THAT(SkipReason(m, "kernel-log.txt"), HasSubstr("no line is a kernel log record with its prefix"));
+}
+
+TEST(CaptureFlagsTest, ASavedKernelLogCarriesItsRecordsAndNothingElse) {
+  testing::TempDir dir;
+  const std::string record = "[  12.925245] mlx5_core 0000:03:00.0: mlx5_fw_fatal_reporter_err_work:721: health recovery";
+  dir.Write("dmesg.txt", record + "\nroot:$6$ROOTHASH.x:19000:0:99999:7:::\n" + record + "\n");
+  dir.Write("kmsg.txt", "3,1,12925245,-;mlx5_core 0000:03:00.0: fatal\n SUBSYSTEM=pci\n DEVICE=+pci:0000:03:00.0\n"
+                        " SECRET=ROOTHASH\nroot:ROOTHASH\n");
+  for (const char* file : {"dmesg.txt", "kmsg.txt"}) {
+    SCOPED_TRACE(file);
+    Options o = FixtureNodeFlags("host/device-readiness");
+    o.kmsg = dir.path() + "/" + file;
+    o.capture_output = dir.path() + "/" + file + ".tar.gz";
+    ASSERT_EQ(CaptureBundle(o), 0);
+    const std::string x = dir.path() + "/" + file + "-x";
+    dir.MkDir(std::string(file) + "-x");
+    ASSERT_TRUE(ExtractCapture(o.capture_output, x).ok());
+    const std::string carried = Slurp(x + "/kernel-log.txt");
+    EXPECT_THAT(carried, Not(HasSubstr("root:"))) << carried;
+    if (std::string(file) == "dmesg.txt") {
+      EXPECT_EQ(carried, record + "\n" + record + "\n");
+    } else {
+      // The record's own KEY=VALUE lines follow it (a value the kernel wrote is its to write).
+      EXPECT_EQ(carried, "3,1,12925245,-;mlx5_core 0000:03:00.0: fatal\n SUBSYSTEM=pci\n DEVICE=+pci:0000:03:00.0\n"
+                         " SECRET=ROOTHASH\n");
+    }
+    const nlohmann::json m = nlohmann::json::parse(Slurp(x + "/manifest.json"));
+    EXPECT_THAT(m["notes"].dump(), HasSubstr("kernel-log.txt: 1 lines of --path.kmsg that are not"));
+  }
+}
+
+TEST(CaptureFlagsTest, ADcbFolderCarriesOnlyTheFilesTheDaemonReadsAsParsed) {
+  testing::TempDir dir;
+  const std::string node = testing::ProjectFixture("host/device-readiness");
+  const std::string dcb = dir.path() + "/dcb";
+  std::filesystem::copy(node + "/dcb", dcb, std::filesystem::copy_options::recursive);
+  dir.Write("dcb/id_rsa", std::string(kPrivateKey));
+  dir.Write("dcb/ens1f0np0/notes.txt", "SECRET-NOTE\n");
+  dir.Write("dcb/ens1f1np1/ethtool-a.txt", std::string(kPrivateKey));  // not `ethtool -a` output
+  dir.Write("outside/pfc.json", "{\"pfc_cap\":8,\"prio_pfc\":[{\"prio\":0,\"enabled\":false}],\"SECRET\":\"OUTSIDE\"}\n");
+  dir.Symlink("../outside", "dcb/ens9");
+  Options o = FixtureNodeFlags("host/device-readiness");
+  o.config_file = node + "/config.yaml";  // RoCE on priority 3: the DCB files decide verdicts
+  o.dcb_dir = dcb;
+  o.capture_output = dir.path() + "/bundle.tar.gz";
+  ASSERT_EQ(CaptureBundle(o), 0);
+  const std::string bytes = BundleBytes(dir, o.capture_output);
+  for (const char* secret : {"KEYMATERIAL", "PRIVATE KEY", "SECRET-NOTE", "OUTSIDE", "id_rsa", "notes.txt"}) {
+    EXPECT_THAT(bytes, Not(HasSubstr(secret))) << secret;
+  }
+  const nlohmann::json m = BundleManifest(dir, o.capture_output);
+  EXPECT_THAT(SkipReason(m, "dcb/ens1f1np1/ethtool-a.txt"), HasSubstr("left out: not `ethtool -a` output"));
+  EXPECT_THAT(m["notes"].dump(), HasSubstr("3 other entries there left out"));
+
+  // What the daemon judges from the carried files is what it judges from the folder.
+  auto verdicts = [](Options flags) {
+    flags.output = "json";
+    std::ostringstream out, err;
+    CollectionEngine engine(MakeNodeFs(flags));
+    RunCheckCommand(flags, engine, out, err);
+    std::map<std::string, std::string> v;
+    const auto doc = nlohmann::json::parse(out.str(), nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << out.str() << err.str();
+    if (doc.is_discarded()) return v;
+    for (const auto& x : doc["verdicts"]) {
+      const std::string subject = x["subject"];
+      if (subject.rfind("ens1f0np0", 0) == 0) v[x["check"].get<std::string>() + " " + subject] = x.dump();
+    }
+    return v;
+  };
+  Options judged;
+  judged.check_capture = o.capture_output;
+  judged.config_file = node + "/config.yaml";
+  auto opened = OpenCaptureForCheck(judged);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  const auto from_bundle = verdicts(judged);
+  Options direct = FixtureNodeFlags("host/device-readiness");
+  direct.config_file = node + "/config.yaml";
+  const auto from_node = verdicts(direct);
+  EXPECT_GE(from_node.size(), 5u);
+  EXPECT_EQ(from_bundle, from_node);
+}
 }  // namespace
 }  // namespace rdmahd

@@ -244,4 +244,35 @@ Result<WebConfig> LoadWebConfigFile(const std::string& path) {
   return ParseWebConfig(*text, path, base_dir);
 }
 
+std::string WebConfigSettingsYaml(const WebConfig& config) {
+  constexpr const char* kRedacted = "<redacted>";
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  if (config.tls) {
+    const TlsServerConfig& t = *config.tls;
+    const char* auth = "NoClientCert";
+    switch (t.client_auth) {
+      case ClientAuth::kNoClientCert: break;
+      case ClientAuth::kRequireAnyClientCert: auth = "RequireAnyClientCert"; break;
+      case ClientAuth::kVerifyClientCertIfGiven: auth = "VerifyClientCertIfGiven"; break;
+      case ClientAuth::kRequireAndVerifyClientCert: auth = "RequireAndVerifyClientCert"; break;
+    }
+    out << YAML::Key << "tls_server_config" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "cert_file" << YAML::Value << t.cert_file;
+    out << YAML::Key << "key_file" << YAML::Value << kRedacted;
+    out << YAML::Key << "client_auth_type" << YAML::Value << auth;
+    if (!t.client_ca_file.empty()) out << YAML::Key << "client_ca_file" << YAML::Value << t.client_ca_file;
+    out << YAML::Key << "min_version" << YAML::Value << t.min_version;
+    if (!t.max_version.empty()) out << YAML::Key << "max_version" << YAML::Value << t.max_version;
+    out << YAML::EndMap;
+  }
+  if (!config.basic_auth_users.empty()) {
+    out << YAML::Key << "basic_auth_users" << YAML::Value << YAML::BeginMap;
+    for (const auto& [user, hash] : config.basic_auth_users) out << YAML::Key << user << YAML::Value << kRedacted;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
 }  // namespace rdmahd

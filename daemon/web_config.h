@@ -50,4 +50,10 @@ Result<WebConfig> ParseWebConfig(const std::string& yaml_text, const std::string
                                  const std::string& base_dir);
 Result<WebConfig> LoadWebConfigFile(const std::string& path);
 
+// The settings of a loaded web config as YAML in the file's own keys, for a support bundle: an
+// allow-list, written from what was loaded and never from the file, so nothing else in it rides
+// along. Certificate and CA files are named by path (never their contents); key_file's path and
+// every user's hash read "<redacted>".
+std::string WebConfigSettingsYaml(const WebConfig& config);
+
 }  // namespace rdmahd

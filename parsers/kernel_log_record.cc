@@ -318,6 +318,24 @@ SavedLogFormat DetectSavedLogFormat(std::string_view head) {
   return SavedLogFormat::kPlain;
 }
 
+bool HasSavedLogPrefix(std::string_view line, SavedLogFormat format) {
+  if (line.size() > kKernelLogMaxRecordBytes) line = line.substr(0, kKernelLogMaxRecordBytes);
+  switch (format) {
+    case SavedLogFormat::kKmsg: return !line.empty() && line[0] != ' ' && ParseKmsgRecord(line).ok();
+    case SavedLogFormat::kDmesgRaw: {
+      const std::size_t close = line.find('>');
+      return line.size() > 2 && line[0] == '<' && close != std::string_view::npos && close >= 2 && close <= 5 &&
+             Decimal(line.substr(1, close - 1)).has_value();
+    }
+    case SavedLogFormat::kDmesg: return BracketSeconds(line).has_value();
+    case SavedLogFormat::kDmesgWallClock: return BracketWallClock(line).has_value();
+    case SavedLogFormat::kJournalMonotonic:
+    case SavedLogFormat::kJournalShort: return ParseSavedLogLine(line, format).has_value();
+    case SavedLogFormat::kPlain: return false;
+  }
+  return false;
+}
+
 std::optional<KernelLogRecord> ParseSavedLogLine(std::string_view line, SavedLogFormat format) {
   if (line.size() > kKernelLogMaxRecordBytes) line = line.substr(0, kKernelLogMaxRecordBytes);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

@@ -85,6 +85,13 @@ SavedLogFormat DetectSavedLogFormat(std::string_view head);
 // kmsg " KEY=VALUE" line (fold those in with AddKmsgDictLine).
 std::optional<KernelLogRecord> ParseSavedLogLine(std::string_view line, SavedLogFormat format);
 
+// True when `line` carries the prefix of `format` itself (the time of dmesg, the priority of
+// dmesg -r, journalctl's date and "kernel:", a /dev/kmsg record header): stricter than
+// ParseSavedLogLine, which reads a dmesg line without its time as a message. Never for kPlain, whose
+// lines have nothing that tells a kernel record from any other text. For a capture that must carry
+// kernel records and nothing else.
+bool HasSavedLogPrefix(std::string_view line, SavedLogFormat format);
+
 // True when `line` is a kmsg continuation line (" KEY=VALUE"); its SUBSYSTEM= or DEVICE= goes into
 // `record`. For saved /dev/kmsg captures, where the record's lines arrive one by one.
 bool AddKmsgDictLine(std::string_view line, KernelLogRecord& record);

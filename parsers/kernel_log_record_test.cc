@@ -256,5 +256,24 @@ TEST(KernelLogRecordTest, TimeFieldsAreValidatedNotGuessed) {
   EXPECT_FALSE(ParseSavedLogLine("   ", SavedLogFormat::kPlain).has_value());
 }
 
+// A capture carries a saved log's records and nothing else: the prefix of the file's own format
+// decides, never the looser reading that takes a dmesg line without its time as a message.
+TEST(KernelLogRecordTest, OnlyALineWithItsFormatsPrefixIsARecordForACapture) {
+  EXPECT_TRUE(HasSavedLogPrefix("[   12.925245] mlx5_core 0000:03:00.0: x", SavedLogFormat::kDmesg));
+  EXPECT_FALSE(HasSavedLogPrefix("root:$6$x:19000:0:99999:7:::", SavedLogFormat::kDmesg));
+  EXPECT_TRUE(ParseSavedLogLine("root:$6$x:19000:0:99999:7:::", SavedLogFormat::kDmesg).has_value());
+  EXPECT_TRUE(HasSavedLogPrefix("<4>[   12.925245] x", SavedLogFormat::kDmesgRaw));
+  EXPECT_FALSE(HasSavedLogPrefix("<x>[ 1.0] x", SavedLogFormat::kDmesgRaw));
+  EXPECT_FALSE(HasSavedLogPrefix("<>", SavedLogFormat::kDmesgRaw));
+  EXPECT_TRUE(HasSavedLogPrefix("[Fri Aug 29 20:09:52 2025] ath10k_pci x", SavedLogFormat::kDmesgWallClock));
+  EXPECT_FALSE(HasSavedLogPrefix("Fri Aug 29 x", SavedLogFormat::kDmesgWallClock));
+  EXPECT_TRUE(HasSavedLogPrefix("6,1234,5678,-;mlx5_core x", SavedLogFormat::kKmsg));
+  EXPECT_FALSE(HasSavedLogPrefix(" SUBSYSTEM=pci", SavedLogFormat::kKmsg));
+  EXPECT_FALSE(HasSavedLogPrefix("6,x,5678,-;y", SavedLogFormat::kKmsg));
+  EXPECT_TRUE(HasSavedLogPrefix("Dec 02 09:56:04 host kernel: mlx5_core x", SavedLogFormat::kJournalShort));
+  EXPECT_FALSE(HasSavedLogPrefix("Dec 02 09:56:04 host sshd[1]: x", SavedLogFormat::kJournalShort));
+  EXPECT_FALSE(HasSavedLogPrefix("mlx5_core 0000:03:00.0: anything", SavedLogFormat::kPlain));
+}
+
 }  // namespace
 }  // namespace rdmahd
