@@ -115,9 +115,16 @@ class CaptureRoundTrip(unittest.TestCase):
     def test_config_secrets_are_redacted(self):
         node = self.fixture(os.path.join("roce", "pfc-off"))
         secret_hash = "$2y$10$X8ktMYbWqTXfa6pZmTNXXuXBvd1OZ3hWK9QC4WzWf6W7xQ0u9tF6e"
+        # The web config is carried only as the settings the daemon loads, so its files must load.
+        private = os.path.join(self.tmp, "private")
+        os.mkdir(private)
+        with open(os.path.join(self.tmp, "tls.crt"), "w") as f:
+            f.write("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+        with open(os.path.join(private, "tls.key"), "w") as f:
+            f.write("-----BEGIN PRIVATE KEY-----\nKEYMATERIAL\n-----END PRIVATE KEY-----\n")
         web = os.path.join(self.tmp, "web.yml")
         with open(web, "w") as f:
-            f.write("tls_server_config:\n  cert_file: /etc/tls.crt\n  key_file: /etc/private/tls.key\n"
+            f.write("tls_server_config:\n  cert_file: tls.crt\n  key_file: private/tls.key\n"
                     f"basic_auth_users:\n  prometheus: '{secret_hash}'\n")
         bundle = os.path.join(self.tmp, "b.tar.gz")
         cap = run("capture", f"--output={bundle}", f"--web.config.file={web}", *self.flags(node))
@@ -128,9 +135,10 @@ class CaptureRoundTrip(unittest.TestCase):
             text = b"".join(tar.extractfile(m).read() for m in tar.getmembers() if m.isfile())
             redacted = tar.extractfile("config/web-config.yaml").read().decode()
         self.assertNotIn(secret_hash.encode(), text)
-        self.assertNotIn(b"/etc/private/tls.key", text)
+        self.assertNotIn(b"private/tls.key", text)
+        self.assertNotIn(b"KEYMATERIAL", text)
         self.assertNotIn(secret_hash.encode(), raw)
-        self.assertIn("/etc/tls.crt", redacted)
+        self.assertIn(os.path.join(self.tmp, "tls.crt"), redacted)
         self.assertIn("<redacted>", redacted)
 
     def test_serving_daemon_does_not_load_libarchive(self):
