@@ -59,7 +59,11 @@ printf 'ports: {min_rate_gbps: 10}\nroce: {priority: 3, dscp: 26}\n' >"$dir/poli
 # A web config with a password hash and a key path: neither may reach the bundle.
 # shellcheck disable=SC2016 # a bcrypt hash, not an expansion
 hash='$2y$10$X8ktMYbWqTXfa6pZmTNXXuXBvd1OZ3hWK9QC4WzWf6W7xQ0u9tF6e'
-printf 'tls_server_config:\n  cert_file: /etc/tls.crt\n  key_file: /etc/private/tls.key\nbasic_auth_users:\n  prom: %s\n' \
+# The web config is carried as the settings the daemon loads from it, so its files must load.
+mkdir -p "$dir/private"
+printf -- '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' >"$dir/tls.crt"
+printf -- '-----BEGIN PRIVATE KEY-----\nKEYMATERIAL\n-----END PRIVATE KEY-----\n' >"$dir/private/tls.key"
+printf 'tls_server_config:\n  cert_file: tls.crt\n  key_file: private/tls.key\nbasic_auth_users:\n  prom: %s\n' \
   "'$hash'" >"$dir/web.yml"
 
 step "the node's verdicts"
@@ -88,10 +92,10 @@ ok "rxe0's sysfs (with its class link), $netdev's DCB and statistics, kernel log
 expect_eq "$(tar -xzOf "$dir/rxe0.tar.gz" "dcb/$netdev/pfc.json")" unsupported "$netdev's pfc.json (veth has no DCB)"
 ! grep -q '^[cbph]' "$dir/members.txt" || fail "a device, FIFO or hard link in the bundle"
 ! tar -tzf "$dir/rxe0.tar.gz" | grep -q '^/\|\(^\|/\)\.\.\(/\|$\)' || fail "an absolute or .. member in the bundle"
-if tar -xzOf "$dir/rxe0.tar.gz" | grep -aqF -e "$hash" -e /etc/private/tls.key; then
-  fail "the password hash or the key path reached the bundle"
+if tar -xzOf "$dir/rxe0.tar.gz" | grep -aqF -e "$hash" -e private/tls.key -e KEYMATERIAL; then
+  fail "the password hash, the key path or the key reached the bundle"
 fi
-ok "no password hash or key path in the bundle"
+ok "no password hash, key path or key in the bundle"
 tar -xzOf "$dir/rxe0.tar.gz" manifest.json >"$dir/manifest.json"
 expect_eq "$(jq -r .live "$dir/manifest.json")" true "manifest live"
 expect_eq "$(jq -r .versions.kernel_release "$dir/manifest.json")" "$(uname -r)" "manifest kernel release"
