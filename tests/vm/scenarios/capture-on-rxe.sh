@@ -61,8 +61,8 @@ printf 'ports: {min_rate_gbps: 10}\nroce: {priority: 3, dscp: 26}\n' >"$dir/poli
 hash='$2y$10$X8ktMYbWqTXfa6pZmTNXXuXBvd1OZ3hWK9QC4WzWf6W7xQ0u9tF6e'
 # The web config is carried as the settings the daemon loads from it, so its files must load.
 mkdir -p "$dir/private"
-printf -- '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' >"$dir/tls.crt"
-printf -- '-----BEGIN PRIVATE KEY-----\nKEYMATERIAL\n-----END PRIVATE KEY-----\n' >"$dir/private/tls.key"
+printf '%s\n' '-----BEGIN CERTIFICATE-----' MIIB '-----END CERTIFICATE-----' >"$dir/tls.crt"
+printf '%s\n' '-----BEGIN PRIVATE KEY-----' KEYMATERIAL '-----END PRIVATE KEY-----' >"$dir/private/tls.key"
 printf 'tls_server_config:\n  cert_file: tls.crt\n  key_file: private/tls.key\nbasic_auth_users:\n  prom: %s\n' \
   "'$hash'" >"$dir/web.yml"
 
