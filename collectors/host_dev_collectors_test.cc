@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/collector.h"
+#include "collectors/host_devices.h"
 #include "collectors/link_flaps.h"
 #include "collectors/pcie_link.h"
 #include "collectors/roce_tos.h"
@@ -316,11 +317,33 @@ TEST(PlumbingTest, DeviceNodesAreStattedNotFollowedAndIdentitiesResolve) {
   EXPECT_EQ(f->access.uid, 4243u);
   EXPECT_EQ(f->access.gids, std::vector<std::uint32_t>{4242});
 
-  config.Section<HostDeviceAccessPolicy>().user = "no-such-user-rdmahd";
-  config.Section<HostDeviceAccessPolicy>().group.reset();
+  // A name on a captured tree would be this machine's account, not the node's: not looked up.
+  config.Section<HostDeviceAccessPolicy>().user = "root";
+  config.Section<HostDeviceAccessPolicy>().group = "root";
   r = CollectWith(*c, fs, config);
   EXPECT_FALSE(r.snapshot.Get<PlumbingFacts>()->access.uid);
-  EXPECT_THAT(r.snapshot.Get<PlumbingFacts>()->access.note, HasSubstr("user no-such-user-rdmahd not found"));
+  EXPECT_TRUE(r.snapshot.Get<PlumbingFacts>()->access.gids.empty());
+  EXPECT_THAT(r.snapshot.Get<PlumbingFacts>()->access.note,
+              HasSubstr("user root is a name, not looked up for a captured node"));
+  EXPECT_THAT(r.snapshot.Get<PlumbingFacts>()->access.note, HasSubstr("; group root is a name"));
+}
+
+TEST(PlumbingTest, AccessNamesAreLookedUpOnTheLiveNodeOnly) {
+  HostDeviceAccessPolicy p;
+  p.user = "root";
+  AccessIdentity live = ResolveAccess(p, /*look_up_names=*/true);
+  EXPECT_EQ(live.uid, 0u);
+  EXPECT_TRUE(live.note.empty());
+  AccessIdentity captured = ResolveAccess(p, /*look_up_names=*/false);
+  EXPECT_FALSE(captured.uid);
+  EXPECT_THAT(captured.note, HasSubstr("give the numeric id in host.device_access"));
+  p.user = "no-such-user-rdmahd";
+  EXPECT_THAT(ResolveAccess(p, true).note, HasSubstr("user no-such-user-rdmahd not found"));
+  p.user = "0";
+  p.group = "4242";
+  captured = ResolveAccess(p, false);
+  EXPECT_EQ(captured.uid, 0u);
+  EXPECT_EQ(captured.gids, std::vector<std::uint32_t>{4242});
 }
 
 // ---- link_flaps -----------------------------------------------------------------------------------

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "common/node_fs.h"
+#include "config/policies.h"
 #include "core/topology.h"
+#include "facts/plumbing_facts.h"
 
 namespace rdmahd {
 
@@ -24,5 +26,10 @@ std::string NoPciFunctionReason(const TopologyDevice& d);
 // `text` (a message or path) with the NodeFs roots written as the kernel's own (/sys, /proc, /dev),
 // so reasons read the same on a live node and on a capture, wherever the capture lies.
 std::string KernelPaths(const NodeFs& fs, std::string text);
+
+// host.device_access as user and group ids. Names are looked up on this machine (passwd and group
+// through NSS) only when `look_up_names`: on a captured node they would name this machine's
+// accounts, not the node's, so there only numeric ids count and a name leaves the note saying so.
+AccessIdentity ResolveAccess(const HostDeviceAccessPolicy& policy, bool look_up_names);
 
 }  // namespace rdmahd

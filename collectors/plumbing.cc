@@ -102,45 +102,6 @@ std::optional<std::uint32_t> NumericId(const std::string& s) {
   return static_cast<std::uint32_t>(*v);
 }
 
-AccessIdentity ResolveAccess(const HostDeviceAccessPolicy& policy) {
-  AccessIdentity a;
-  a.user = policy.user.value_or("");
-  a.group = policy.group.value_or("");
-  std::vector<char> buf(16384);
-  if (!a.user.empty()) {
-    struct passwd pw {};
-    struct passwd* found = nullptr;
-    const int err = ::getpwnam_r(a.user.c_str(), &pw, buf.data(), buf.size(), &found);
-    if (found != nullptr) {
-      a.uid = pw.pw_uid;
-      std::vector<gid_t> groups(256);
-      int n = static_cast<int>(groups.size());
-      if (::getgrouplist(a.user.c_str(), pw.pw_gid, groups.data(), &n) < 0) n = static_cast<int>(groups.size());
-      for (int i = 0; i < n; ++i) a.gids.push_back(groups[static_cast<std::size_t>(i)]);
-      a.gids.push_back(pw.pw_gid);
-    } else if (auto id = NumericId(a.user)) {
-      a.uid = id;
-    } else {
-      a.note = "user " + a.user + " not found" + (err != 0 ? " (" + Error::FromErrno("getpwnam", err).message + ")" : "");
-    }
-  }
-  if (!a.group.empty()) {
-    struct group gr {};
-    struct group* found = nullptr;
-    ::getgrnam_r(a.group.c_str(), &gr, buf.data(), buf.size(), &found);
-    if (found != nullptr) {
-      a.gids.push_back(gr.gr_gid);
-    } else if (auto id = NumericId(a.group)) {
-      a.gids.push_back(*id);
-    } else {
-      a.note += (a.note.empty() ? "" : "; ") + std::string("group ") + a.group + " not found";
-    }
-  }
-  std::sort(a.gids.begin(), a.gids.end());
-  a.gids.erase(std::unique(a.gids.begin(), a.gids.end()), a.gids.end());
-  return a;
-}
-
 // scaling_governor files are held open (one pread per CPU per scrape; a node has hundreds).
 void ReadGovernors(const NodeFs& fs, const TopologyDevice& d, std::map<std::uint32_t, std::optional<std::string>>& cache,
                    HeldFiles& held, CpuGovernorFacts& g) {
@@ -263,7 +224,7 @@ class PlumbingCollector : public Collector {
     const auto now = std::chrono::steady_clock::now();
     if (!access_ || access_policy_.user != want.user || access_policy_.group != want.group ||
         now - access_at_ >= kAccessResolveInterval) {
-      access_ = ResolveAccess(want);
+      access_ = ResolveAccess(want, fs.asks_kernel());
       access_policy_ = want;
       access_at_ = now;
     }
@@ -359,4 +320,51 @@ RDMAHD_REGISTER_CONFIG_SECTION(HostDeviceAccessPolicy, "host.device_access", 50,
     });
 
 }  // namespace
+
+AccessIdentity ResolveAccess(const HostDeviceAccessPolicy& policy, bool look_up_names) {
+  AccessIdentity a;
+  a.user = policy.user.value_or("");
+  a.group = policy.group.value_or("");
+  std::vector<char> buf(16384);
+  const std::string not_looked_up = " is a name, not looked up for a captured node (this machine's accounts are not the "
+                                    "node's): give the numeric id in host.device_access";
+  if (!a.user.empty() && !look_up_names) {
+    if (auto id = NumericId(a.user)) a.uid = id;
+    else a.note = "user " + a.user + not_looked_up;
+  } else if (!a.user.empty()) {
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    const int err = ::getpwnam_r(a.user.c_str(), &pw, buf.data(), buf.size(), &found);
+    if (found != nullptr) {
+      a.uid = pw.pw_uid;
+      std::vector<gid_t> groups(256);
+      int n = static_cast<int>(groups.size());
+      if (::getgrouplist(a.user.c_str(), pw.pw_gid, groups.data(), &n) < 0) n = static_cast<int>(groups.size());
+      for (int i = 0; i < n; ++i) a.gids.push_back(groups[static_cast<std::size_t>(i)]);
+      a.gids.push_back(pw.pw_gid);
+    } else if (auto id = NumericId(a.user)) {
+      a.uid = id;
+    } else {
+      a.note = "user " + a.user + " not found" + (err != 0 ? " (" + Error::FromErrno("getpwnam", err).message + ")" : "");
+    }
+  }
+  if (!a.group.empty() && !look_up_names) {
+    if (auto id = NumericId(a.group)) a.gids.push_back(*id);
+    else a.note += (a.note.empty() ? "" : "; ") + std::string("group ") + a.group + not_looked_up;
+  } else if (!a.group.empty()) {
+    struct group gr {};
+    struct group* found = nullptr;
+    ::getgrnam_r(a.group.c_str(), &gr, buf.data(), buf.size(), &found);
+    if (found != nullptr) {
+      a.gids.push_back(gr.gr_gid);
+    } else if (auto id = NumericId(a.group)) {
+      a.gids.push_back(*id);
+    } else {
+      a.note += (a.note.empty() ? "" : "; ") + std::string("group ") + a.group + " not found";
+    }
+  }
+  std::sort(a.gids.begin(), a.gids.end());
+  a.gids.erase(std::unique(a.gids.begin(), a.gids.end()), a.gids.end());
+  return a;
+}
 }  // namespace rdmahd
