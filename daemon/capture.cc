@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -36,6 +37,7 @@
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
 #include "daemon/json_api.h"
+#include "daemon/logging.h"
 #include "daemon/web_config.h"
 #include "parsers/dcb_json.h"
 #include "parsers/ethtool_stats.h"
@@ -1006,6 +1008,14 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
       << manifest["bytes"].get<std::uint64_t>() << " bytes uncompressed, "
       << manifest["skipped"].size() + manifest["skipped_more"].get<std::uint64_t>() << " skipped (manifest.json says why)\n";
   return kExitOk;
+}
+
+void LeaveIfACollectorIsStillRunning(const std::string& collector, int exit_code, std::optional<TempDir>* extraction) {
+  if (collector.empty()) return;
+  if (extraction) extraction->reset();
+  log::Warn("leaving without waiting for a collector that is still running", {{"collector", collector}});
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
 }
 
 Result<TempDir> OpenCaptureForCheck(Options& options) {

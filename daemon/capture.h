@@ -62,6 +62,12 @@ std::string DefaultCaptureName();
 // The folder lives as long as the returned TempDir.
 Result<TempDir> OpenCaptureForCheck(Options& options);
 
+// When `collector` is non-empty (a collector is still running past the collection's deadline):
+// removes `extraction` (when given), logs, flushes stdio and leaves through _Exit(exit_code),
+// running no destructor under the worker that still uses what they would free. Returns otherwise.
+void LeaveIfACollectorIsStillRunning(const std::string& collector, int exit_code,
+                                     std::optional<TempDir>* extraction = nullptr);
+
 // The folder OpenCaptureForCheck extracted the bundle to, as `options` name it after it; empty
 // when `options` judge no bundle. That folder is gone when the command ends: nothing printed names it.
 std::string ExtractedCaptureRoot(const Options& options);

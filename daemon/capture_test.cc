@@ -499,6 +499,38 @@ TEST(CaptureTempDirTest, RemovedOnSigtermAndTheProcessDiesOfIt) {
 }
 
 // Issue 41 item 4: a bundle whose capture stopped at its own cap was judged healthy.
+// `check --capture` whose collection missed its deadline leaves through _Exit (no destructor runs):
+// the extraction is removed first, and the exit code is the command's. Always run here, whatever the
+// machine's speed (the e2e test reaches this path only when a collector is slow enough).
+TEST(CaptureTempDirTest, RemovedWhenLeavingPastACollectionDeadline) {
+  for (const char* busy : {"topology", ""}) {
+    SCOPED_TRACE(busy);
+    testing::TempDir base;
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::setenv("TMPDIR", base.path().c_str(), 1);
+      auto t = rdmahd::TempDir::Create("rdma-healthd-capture-");
+      if (!t) ::_exit(3);
+      const int fd = ::open((t->path() + "/manifest.json").c_str(), O_CREAT | O_WRONLY, 0644);
+      if (fd >= 0) ::close(fd);
+      std::optional<rdmahd::TempDir> extraction(std::move(*t));
+      LeaveIfACollectorIsStillRunning(busy, 1, &extraction);
+      ::_exit(extraction ? 6 : 5);  // returned: nothing was busy, and the extraction is still held
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    if (*busy) {
+      EXPECT_EQ(WEXITSTATUS(status), 1);
+      EXPECT_EQ(Listing(base.path()), std::vector<std::string>{});
+    } else {
+      EXPECT_EQ(WEXITSTATUS(status), 6);
+      EXPECT_EQ(Listing(base.path()).size(), 1u);  // _exit runs no destructor: left, as it is here
+    }
+  }
+}
+
 TEST(CaptureIncompleteTest, ManifestThatSaysTheCaptureWasCutIsAProblem) {
   testing::TempDir dir;
   dir.Write("manifest.json", R"j({"complete": false, "cut_by": ["entries"], "node_verdict_exit_code": 2,

@@ -2,8 +2,6 @@
 // `check-config`, `probe` or `capture`.
 #include <malloc.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <iostream>
 
 #include "core/collection_engine.h"
@@ -16,21 +14,6 @@
 #include "daemon/options.h"
 #include "daemon/probe_command.h"
 #include "probes/rdma_cm_prober.h"
-
-namespace {
-
-// A collector still running when the process is done (its collection missed its deadline): do not
-// run destructors (static ones included) under the engine's worker thread, which still uses what
-// they would free. Logs are written synchronously; stdout is flushed here.
-void LeaveIfACollectorIsStillRunning(const std::string& collector, int exit_code) {
-  if (collector.empty()) return;
-  rdmahd::log::Warn("leaving without waiting for a collector that is still running",
-                    {{"collector", collector}});
-  std::fflush(nullptr);
-  std::_Exit(exit_code);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace rdmahd;
@@ -97,8 +80,7 @@ int main(int argc, char** argv) {
       const int code = RunCheckCommand(options, engine, std::cout, std::cerr);
       std::cout.flush();
       // Leaving through _Exit runs no destructor: the extracted bundle is removed first.
-      if (!engine.busy_collector().empty()) capture.reset();
-      LeaveIfACollectorIsStillRunning(engine.busy_collector(), code);
+      LeaveIfACollectorIsStillRunning(engine.busy_collector(), code, &capture);
       return code;
     }
     case Mode::kCapture: {
