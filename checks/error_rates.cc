@@ -9,7 +9,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "common/duration_text.h"
+#include "common/mutex.h"
 #include "config/config_section.h"
 #include "core/check.h"
 #include "core/topology.h"
@@ -959,10 +959,11 @@ class RuleCheck : public Check {
     const auto& policy = config.Section<ErrorRatePolicy>();
     std::vector<CheckResult> results;
     {
-      std::lock_guard lock(handles_mu_);
+      MutexLock lock(handles_mu_);
       const bool same_policy = policy_ && *policy_ == policy;
       policy_ = policy;
       kSubjects(snapshot, [&](const Subject& s) {
+        handles_mu_.AssertHeld();  // kSubjects calls it before it returns, in this scope
         SubjectHandles& h = HandlesOf(handles_, Counters(), s, history, slot_maps_, values_);
         const Lent lent(h, values_);
         // The history's lock once for the subject's few dozen calls, not once per call.
@@ -996,13 +997,13 @@ class RuleCheck : public Check {
       }
       slot_maps_.Prune();
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     recorded_at_ = now;
     recorded_ = std::move(results);
   }
   void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (recorded_at_ && *recorded_at_ == ctx.now) {
         // Once: the next collection records anew.
         std::move(recorded_.begin(), recorded_.end(), std::back_inserter(out));
@@ -1031,14 +1032,14 @@ class RuleCheck : public Check {
     static const RuleCounters counters = CountersOf(kRules);
     return counters;
   }
-  mutable std::mutex handles_mu_;
-  mutable std::map<std::string, SubjectHandles, std::less<>> handles_;  // guarded by handles_mu_
-  mutable SlotMaps slot_maps_;                                          // guarded by handles_mu_
-  mutable std::vector<std::optional<std::uint64_t>> values_;            // guarded by handles_mu_: lent (HandlesOf)
-  mutable std::optional<ErrorRatePolicy> policy_;                       // guarded by handles_mu_: the last Record's
-  mutable std::mutex mu_;
-  mutable std::optional<History::TimePoint> recorded_at_;  // guarded by mu_
-  mutable std::vector<CheckResult> recorded_;              // guarded by mu_
+  mutable Mutex handles_mu_;
+  mutable std::map<std::string, SubjectHandles, std::less<>> handles_ GUARDED_BY(handles_mu_);
+  mutable SlotMaps slot_maps_ GUARDED_BY(handles_mu_);
+  mutable std::vector<std::optional<std::uint64_t>> values_ GUARDED_BY(handles_mu_);  // lent (HandlesOf)
+  mutable std::optional<ErrorRatePolicy> policy_ GUARDED_BY(handles_mu_);  // the last Record's
+  mutable Mutex mu_;
+  mutable std::optional<History::TimePoint> recorded_at_ GUARDED_BY(mu_);
+  mutable std::vector<CheckResult> recorded_ GUARDED_BY(mu_);
 };
 
 using PortErrorsCheck = RuleCheck<kPortRules, PortCounterSubjects>;

@@ -17,13 +17,13 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/pattern.h"
 #include "config/config_section.h"
 #include "core/check.h"
@@ -197,7 +197,7 @@ class HardwarePresentCheck : public Check {
   void Record(const Snapshot& snapshot, const Config& config, History& history,
               History::TimePoint now) const override {
     const auto* topology = snapshot.Get<Topology>();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     fast_at_.reset();
     slow_at_.reset();
     if (topology == nullptr || topology->failure) steady_.on = false;
@@ -323,7 +323,7 @@ class HardwarePresentCheck : public Check {
   void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
     const auto* topology = ctx.snapshot.Get<Topology>();
     if (topology == nullptr) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (fast_at_ && *fast_at_ == ctx.now) {
       out.insert(out.end(), steady_.verdicts.begin(), steady_.verdicts.end());
       JudgeInventory(ctx, *topology, out);
@@ -429,7 +429,8 @@ class HardwarePresentCheck : public Check {
   // The slow path's Record found, and its evaluation confirmed, that what the history remembers is
   // exactly what this collection listed, every object present: until the listing changes, each
   // collection records the same values and gets the same verdicts.
-  void BecomeSteady(const Memory& memory, const std::vector<CheckResult>& out, std::size_t first_verdict) const {
+  void BecomeSteady(const Memory& memory, const std::vector<CheckResult>& out, std::size_t first_verdict) const
+      REQUIRES(mu_) {
     std::size_t listed = 0;
     for (const auto& [device, objects] : slow_listing_.objects) listed += objects.size();
     if (memory.objects != listed || memory.pci.size() != slow_listing_.pci.size()) return;
@@ -457,11 +458,12 @@ class HardwarePresentCheck : public Check {
     std::vector<std::pair<History::Handle, std::uint64_t>> series;  // each series and its value
     std::vector<CheckResult> verdicts;                                // the devices' (not the inventory's)
   };
-  mutable std::mutex mu_;
-  mutable Steady steady_;                               // guarded by mu_
-  mutable std::optional<History::TimePoint> fast_at_;  // the collection Record found steady
-  mutable std::optional<History::TimePoint> slow_at_;  // the collection Record went through object by object
-  mutable Listing slow_listing_;                        // and what it listed
+  mutable Mutex mu_;
+  mutable Steady steady_ GUARDED_BY(mu_);
+  mutable std::optional<History::TimePoint> fast_at_ GUARDED_BY(mu_);  // the collection Record found steady
+  // The collection Record went through object by object, and what it listed.
+  mutable std::optional<History::TimePoint> slow_at_ GUARDED_BY(mu_);
+  mutable Listing slow_listing_ GUARDED_BY(mu_);
 
   static std::string Pci(const std::optional<std::string>& address) {
     return address ? " (PCI " + *address + ")" : std::string();

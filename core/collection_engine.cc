@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <condition_variable>
-#include <mutex>
 #include <set>
 
 #include "common/duration_text.h"
+#include "common/mutex.h"
 #include "config/config_section.h"
 #include "core/exceptions.h"
 #include "core/plugin_worker.h"
@@ -48,14 +48,15 @@ struct CollectionEngine::Shared {
   struct CollectorSlot {
     std::string name;
     std::shared_ptr<Collector> collector;
-    bool running = false;  // guarded by mu: claimed by a lane and not yet returned
-    bool stuck = false;    // guarded by mu: past a deadline and not yet returned
+    // Guarded by Shared::mu (a nested struct's field cannot name it to the analysis):
+    bool running = false;  // claimed by a lane and not yet returned
+    bool stuck = false;    // past a deadline and not yet returned
   };
 
   // A thread that runs collections' work: the topology stage, then collectors one after another.
   struct Lane {
     PluginWorker worker{"collect"};
-    bool busy = false;  // guarded by mu: a job is posted and has not yet returned
+    bool busy = false;  // guarded by Shared::mu: a job is posted and has not yet returned
   };
 
   // One collection's work, shared by the caller and the lanes running it.
@@ -63,7 +64,7 @@ struct CollectionEngine::Shared {
     struct Item {
       CollectorSlot* slot = nullptr;
       std::string not_started;  // why it is not run (empty: runnable)
-      bool claimed = false;     // every field from here on is guarded by mu
+      bool claimed = false;     // every field from here on is guarded by Shared::mu
       bool done = false;
       Clock::time_point start{};
       Snapshot facts;
@@ -71,11 +72,12 @@ struct CollectionEngine::Shared {
     };
     std::shared_ptr<const Config> config;
     std::vector<Item> items;               // fixed once the work is handed to a lane
-    std::shared_ptr<const Topology> topology;  // guarded by mu; set once, before any claim
-    std::size_t next = 0;                  // guarded by mu: the first item not yet claimed
-    std::size_t unfinished = 0;            // guarded by mu: runnable items not yet done
-    Clock::time_point last_claim{};        // guarded by mu
-    bool closed = false;                   // guarded by mu: the collection ended, claim nothing more
+    // From here on guarded by Shared::mu.
+    std::shared_ptr<const Topology> topology;  // set once, before any claim
+    std::size_t next = 0;                  // the first item not yet claimed
+    std::size_t unfinished = 0;            // runnable items not yet done
+    Clock::time_point last_claim{};
+    bool closed = false;                   // the collection ended, claim nothing more
   };
 
   Shared(NodeFs f, EnginePlugins p) : fs(std::move(f)), topology(std::move(p.topology)), checks(std::move(p.checks)) {
@@ -91,15 +93,16 @@ struct CollectionEngine::Shared {
   std::shared_ptr<const Report> RunCollection(const std::shared_ptr<Shared>& self,
                                               const std::shared_ptr<const Config>& config);
   // Posts a lane job that (first running the topology stage when `with_topology`) claims and runs
-  // `work`'s items until none is left; false when no lane could take it. Needs mu held.
-  bool StartLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work, bool with_topology);
+  // `work`'s items until none is left; false when no lane could take it.
+  bool StartLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work, bool with_topology)
+      REQUIRES(mu);
   // The lane job's body.
   static void RunLane(const std::shared_ptr<Shared>& self, const std::shared_ptr<Work>& work, Lane* lane,
                       bool with_topology);
-  // The last topology, marked with `failure` (mu held).
-  std::shared_ptr<const Topology> Stale(std::string failure) const;
+  // The last topology, marked with `failure`.
+  std::shared_ptr<const Topology> Stale(std::string failure) const REQUIRES(mu);
   // An empty report for `config` (shutdown before any collection).
-  std::shared_ptr<const Report> Empty(const std::shared_ptr<const Config>& config) const;
+  std::shared_ptr<const Report> Empty(const std::shared_ptr<const Config>& config) const REQUIRES(mu);
 
   const NodeFs fs;
   const std::shared_ptr<TopologySource> topology;
@@ -109,22 +112,21 @@ struct CollectionEngine::Shared {
   // Written and read by the collecting caller only, one collection at a time (`collecting`).
   History history;
 
-  mutable std::mutex mu;
+  mutable Mutex mu;
   // A collection's work all done, a collection ended, or Stop().
-  std::condition_variable changed;
-  // Everything below is guarded by mu.
+  std::condition_variable_any changed;
   // One lane runs a whole collection; more are added only while a plug-in holds one up, and
   // stay for later (at most one per collector, as each holds at most one collector up).
-  std::vector<std::unique_ptr<Lane>> lanes;
-  bool stopping = false;
-  bool collecting = false;
-  std::uint64_t collection = 0;  // id of the last collection started
-  bool topology_running = false;
-  bool topology_stuck = false;
-  std::shared_ptr<const Topology> last_topology;
-  std::shared_ptr<const Report> last;
-  std::uint64_t last_collection = 0;  // the collection `last` belongs to
-  std::map<std::string, std::uint64_t> timeouts;
+  std::vector<std::unique_ptr<Lane>> lanes GUARDED_BY(mu);
+  bool stopping GUARDED_BY(mu) = false;
+  bool collecting GUARDED_BY(mu) = false;
+  std::uint64_t collection GUARDED_BY(mu) = 0;  // id of the last collection started
+  bool topology_running GUARDED_BY(mu) = false;
+  bool topology_stuck GUARDED_BY(mu) = false;
+  std::shared_ptr<const Topology> last_topology GUARDED_BY(mu);
+  std::shared_ptr<const Report> last GUARDED_BY(mu);
+  std::uint64_t last_collection GUARDED_BY(mu) = 0;  // the collection `last` belongs to
+  std::map<std::string, std::uint64_t> timeouts GUARDED_BY(mu);
 };
 
 std::shared_ptr<const Topology> CollectionEngine::Shared::Stale(std::string failure) const {
@@ -160,7 +162,7 @@ void CollectionEngine::Shared::RunLane(const std::shared_ptr<Shared>& self, cons
       t = Topology{};
       t.failure = "device discovery failed: " + CurrentExceptionMessage();
     }
-    std::lock_guard lock(self->mu);
+    MutexLock lock(self->mu);
     self->topology_running = false;
     self->topology_stuck = false;
     // Too late when the caller already gave the collectors the last discovery instead.
@@ -170,7 +172,7 @@ void CollectionEngine::Shared::RunLane(const std::shared_ptr<Shared>& self, cons
       if (work->unfinished == 0) self->changed.notify_all();  // no collector to run: done
     }
   }
-  std::unique_lock lock(self->mu);
+  MutexLock lock(self->mu);
   for (;;) {
     if (work->closed || self->stopping || work->next == work->items.size()) break;
     Work::Item& item = work->items[work->next++];
@@ -224,7 +226,7 @@ std::shared_ptr<const Report> CollectionEngine::Shared::RunCollection(const std:
 
   auto work = std::make_shared<Work>();
   work->config = config;
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   for (auto& slot : collectors) {
     if (!config->CollectorEnabled(slot->name)) continue;
     Work::Item& item = work->items.emplace_back();
@@ -379,7 +381,7 @@ CollectionEngine::~CollectionEngine() {
 
 void CollectionEngine::Stop() {
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(shared_->mu);
     shared_->stopping = true;
     shared_->changed.notify_all();
   }
@@ -408,7 +410,7 @@ std::string CollectionEngine::busy_collector() const {
   std::string out;
   auto add = [&](const std::string& name) { out += (out.empty() ? "" : ", ") + name; };
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(shared_->mu);
     if (shared_->topology_running) add("topology");
     for (const auto& c : shared_->collectors) {
       if (c->running) add(c->name);
@@ -419,14 +421,14 @@ std::string CollectionEngine::busy_collector() const {
 }
 
 bool CollectionEngine::stuck() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(shared_->mu);
   if (shared_->topology_stuck) return true;
   return std::any_of(shared_->collectors.begin(), shared_->collectors.end(), [](const auto& c) { return c->stuck; });
 }
 
 std::shared_ptr<const Report> CollectionEngine::Collect(const std::shared_ptr<const Config>& config) {
   Shared& s = *shared_;
-  std::unique_lock lock(s.mu);
+  MutexLock lock(s.mu);
   for (;;) {
     if (s.last && s.last->config == config &&
         Clock::now() - s.last->finished_at <= config->scrape_cache_window) {
@@ -456,7 +458,7 @@ std::shared_ptr<const Report> CollectionEngine::Collect(const std::shared_ptr<co
     }
     // Another caller is collecting: share its report.
     const std::uint64_t id = s.collection;
-    s.changed.wait(lock, [&] { return s.stopping || !s.collecting || s.collection != id; });
+    while (!s.stopping && s.collecting && s.collection == id) s.changed.wait(lock);
     if (s.last && s.last_collection == id && s.last->config == config) return s.last;
   }
 }

@@ -348,7 +348,7 @@ void History::Append(Series& s, std::uint64_t value, TimePoint at) {
 
 History::Baseline History::RecordCounter(std::string_view name, std::uint64_t instance, std::uint64_t value,
                                          TimePoint at, unsigned bits) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool created = false;
   const std::uint32_t i = Slot(Split(name), true, at, created);
   return RecordCounter(i, created, instance, value, at, bits);
@@ -362,6 +362,7 @@ History::Baseline History::RecordCounter(Handle& series, std::uint64_t instance,
 
 History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t instance, std::uint64_t value,
                                                 TimePoint at, unsigned bits) {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   bool created = false;
   const std::uint32_t i = history_.Slot(series, true, at, created);
   return history_.RecordCounter(i, created, instance, value, at, bits);
@@ -369,6 +370,7 @@ History::Baseline History::Batch::RecordCounter(Handle& series, std::uint64_t in
 
 History::Baseline History::Batch::RecordCounter(Refs& series, std::size_t n, Key key, std::uint64_t instance,
                                                 std::uint64_t value, TimePoint at, unsigned bits) {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   bool created = false;
   // A series created leaves the refs of another generation: the next call looks them all up again.
   const std::uint32_t i = history_.Slot(history_.Resolve(series, n, key), key, true, at, created);
@@ -402,7 +404,7 @@ History::Baseline History::RecordCounter(std::uint32_t i, bool created, std::uin
 }
 
 bool History::RecordGauge(std::string_view name, std::uint64_t value, TimePoint at) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool created = false;
   const std::uint32_t i = Slot(Split(name), false, at, created);
   return RecordGauge(i, created, value, at);
@@ -414,12 +416,14 @@ bool History::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
 }
 
 bool History::Batch::RecordGauge(Handle& series, std::uint64_t value, TimePoint at) {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   bool created = false;
   const std::uint32_t i = history_.Slot(series, false, at, created);
   return history_.RecordGauge(i, created, value, at);
 }
 
 bool History::Batch::RecordGauge(Refs& series, std::size_t n, Key key, std::uint64_t value, TimePoint at) {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   bool created = false;
   const std::uint32_t i = history_.Slot(history_.Resolve(series, n, key), key, false, at, created);
   series.series_[n] = i;
@@ -438,44 +442,46 @@ bool History::RecordGauge(std::uint32_t i, bool created, std::uint64_t value, Ti
 }
 
 void History::Forget(std::string_view name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (const std::uint32_t i = Find(name); i != kNone) Erase(i);
 }
 
 void History::SetMaxSeries(std::size_t max_series) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   limits_.max_series = std::clamp<std::size_t>(max_series, 1, kMaxSeries);
   while (series_ > limits_.max_series) Erase(oldest_);
 }
 
 void History::Evict(TimePoint now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Oldest first in the order they were recorded; the engine records at times that never go back.
   while (oldest_ != kNone && now - last_seen(At(oldest_)) > limits_.idle) Erase(oldest_);
 }
 
 std::optional<History::Growth> History::Increase(std::string_view name, Clock::duration window, TimePoint now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Increase(Find(name), window, now);
 }
 
 std::optional<History::Growth> History::Increase(Handle& series, Clock::duration window, TimePoint now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Increase(Resolve(series), window, now);
 }
 
 std::optional<History::Growth> History::Increase(Refs& series, std::size_t i, Key key, Clock::duration window,
                                                   TimePoint now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Increase(Resolve(series, i, key), window, now);
 }
 
 std::optional<History::Growth> History::Batch::Increase(Handle& series, Clock::duration window, TimePoint now) const {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   return history_.Increase(history_.Resolve(series), window, now);
 }
 
 std::optional<History::Growth> History::Batch::Increase(Refs& series, std::size_t i, Key key,
                                                         Clock::duration window, TimePoint now) const {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   return history_.Increase(history_.Resolve(series, i, key), window, now);
 }
 
@@ -507,7 +513,7 @@ std::optional<double> History::Rate(std::string_view name, Clock::duration windo
 }
 
 std::optional<History::Growth> History::LastStep(std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const std::uint32_t i = Find(name);
   if (i == kNone) return std::nullopt;
   const Series& s = At(i);
@@ -522,43 +528,47 @@ std::optional<History::Growth> History::LastStep(std::string_view name) const {
 }
 
 std::vector<History::Sample> History::Samples(std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Samples(Find(name));
 }
 
 std::vector<History::Sample> History::Samples(Handle& series) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Samples(Resolve(series));
 }
 
 std::vector<History::Sample> History::Batch::Samples(Handle& series) const {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   return history_.Samples(history_.Resolve(series));
 }
 
 std::vector<History::Sample> History::Samples(Refs& series, std::size_t i, Key key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Samples(Resolve(series, i, key));
 }
 
 std::vector<History::Sample> History::Batch::Samples(Refs& series, std::size_t i, Key key) const {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   return history_.Samples(history_.Resolve(series, i, key));
 }
 
 std::optional<History::Sample> History::Newest(Handle& series) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Newest(Resolve(series));
 }
 
 std::optional<History::Sample> History::Batch::Newest(Handle& series) const {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   return history_.Newest(history_.Resolve(series));
 }
 
 std::optional<History::Sample> History::Newest(Refs& series, std::size_t i, Key key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Newest(Resolve(series, i, key));
 }
 
 std::optional<History::Sample> History::Batch::Newest(Refs& series, std::size_t i, Key key) const {
+  history_.mu_.AssertHeld();  // the Batch holds it for its lifetime
   return history_.Newest(history_.Resolve(series, i, key));
 }
 
@@ -595,7 +605,7 @@ void History::ForEachUnder(std::string_view prefix, F f) const {
 }
 
 std::vector<std::string> History::Names(std::string_view prefix) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   ForEachUnder(prefix, [&](std::string name, std::uint32_t) { out.push_back(std::move(name)); });
   return out;
@@ -603,19 +613,22 @@ std::vector<std::string> History::Names(std::string_view prefix) const {
 
 std::vector<std::pair<std::string, std::vector<History::Sample>>> History::SamplesUnder(
     std::string_view prefix) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::pair<std::string, std::vector<Sample>>> out;
-  ForEachUnder(prefix, [&](std::string name, std::uint32_t i) { out.emplace_back(std::move(name), Samples(i)); });
+  ForEachUnder(prefix, [&](std::string name, std::uint32_t i) {
+    mu_.AssertHeld();  // ForEachUnder calls it with the lock held
+    out.emplace_back(std::move(name), Samples(i));
+  });
   return out;
 }
 
 std::size_t History::series() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return series_;
 }
 
 std::uint64_t History::refused() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return refused_;
 }
 
@@ -657,7 +670,7 @@ std::size_t History::Interned::MaxMemoryBytes(std::size_t values) {
 }
 
 std::size_t History::MemoryBytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::size_t bytes = blocks_.size() * HeapBlock(kSlabBlock * sizeof(Series)) +
                       VectorHeap(blocks_.capacity(), sizeof(blocks_[0])) + ring_bytes_;
   for (const auto& [dir, g] : groups_) bytes += MapNode(sizeof(GroupNode)) + StringHeap(dir.capacity());

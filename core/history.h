@@ -56,13 +56,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace rdmahd {
 
@@ -176,7 +177,7 @@ class History {
 
    private:
     History& history_;
-    std::lock_guard<std::mutex> lock_;
+    MutexLock lock_;
   };
 
   History();
@@ -338,7 +339,7 @@ class History {
     std::uint32_t uses = 0;  // series of that leaf
   };
 
-  Series& At(std::uint32_t i) const { return blocks_[i / kSlabBlock][i % kSlabBlock]; }
+  Series& At(std::uint32_t i) const REQUIRES(mu_) { return blocks_[i / kSlabBlock][i % kSlabBlock]; }
   // A series' place as a Ref keeps it (nullptr: none), and back.
   static void* RefOf(std::uint32_t i) {
     return i == kNone ? nullptr : reinterpret_cast<void*>(static_cast<std::uintptr_t>(i) + 1);
@@ -346,74 +347,78 @@ class History {
   static std::uint32_t IndexOf(void* p) {
     return p == nullptr ? kNone : static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) - 1);
   }
-  TimePoint Time(std::uint32_t id) const { return TimePoint(Clock::duration(static_cast<Clock::rep>(times_[id]))); }
-  std::uint32_t AcquireTime(TimePoint t) {
+  TimePoint Time(std::uint32_t id) const REQUIRES(mu_) {
+    return TimePoint(Clock::duration(static_cast<Clock::rep>(times_[id])));
+  }
+  std::uint32_t AcquireTime(TimePoint t) REQUIRES(mu_) {
     return times_.Acquire(static_cast<std::uint64_t>(t.time_since_epoch().count()));
   }
-  void ReleaseTime(std::uint32_t& id);
-  std::size_t size(const Series& s) const { return s.has_ring() ? s.ring()->count : (s.first == kNone ? 0 : 1); }
-  Sample at(const Series& s, std::size_t i) const;
-  Sample newest(const Series& s) const { return at(s, size(s) - 1); }
-  TimePoint last_seen(const Series& s) const;
+  void ReleaseTime(std::uint32_t& id) REQUIRES(mu_);
+  std::size_t size(const Series& s) const REQUIRES(mu_) {
+    return s.has_ring() ? s.ring()->count : (s.first == kNone ? 0 : 1);
+  }
+  Sample at(const Series& s, std::size_t i) const REQUIRES(mu_);
+  Sample newest(const Series& s) const REQUIRES(mu_) { return at(s, size(s) - 1); }
+  TimePoint last_seen(const Series& s) const REQUIRES(mu_);
 
   // `key` split where the history files it: itself, unless its leaf holds a '/' (a caller split
   // the name elsewhere); then the whole name, kept in `storage`, split again.
   static Key Filed(Key key, std::string& storage);
-  std::uint32_t Find(Key key) const;
-  std::uint32_t Find(std::string_view name) const { return Find(Split(name)); }
+  std::uint32_t Find(Key key) const REQUIRES(mu_);
+  std::uint32_t Find(std::string_view name) const REQUIRES(mu_) { return Find(Split(name)); }
   // The series of `ref`, found by `key` when the ref is of another generation.
-  std::uint32_t Resolve(Ref& ref, Key key) const;
-  std::uint32_t Resolve(Refs& refs, std::size_t i, Key key) const;
-  std::uint32_t Resolve(Handle& h) const { return Resolve(h.ref_, Split(h.name_)); }
+  std::uint32_t Resolve(Ref& ref, Key key) const REQUIRES(mu_);
+  std::uint32_t Resolve(Refs& refs, std::size_t i, Key key) const REQUIRES(mu_);
+  std::uint32_t Resolve(Handle& h) const REQUIRES(mu_) { return Resolve(h.ref_, Split(h.name_)); }
   // A series was created or dropped: every handle looks its series up again.
-  void Changed() { generation_ = NextGeneration(); }
+  void Changed() REQUIRES(mu_) { generation_ = NextGeneration(); }
   // Unique across all Histories, so a handle used with another History looks its series up.
   static std::uint64_t NextGeneration();
   // The series to record into at `at`, created (in the place of the least recently recorded one
   // when full); kNone when refused (see Bounds above).
-  std::uint32_t Slot(Key key, bool counter, TimePoint at, bool& created);
+  std::uint32_t Slot(Key key, bool counter, TimePoint at, bool& created) REQUIRES(mu_);
   // The same for the series found at `found` (kNone: none) by a ref.
-  std::uint32_t Slot(std::uint32_t found, Key key, bool counter, TimePoint at, bool& created);
-  std::uint32_t Slot(Handle& h, bool counter, TimePoint at, bool& created);
+  std::uint32_t Slot(std::uint32_t found, Key key, bool counter, TimePoint at, bool& created) REQUIRES(mu_);
+  std::uint32_t Slot(Handle& h, bool counter, TimePoint at, bool& created) REQUIRES(mu_);
   // Series `i` was recorded: it becomes the newest in the record order.
-  void Touch(std::uint32_t i);
+  void Touch(std::uint32_t i) REQUIRES(mu_);
   // Takes series `i` out of the record order, its group and the history.
-  void Erase(std::uint32_t i);
+  void Erase(std::uint32_t i) REQUIRES(mu_);
   // Calls f(name, series) for each series whose name starts with `prefix`, in the names' order.
   template <class F>
-  void ForEachUnder(std::string_view prefix, F f) const;
+  void ForEachUnder(std::string_view prefix, F f) const REQUIRES(mu_);
   Baseline RecordCounter(std::uint32_t i, bool created, std::uint64_t instance, std::uint64_t value, TimePoint at,
-                         unsigned bits);
-  bool RecordGauge(std::uint32_t i, bool created, std::uint64_t value, TimePoint at);
-  std::optional<Growth> Increase(std::uint32_t i, Clock::duration window, TimePoint now) const;
-  std::vector<Sample> Samples(std::uint32_t i) const;
-  std::optional<Sample> Newest(std::uint32_t i) const;
+                         unsigned bits) REQUIRES(mu_);
+  bool RecordGauge(std::uint32_t i, bool created, std::uint64_t value, TimePoint at) REQUIRES(mu_);
+  std::optional<Growth> Increase(std::uint32_t i, Clock::duration window, TimePoint now) const REQUIRES(mu_);
+  std::vector<Sample> Samples(std::uint32_t i) const REQUIRES(mu_);
+  std::optional<Sample> Newest(std::uint32_t i) const REQUIRES(mu_);
   // Adds a sample (the oldest goes when full).
-  void Push(Series& s, const Sample& sample);
-  void Append(Series& s, std::uint64_t value, TimePoint at);
-  void Restart(Series& s, std::uint64_t value, TimePoint at);
-  void FreeRing(Series& s);
+  void Push(Series& s, const Sample& sample) REQUIRES(mu_);
+  void Append(Series& s, std::uint64_t value, TimePoint at) REQUIRES(mu_);
+  void Restart(Series& s, std::uint64_t value, TimePoint at) REQUIRES(mu_);
+  void FreeRing(Series& s) REQUIRES(mu_);
 
   Limits limits_;
-  mutable std::mutex mu_;
-  // Guarded by mu_. Series stay put in the slab (handles point at them); free slots form a list
+  mutable Mutex mu_;
+  // Series stay put in the slab (handles point at them); free slots form a list
   // through Series::next. Dirs and leaves are interned with ids the series refer to them by.
-  std::vector<std::unique_ptr<Series[]>> blocks_;
-  std::uint32_t slab_used_ = 0;  // slots ever handed out
-  std::uint32_t free_ = kNone;
-  std::map<std::string, Group, std::less<>> groups_;
-  std::vector<GroupNode*> group_nodes_;  // by id (nullptr: free)
-  std::vector<std::uint32_t> free_groups_;
-  std::map<std::string, Leaf, std::less<>> leaves_;
-  std::vector<const std::string*> leaf_names_;  // by id (nullptr: free)
-  std::vector<std::uint32_t> free_leaves_;
-  Interned times_;  // every time a series keeps outside a ring
-  std::size_t ring_bytes_ = 0;  // heap of the rings
-  std::size_t series_ = 0;
-  std::uint32_t oldest_ = kNone;  // the record order's ends
-  std::uint32_t newest_ = kNone;
-  std::uint64_t generation_;
-  std::uint64_t refused_ = 0;
+  std::vector<std::unique_ptr<Series[]>> blocks_ GUARDED_BY(mu_);
+  std::uint32_t slab_used_ GUARDED_BY(mu_) = 0;  // slots ever handed out
+  std::uint32_t free_ GUARDED_BY(mu_) = kNone;
+  std::map<std::string, Group, std::less<>> groups_ GUARDED_BY(mu_);
+  std::vector<GroupNode*> group_nodes_ GUARDED_BY(mu_);  // by id (nullptr: free)
+  std::vector<std::uint32_t> free_groups_ GUARDED_BY(mu_);
+  std::map<std::string, Leaf, std::less<>> leaves_ GUARDED_BY(mu_);
+  std::vector<const std::string*> leaf_names_ GUARDED_BY(mu_);  // by id (nullptr: free)
+  std::vector<std::uint32_t> free_leaves_ GUARDED_BY(mu_);
+  Interned times_ GUARDED_BY(mu_);  // every time a series keeps outside a ring
+  std::size_t ring_bytes_ GUARDED_BY(mu_) = 0;  // heap of the rings
+  std::size_t series_ GUARDED_BY(mu_) = 0;
+  std::uint32_t oldest_ GUARDED_BY(mu_) = kNone;  // the record order's ends
+  std::uint32_t newest_ GUARDED_BY(mu_) = kNone;
+  std::uint64_t generation_ GUARDED_BY(mu_);
+  std::uint64_t refused_ GUARDED_BY(mu_) = 0;
 };
 
 // The `history` section of the configuration (registered by the collection engine, which owns the

@@ -15,7 +15,7 @@ PluginWorker::PluginWorker(std::string thread_name)
 PluginWorker::~PluginWorker() {
   bool busy;
   {
-    std::lock_guard lock(state_->mu);
+    MutexLock lock(state_->mu);
     state_->quit = true;
     busy = state_->running || state_->job;
     state_->cv.notify_all();
@@ -30,7 +30,7 @@ PluginWorker::~PluginWorker() {
 }
 
 bool PluginWorker::Post(std::function<void()> job) {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   // A job still returning (its owner already saw it finish) is no obstacle: the thread runs the
   // next one after it. Owners track whether their plug-in is stuck themselves.
   if (state_->job || state_->quit) return false;
@@ -40,9 +40,9 @@ bool PluginWorker::Post(std::function<void()> job) {
 }
 
 void PluginWorker::Loop(const std::shared_ptr<State>& state) {
-  std::unique_lock lock(state->mu);
+  MutexLock lock(state->mu);
   for (;;) {
-    state->cv.wait(lock, [&] { return state->quit || state->job; });
+    while (!state->quit && !state->job) state->cv.wait(lock);
     if (!state->job) return;  // quit and nothing left to run
     std::function<void()> job = std::move(state->job);
     state->job = nullptr;

@@ -11,9 +11,10 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace rdmahd {
 
@@ -32,11 +33,11 @@ class PluginWorker {
 
  private:
   struct State {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::function<void()> job;  // guarded by mu; set by Post, cleared when the job returned
-    bool running = false;       // guarded by mu
-    bool quit = false;          // guarded by mu
+    Mutex mu;
+    std::condition_variable_any cv;
+    std::function<void()> job GUARDED_BY(mu);  // set by Post, cleared when the job returned
+    bool running GUARDED_BY(mu) = false;
+    bool quit GUARDED_BY(mu) = false;
   };
   static void Loop(const std::shared_ptr<State>& state);
 

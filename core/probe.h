@@ -11,11 +11,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/metric_sink.h"
+#include "common/mutex.h"
 #include "common/node_fs.h"
 #include "config/config.h"
 #include "core/registry.h"
@@ -31,19 +31,19 @@ class ProbeBoard {
   template <class Facts>
   void Publish(Facts facts) {
     auto shared = std::make_shared<const Facts>(std::move(facts));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     latest_.PutShared(std::move(shared));
   }
 
   // Adds every published result to `snapshot` (shared, not copied).
   void CopyInto(Snapshot& snapshot) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snapshot.Merge(latest_);
   }
 
  private:
-  mutable std::mutex mu_;
-  Snapshot latest_;  // facts only; no outcomes
+  mutable Mutex mu_;
+  Snapshot latest_ GUARDED_BY(mu_);  // facts only; no outcomes
 };
 
 struct ProbeContext {

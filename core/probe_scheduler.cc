@@ -1,10 +1,10 @@
 #include "core/probe_scheduler.h"
 
 #include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "core/exceptions.h"
 
@@ -18,11 +18,11 @@ struct ProbeScheduler::Slot {
   NodeFs fs;
   std::atomic<bool> stopping{false};
 
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  std::shared_ptr<const Config> config;  // guarded by mu
-  bool in_round = false;                 // guarded by mu
-  ProbeRoundOutcome outcome;             // guarded by mu
+  mutable Mutex mu;
+  std::condition_variable_any cv;
+  std::shared_ptr<const Config> config GUARDED_BY(mu);
+  bool in_round GUARDED_BY(mu) = false;
+  ProbeRoundOutcome outcome GUARDED_BY(mu);
   std::thread thread;
 
   Slot(std::string n, std::shared_ptr<Probe> p, std::shared_ptr<ProbeBoard> b, NodeFs f)
@@ -32,11 +32,11 @@ struct ProbeScheduler::Slot {
 
   static void Loop(const std::shared_ptr<Slot>& self) {
     using Clock = std::chrono::steady_clock;
-    std::unique_lock lock(self->mu);
+    MutexLock lock(self->mu);
     for (;;) {
-      self->cv.wait(lock, [&] {
-        return self->stopping.load() || (self->config && self->config->ProbeEnabled(self->name));
-      });
+      while (!self->stopping.load() && !(self->config && self->config->ProbeEnabled(self->name))) {
+        self->cv.wait(lock);
+      }
       if (self->stopping) return;
       std::shared_ptr<const Config> config = self->config;
       self->in_round = true;
@@ -63,8 +63,9 @@ struct ProbeScheduler::Slot {
       }
       // Wait out the interval; a new config or a stop ends the wait early.
       const std::shared_ptr<const Config> seen = self->config;
-      self->cv.wait_until(lock, start + interval,
-                          [&] { return self->stopping.load() || self->config != seen; });
+      while (!self->stopping.load() && self->config == seen) {
+        if (self->cv.wait_until(lock, start + interval) == std::cv_status::timeout) break;
+      }
     }
   }
 };
@@ -83,7 +84,7 @@ ProbeScheduler::~ProbeScheduler() {
     if (!slot->thread.joinable()) continue;
     bool in_round;
     {
-      std::lock_guard lock(slot->mu);
+      MutexLock lock(slot->mu);
       in_round = slot->in_round;
     }
     if (in_round) {
@@ -96,7 +97,7 @@ ProbeScheduler::~ProbeScheduler() {
 
 void ProbeScheduler::Configure(std::shared_ptr<const Config> config) {
   for (auto& slot : slots_) {
-    std::lock_guard lock(slot->mu);
+    MutexLock lock(slot->mu);
     slot->config = config;
     if (!slot->thread.joinable() && !slot->stopping) {
       slot->thread = std::thread([s = slot] {
@@ -110,7 +111,7 @@ void ProbeScheduler::Configure(std::shared_ptr<const Config> config) {
 
 void ProbeScheduler::Stop() {
   for (auto& slot : slots_) {
-    std::lock_guard lock(slot->mu);
+    MutexLock lock(slot->mu);
     slot->stopping = true;
     slot->cv.notify_all();
   }
@@ -122,7 +123,7 @@ void ProbeScheduler::CopyInto(Snapshot& snapshot, const Config& config) const {
     if (!config.ProbeEnabled(slot->name)) continue;
     slot->board->CopyInto(snapshot);
     if (!slot->probe->HasWork(config)) continue;
-    std::lock_guard lock(slot->mu);
+    MutexLock lock(slot->mu);
     if (slot->outcome.rounds > 0) rounds.probes.push_back(slot->outcome);
   }
   snapshot.Put(std::move(rounds));
@@ -131,7 +132,7 @@ void ProbeScheduler::CopyInto(Snapshot& snapshot, const Config& config) const {
 std::string ProbeScheduler::busy() const {
   std::string out;
   for (const auto& slot : slots_) {
-    std::lock_guard lock(slot->mu);
+    MutexLock lock(slot->mu);
     if (!slot->in_round) continue;
     if (!out.empty()) out += ", ";
     out += slot->name;
@@ -142,7 +143,7 @@ std::string ProbeScheduler::busy() const {
 ProbeScheduler::Counts ProbeScheduler::counts(const std::string& probe) const {
   for (const auto& slot : slots_) {
     if (slot->name != probe) continue;
-    std::lock_guard lock(slot->mu);
+    MutexLock lock(slot->mu);
     return slot->outcome;
   }
   return {};

@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 
+#include "common/mutex.h"
 #include "common/thread_name.h"
 
 namespace rdmahd {
@@ -53,7 +54,7 @@ bool BasicAuth::Cached(const std::string& user, const std::string& password) con
   if (users_.find(user) == users_.end()) return false;
   std::string key = CacheKey(user, password);
   if (key.empty()) return false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return verified_.count(key) != 0;
 }
 
@@ -69,7 +70,7 @@ bool BasicAuth::Matches(const std::string& user, const std::string& password) co
 void BasicAuth::Remember(const std::string& user, const std::string& password) {
   std::string key = CacheKey(user, password);
   if (key.empty()) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (verified_.size() >= kMaxCached) verified_.clear();
   verified_.insert(std::move(key));
 }
@@ -116,25 +117,25 @@ struct PasswordCheckQueue::Shared {
   const PasswordCheckLimits limits;
 
   // Lock order: deliver_mu before mu.
-  std::mutex deliver_mu;
-  bool stopped = false;  // guarded by deliver_mu: no callback is called once it is set
+  Mutex deliver_mu;
+  bool stopped GUARDED_BY(deliver_mu) = false;  // no callback is called once it is set
 
-  std::mutex mu;
-  std::condition_variable work_cv;  // a turn or stopping
-  std::condition_variable exit_cv;  // a thread left
-  std::map<std::string, Client> clients;            // guarded by mu: clients with a check
-  std::deque<std::string> turns;                    // guarded by mu: clients with a check waiting
-                                                    // and none running, longest waiting first
-  std::vector<std::shared_ptr<Job>> running;        // guarded by mu
-  std::size_t checks = 0;                           // guarded by mu: waiting + running
-  bool stopping = false;                            // guarded by mu
-  std::vector<bool> exited;                         // guarded by mu: one per thread
+  Mutex mu;
+  std::condition_variable_any work_cv;  // a turn or stopping
+  std::condition_variable_any exit_cv;  // a thread left
+  std::map<std::string, Client> clients GUARDED_BY(mu);  // clients with a check
+  // Clients with a check waiting and none running, longest waiting first.
+  std::deque<std::string> turns GUARDED_BY(mu);
+  std::vector<std::shared_ptr<Job>> running GUARDED_BY(mu);
+  std::size_t checks GUARDED_BY(mu) = 0;  // waiting + running
+  bool stopping GUARDED_BY(mu) = false;
+  std::vector<bool> exited GUARDED_BY(mu);  // one per thread
 };
 
 void PasswordCheckQueue::Shared::RunChecks(std::size_t thread_index) {
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   for (;;) {
-    work_cv.wait(lock, [this] { return stopping || !turns.empty(); });
+    while (!stopping && turns.empty()) work_cv.wait(lock);
     if (stopping) break;
     const std::string client = std::move(turns.front());
     turns.pop_front();
@@ -147,7 +148,7 @@ void PasswordCheckQueue::Shared::RunChecks(std::size_t thread_index) {
 
     const bool verified = auth->Matches(job->user, job->password);
     {
-      std::lock_guard deliver(deliver_mu);
+      MutexLock deliver(deliver_mu);
       if (!stopped) {
         if (verified) auth->Remember(job->user, job->password);
         Answer(*job, verified);
@@ -189,7 +190,7 @@ PasswordCheckQueue::Admission PasswordCheckQueue::Submit(const std::string& clie
                                                          std::string password,
                                                          std::function<void(bool verified)> done,
                                                          std::function<void()> cancelled) {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(shared_->mu);
   if (shared_->stopping) return Admission::kStopped;
   auto it = shared_->clients.find(client);
   const std::size_t mine =
@@ -215,11 +216,11 @@ void PasswordCheckQueue::Stop(std::chrono::milliseconds grace) {
   if (stopped_) return;
   stopped_ = true;
   {
-    std::lock_guard deliver(shared_->deliver_mu);
+    MutexLock deliver(shared_->deliver_mu);
     shared_->stopped = true;
     std::vector<std::shared_ptr<Shared::Job>> unanswered;
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(shared_->mu);
       shared_->stopping = true;
       for (auto& [client, c] : shared_->clients) {
         for (auto& job : c.waiting) unanswered.push_back(std::move(job));
@@ -234,15 +235,16 @@ void PasswordCheckQueue::Stop(std::chrono::milliseconds grace) {
     for (auto& job : unanswered) Shared::Answer(*job, std::nullopt);
   }
   {
-    std::unique_lock lock(shared_->mu);
-    shared_->exit_cv.wait_for(lock, grace, [this] {
-      return std::all_of(shared_->exited.begin(), shared_->exited.end(), [](bool e) { return e; });
-    });
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    MutexLock lock(shared_->mu);
+    while (!std::all_of(shared_->exited.begin(), shared_->exited.end(), [](bool e) { return e; })) {
+      if (shared_->exit_cv.wait_until(lock, deadline) == std::cv_status::timeout) break;
+    }
   }
   for (std::size_t i = 0; i < threads_.size(); ++i) {
     bool left;
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(shared_->mu);
       left = shared_->exited[i];
     }
     if (left) {

@@ -11,12 +11,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace rdmahd {
 
@@ -56,8 +57,8 @@ class BasicAuth {
   const std::map<std::string, std::string> users_;  // user -> bcrypt hash; immutable
   // Bounded: a flood of distinct valid passwords cannot grow memory (the set is cleared when full).
   static constexpr std::size_t kMaxCached = 256;
-  mutable std::mutex mu_;
-  std::unordered_set<std::string> verified_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_set<std::string> verified_ GUARDED_BY(mu_);
 };
 
 // Bounds of PasswordCheckQueue. A client is what the caller says (the HTTP server: the address,

@@ -1,11 +1,13 @@
 #include "daemon/probe_round_log.h"
 
+#include "common/mutex.h"
+
 namespace rdmahd {
 
 std::vector<ProbeRoundLog::Line> ProbeRoundLog::Observe(const ProbeRoundFacts& facts,
                                                         std::chrono::steady_clock::time_point now) {
   std::vector<Line> out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const ProbeRoundOutcome& o : facts.probes) {
     Logged& logged = logged_[o.probe];
     if (o.failed <= logged.failed) continue;

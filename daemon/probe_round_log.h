@@ -9,10 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/probe.h"
 
 namespace rdmahd {
@@ -37,8 +37,8 @@ class ProbeRoundLog {
     std::uint64_t failed = 0;  // failed rounds accounted for by lines so far
     std::chrono::steady_clock::time_point at{};
   };
-  std::mutex mu_;
-  std::map<std::string, Logged> logged_;  // by probe; guarded by mu_
+  Mutex mu_;
+  std::map<std::string, Logged> logged_ GUARDED_BY(mu_);  // by probe
 };
 
 }  // namespace rdmahd

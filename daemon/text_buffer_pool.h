@@ -9,8 +9,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace rdmahd {
 
@@ -20,7 +21,7 @@ class TextBufferPool : public std::enable_shared_from_this<TextBufferPool> {
 
   // The buffer most recently handed back (its capacity kept), or a new one.
   std::unique_ptr<std::string> Take() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (spare_) return std::move(spare_);
     return std::make_unique<std::string>();
   }
@@ -29,7 +30,7 @@ class TextBufferPool : public std::enable_shared_from_this<TextBufferPool> {
   // later is kept again).
   void DropSpare() {
     std::unique_ptr<std::string> spare;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     spare.swap(spare_);
   }
 
@@ -47,12 +48,12 @@ class TextBufferPool : public std::enable_shared_from_this<TextBufferPool> {
   // kept, the older freed.
   void GiveBack(const std::string* p) {
     std::unique_ptr<std::string> buffer(const_cast<std::string*>(p));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     spare_.swap(buffer);
   }
 
-  std::mutex mu_;
-  std::unique_ptr<std::string> spare_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<std::string> spare_ GUARDED_BY(mu_);
 };
 
 }  // namespace rdmahd

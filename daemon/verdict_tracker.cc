@@ -5,13 +5,14 @@
 #include <tuple>
 #include <utility>
 
+#include "common/mutex.h"
 #include "core/collection_engine.h"
 #include "daemon/logging.h"
 
 namespace rdmahd {
 
 std::vector<VerdictChange> VerdictTracker::Observe(const std::shared_ptr<const Report>& report) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<VerdictChange> changes;
   if (!report || report == last_) return changes;
   const std::shared_ptr<const Report> previous = std::exchange(last_, report);

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/check.h"
 
 namespace rdmahd {
@@ -26,10 +26,10 @@ class VerdictTracker {
   void ObserveAndLog(const std::shared_ptr<const Report>& report);
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   // The last report observed: its verdicts are what the next one is compared with, so the tracker
   // keeps no copy of them (the engine keeps the same report as its latest anyway).
-  std::shared_ptr<const Report> last_;
+  std::shared_ptr<const Report> last_ GUARDED_BY(mu_);
 };
 
 }  // namespace rdmahd

@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
 #include <set>
 #include <system_error>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "probes/peer_measurement.h"
 #include "probes/peer_selection.h"
@@ -20,9 +20,9 @@ namespace rdmahd {
 // One pass of discovery lookups, shared by the probe thread and the thread that looks up, so that
 // either may be gone first.
 struct PeerMembership::DiscoveryPass {
-  std::mutex mu;
-  bool done = false;                                                               // guarded by mu
-  std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;  // guarded by mu
+  Mutex mu;
+  bool done GUARDED_BY(mu) = false;
+  std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers GUARDED_BY(mu);
 };
 
 PeerMembership::PeerMembership(Options options) : options_(std::move(options)) {}
@@ -112,7 +112,7 @@ void PeerMembership::Discover(const PeersPolicy& p, Clock::time_point now) {
   if (pass_) {
     std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;
     {
-      std::lock_guard lock(pass_->mu);
+      MutexLock lock(pass_->mu);
       if (!pass_->done) return;  // still looking up: probes go on with the last answers
       answers = std::move(pass_->answers);
     }
@@ -136,7 +136,7 @@ void PeerMembership::Discover(const PeersPolicy& p, Clock::time_point now) {
       NameThisThread("dns-discovery");
       std::vector<std::pair<std::string, Result<std::vector<std::string>>>> answers;
       for (const std::string& name : names) answers.emplace_back(name, discover(name, options));
-      std::lock_guard lock(pass->mu);
+      MutexLock lock(pass->mu);
       pass->answers = std::move(answers);
       pass->done = true;
     }).detach();

@@ -14,7 +14,6 @@
 #include <exception>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -22,6 +21,7 @@
 #include <thread>
 
 #include "common/excerpt.h"
+#include "common/mutex.h"
 #include "common/net_address.h"
 #include "common/node_fs.h"
 #include "common/thread_name.h"
@@ -234,9 +234,9 @@ Result<std::string> LookUp(const std::string& name) {
 // One lookup's outcome, shared by the waiting probe thread and the thread that looks up, so that
 // either may be gone first.
 struct Lookup {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<Result<std::string>> result;  // guarded by mu
+  Mutex mu;
+  std::condition_variable_any cv;
+  std::optional<Result<std::string>> result GUARDED_BY(mu);
 };
 
 // getaddrinfo has no timeout (and NSS modules besides DNS have none either), so each lookup runs
@@ -261,7 +261,7 @@ class SystemResolver : public AddressResolver {
         NameThisThread("dns-lookup");
         Result<std::string> r = fn(target);
         {
-          std::lock_guard lock(lookup->mu);
+          MutexLock lock(lookup->mu);
           lookup->result.emplace(std::move(r));
         }
         lookup->cv.notify_all();
@@ -271,9 +271,12 @@ class SystemResolver : public AddressResolver {
       running_->fetch_sub(1);
       return Error{target + ": cannot start a lookup thread: " + e.what()};
     }
-    std::unique_lock lock(lookup->mu);
-    if (!lookup->cv.wait_for(lock, timeout, [&] { return lookup->result.has_value(); })) {
-      return Error{target + ": no answer within " + std::to_string(timeout.count()) + "ms"};
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(lookup->mu);
+    while (!lookup->result.has_value()) {
+      if (lookup->cv.wait_until(lock, deadline) == std::cv_status::timeout && !lookup->result.has_value()) {
+        return Error{target + ": no answer within " + std::to_string(timeout.count()) + "ms"};
+      }
     }
     return std::move(*lookup->result);
   }

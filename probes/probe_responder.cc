@@ -4,13 +4,13 @@
 #include <atomic>
 #include <chrono>
 #include <list>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_affinity.h"
 #include "common/thread_name.h"
 #include "daemon/logging.h"
@@ -201,9 +201,9 @@ void RunSession(Session& session, const std::atomic<bool>& stop) {
 }  // namespace
 
 struct ProbeResponder::Impl {
-  PeerResponderPolicy policy;
-  std::mutex mu;                     // guards allow and policy (Apply vs the listener)
-  AddressAllowList allow;
+  Mutex mu;  // Apply vs the listener
+  PeerResponderPolicy policy GUARDED_BY(mu);
+  AddressAllowList allow GUARDED_BY(mu);
   ResponderBudget budget{0, 0};
   VerbsSession listener;             // channel + listening id only
   std::atomic<bool> stop{false};
@@ -233,7 +233,7 @@ void ProbeResponder::Impl::OnConnectRequest(CmEvent& e) {
   const std::string peer_text = SockAddrText(peer);
   ProbeHello hello;
   std::variant<ResponderBudget::Lease, ProbeReject> admitted = [&] {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return AdmitProbe(allow, peer, e.private_data, policy.max_message_size, budget, &hello);
   }();
   if (auto* why = std::get_if<ProbeReject>(&admitted)) {
@@ -275,7 +275,7 @@ void ProbeResponder::Impl::Run() {
   ThreadPinning pinning;
   while (!stop.load()) {
     const CpuList cpus = [&] {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       return policy.cpus;
     }();
     if (pinning.Apply(cpus) && !pinning.error().empty()) {
@@ -304,10 +304,14 @@ void ProbeResponder::Impl::Run() {
 
 Result<std::unique_ptr<ProbeResponder>> ProbeResponder::Start(const PeerResponderPolicy& policy) {
   auto impl = std::make_unique<Impl>();
-  impl->policy = policy;
   Result<AddressAllowList> allow = AddressAllowList::Parse(policy.allow);
   if (!allow.ok()) return allow.error();
-  impl->allow = std::move(*allow);
+  const std::size_t allow_entries = allow->size();
+  {
+    MutexLock lock(impl->mu);  // no listener yet: taken for the analysis, never contended
+    impl->policy = policy;
+    impl->allow = std::move(*allow);
+  }
   impl->budget.SetCaps(policy.max_sessions, policy.max_registered_bytes);
   Result<sockaddr_storage> addr = ParseSockAddr(policy.listen_address.empty() ? "::" : policy.listen_address, policy.port);
   if (!addr.ok()) return Error{"probe responder: listen address: " + addr.error().message};
@@ -325,7 +329,7 @@ Result<std::unique_ptr<ProbeResponder>> ProbeResponder::Start(const PeerResponde
     NameThisThread("probe-responder");
     raw->Run();
   });
-  log::Info("probe responder listening", {{"address", where}, {"allow", std::to_string(raw->allow.size()) + " entries"}});
+  log::Info("probe responder listening", {{"address", where}, {"allow", std::to_string(allow_entries) + " entries"}});
   return std::unique_ptr<ProbeResponder>(new ProbeResponder(std::move(impl)));
 }
 
@@ -337,13 +341,14 @@ ProbeResponder::~ProbeResponder() {
 }
 
 bool ProbeResponder::CanApplyInPlace(const PeerResponderPolicy& next) const {
+  MutexLock lock(impl_->mu);
   return next.enabled && next.listen_address == impl_->policy.listen_address && next.port == impl_->policy.port;
 }
 
 Status ProbeResponder::Apply(const PeerResponderPolicy& next) {
   Result<AddressAllowList> allow = AddressAllowList::Parse(next.allow);
   if (!allow.ok()) return allow.error();
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->allow = std::move(*allow);
   impl_->policy = next;
   impl_->budget.SetCaps(next.max_sessions, next.max_registered_bytes);

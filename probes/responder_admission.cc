@@ -33,7 +33,7 @@ void ResponderBudget::Lease::Release() {
 }
 
 std::variant<ResponderBudget::Lease, ProbeReject> ResponderBudget::Admit(std::uint64_t bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (sessions_ >= max_sessions_)
     return ProbeReject{RejectCode::kBusy, "sessions at the cap (" + std::to_string(max_sessions_) + ")"};
   if (bytes > max_bytes_ || bytes_ + bytes > max_bytes_)
@@ -44,22 +44,22 @@ std::variant<ResponderBudget::Lease, ProbeReject> ResponderBudget::Admit(std::ui
 }
 
 void ResponderBudget::Give(std::uint64_t bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   --sessions_;
   bytes_ -= bytes;
 }
 
 void ResponderBudget::SetCaps(std::uint32_t max_sessions, std::uint64_t max_registered_bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   max_sessions_ = max_sessions;
   max_bytes_ = max_registered_bytes;
 }
 std::uint32_t ResponderBudget::sessions() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sessions_;
 }
 std::uint64_t ResponderBudget::registered_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 

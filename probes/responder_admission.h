@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <variant>
 
+#include "common/mutex.h"
 #include "probes/address_allow_list.h"
 #include "probes/handshake.h"
 
@@ -47,12 +47,12 @@ class ResponderBudget {
   std::uint64_t registered_bytes() const;
 
  private:
-  void Give(std::uint64_t bytes);
-  mutable std::mutex mu_;
-  std::uint32_t max_sessions_;
-  std::uint64_t max_bytes_;
-  std::uint32_t sessions_ = 0;
-  std::uint64_t bytes_ = 0;
+  void Give(std::uint64_t bytes) EXCLUDES(mu_);
+  mutable Mutex mu_;
+  std::uint32_t max_sessions_ GUARDED_BY(mu_);
+  std::uint64_t max_bytes_ GUARDED_BY(mu_);
+  std::uint32_t sessions_ GUARDED_BY(mu_) = 0;
+  std::uint64_t bytes_ GUARDED_BY(mu_) = 0;
 };
 
 // What a hello costs in registered memory on the responder (page-rounded buffers).
