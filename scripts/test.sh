@@ -2,7 +2,8 @@
 # Sets up everything on a fresh Debian 12 machine and runs the whole test suite:
 #   1. release build, unit + golden + end-to-end tests (ctest)
 #   2. the same suite under AddressSanitizer + UBSan
-#   3. the threaded tests under ThreadSanitizer
+#   3. clang's thread-safety analysis (scripts/thread_safety.sh), then the threaded tests under
+#      ThreadSanitizer
 #   4. fuzz targets for a bounded time
 #   5. the Soft-RoCE VM tier (real RoCEv2 under QEMU); skipped with a reason when QEMU or the kernel
 #      cannot be had, unless RDMAHD_REQUIRE_VM=1 (CI sets it)
@@ -52,6 +53,9 @@ fi
 if has tsan; then
   step "ThreadSanitizer (threaded parts)"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRDMAHD_SANITIZE=thread >/dev/null
+  # What the locks guard, checked at compile time (GUARDED_BY, REQUIRES: common/mutex.h); TSan
+  # below sees only the interleavings the tests happen to run.
+  scripts/thread_safety.sh build-tsan
   ninja -C build-tsan -j "$JOBS"
   # The threaded parts: the scrape cache shared by concurrent scrapes, the HTTP server's worker
   # threads, the verdict tracker, the whole daemon serving scrapes while it reloads, and the
