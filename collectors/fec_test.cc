@@ -11,6 +11,7 @@
 #include <net/if.h>
 
 #include "facts/fec_facts.h"
+#include "parsers/ethtool_fec.h"
 #include "parsers/genl_test_message.h"
 #include "tests/support/fake_genl_transport.h"
 #include "tests/support/test_files.h"
