@@ -5,8 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "common/logging.h"
 #include "core/collection_engine.h"
-#include "daemon/logging.h"
 
 namespace rdmahd {
 
