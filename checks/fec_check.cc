@@ -24,6 +24,7 @@
 #include "core/check.h"
 #include "facts/fec_facts.h"
 #include "facts/netdev_facts.h"
+#include "parsers/ethtool_fec.h"
 
 namespace rdmahd {
 namespace {

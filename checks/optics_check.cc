@@ -29,6 +29,7 @@
 #include "core/check.h"
 #include "facts/module_facts.h"
 #include "facts/netdev_facts.h"
+#include "parsers/module_eeprom.h"
 
 namespace rdmahd {
 namespace {

@@ -15,6 +15,7 @@
 #include "core/check.h"
 #include "core/topology.h"
 #include "facts/pcie_aer_facts.h"
+#include "parsers/pcie_aer.h"
 
 namespace rdmahd {
 namespace {

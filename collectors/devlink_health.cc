@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "facts/devlink_health_facts.h"
+#include "parsers/devlink_health.h"
 
 namespace rdmahd {
 

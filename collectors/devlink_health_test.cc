@@ -9,9 +9,9 @@
 #include <linux/devlink.h>
 
 #include "facts/devlink_health_facts.h"
-#include "parsers/devlink_test_message.h"
-#include "parsers/genl_test_message.h"
+#include "tests/support/devlink_test_message.h"
 #include "tests/support/fake_genl_transport.h"
+#include "tests/support/genl_test_message.h"
 #include "tests/support/test_files.h"
 
 namespace rdmahd {

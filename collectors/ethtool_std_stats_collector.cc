@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "facts/ethtool_std_stats_facts.h"
+#include "parsers/ethtool_std_stats.h"
 
 namespace rdmahd {
 

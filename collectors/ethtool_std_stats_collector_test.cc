@@ -13,8 +13,8 @@
 #include <map>
 
 #include "facts/ethtool_std_stats_facts.h"
-#include "parsers/genl_test_message.h"
 #include "tests/support/fake_genl_transport.h"
+#include "tests/support/genl_test_message.h"
 #include "tests/support/test_files.h"
 
 namespace rdmahd {

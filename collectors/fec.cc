@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "facts/fec_facts.h"
+#include "parsers/ethtool_fec.h"
 
 namespace rdmahd {
 

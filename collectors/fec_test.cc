@@ -11,8 +11,9 @@
 #include <net/if.h>
 
 #include "facts/fec_facts.h"
-#include "parsers/genl_test_message.h"
+#include "parsers/ethtool_fec.h"
 #include "tests/support/fake_genl_transport.h"
+#include "tests/support/genl_test_message.h"
 #include "tests/support/test_files.h"
 
 namespace rdmahd {

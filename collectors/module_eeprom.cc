@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "facts/module_facts.h"
+#include "parsers/module_eeprom.h"
 
 namespace rdmahd {
 namespace {

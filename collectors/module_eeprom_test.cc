@@ -23,8 +23,8 @@
 
 #include "core/check.h"
 #include "facts/module_facts.h"
-#include "parsers/genl_test_message.h"
 #include "tests/support/fake_genl_transport.h"
+#include "tests/support/genl_test_message.h"
 #include "tests/support/test_files.h"
 #include "tests/support/test_paths.h"
 

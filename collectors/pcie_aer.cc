@@ -9,6 +9,7 @@
 #include "collectors/host_devices.h"
 #include "core/collector.h"
 #include "facts/pcie_aer_facts.h"
+#include "parsers/pcie_aer.h"
 
 namespace rdmahd {
 namespace {

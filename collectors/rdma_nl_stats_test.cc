@@ -14,7 +14,7 @@
 
 #include "collectors/rdma_devices.h"
 #include "common/netlink_parse.h"
-#include "parsers/nldev_test_message.h"
+#include "tests/support/nldev_test_message.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/topology.h"
 

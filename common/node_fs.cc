@@ -104,8 +104,8 @@ std::string CapText(std::size_t bytes) {
 
 // pread(2) without glibc's cancellation-point wrapper. In a multi-threaded process glibc's pread
 // switches the thread to asynchronous cancellation and back around the system call; the daemon
-// cancels no thread, and a scrape makes thousands of these reads (on the 16-device bench tree the
-// two switches were ~2% of the daemon's CPU per scrape).
+// cancels no thread, and a scrape makes thousands of these reads, each paying the two switches for
+// nothing (bench/scrape_bench.py measures a scrape's CPU, split by thread).
 ssize_t PreadNoCancel(int fd, void* buf, std::size_t count, off_t offset) {
   return ::syscall(SYS_pread64, fd, buf, count, offset);
 }

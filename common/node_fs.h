@@ -3,8 +3,10 @@
 //
 // HeldFiles: attribute files kept open across scrapes and re-read with pread(fd, .., 0). sysfs
 // regenerates an attribute's content on every read at offset 0, so a held descriptor always sees the
-// current value; this costs ~1/10 of open+read+close. When the kernel object behind a descriptor
-// goes away the re-read fails (ENODEV/ENOENT), and the caller drops and rediscovers.
+// current value, and a re-read skips the path walk, the file allocation and the close that
+// open+read+close pay every time (bench/pread_floor.cc and bench/scrape_bench.py measure what a
+// held read costs). When the kernel object behind a descriptor goes away the re-read fails
+// (ENODEV/ENOENT), and the caller drops and rediscovers.
 #pragma once
 
 #include <atomic>
@@ -181,10 +183,11 @@ class HeldFdBudget {
 };
 
 // One attribute file held open for re-reading. Collectors that cache a per-file layout hold these
-// directly: HeldFiles finds them by path, and the lookup of a ~70-byte path key costs as much as
-// the pread's user-side work on 2,000+ files. Opened on first Read (through NodeFs::OpenRegular,
-// so contained and checked like any read), then pread at offset 0; a failed read closes it so the
-// next Read reopens. Past the HeldFdBudget a read opens, reads and closes (and tries to hold again
+// directly: HeldFiles finds them by path, and hashing and comparing a whole path key on every read
+// adds user-side work beside the pread's own, on every one of thousands of files
+// (bench/engine_bench.cc measures a collection's CPU). Opened on first Read (through
+// NodeFs::OpenRegular, so contained and checked like any read), then pread at offset 0; a failed
+// read closes it so the next Read reopens. Past the HeldFdBudget a read opens, reads and closes (and tries to hold again
 // next time). Move-only; closes on destruction. Not thread-safe.
 class HeldFile {
  public:

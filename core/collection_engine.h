@@ -8,10 +8,11 @@
 //
 // Lanes: the topology stage and the collectors run on worker threads the engine owns ("lanes"),
 // never on the caller's, so the caller can always leave at the deadline. One lane runs a whole
-// collection, collector after collector: waking a thread per collector cost a context switch each
-// and made thread hand-offs a tenth of a scrape's CPU. When a lane has started nothing for 50 ms
-// (a quarter of the timeout if that is shorter), because a plug-in is slow or hung, another lane
-// takes over the collectors not yet started; so a slow collector costs only its own facts.
+// collection, collector after collector: waking a thread per collector costs a context switch each,
+// which is work a scrape does for nothing (bench/engine_bench.cc measures a scrape's CPU per phase,
+// bench/scrape_bench.py per thread). When a lane has started nothing for 50 ms (a quarter of the
+// timeout if that is shorter), because a plug-in is slow or hung, another lane takes over the
+// collectors not yet started; so a slow collector costs only its own facts.
 //
 // Deadlines: a collection takes at most config->collection_timeout. The topology stage gets half
 // of it; past that the collectors work from the last discovery (its `failure` says why). At the

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "common/node_fs.h"
@@ -47,33 +49,48 @@ TEST(PluginDocsTest, ReadmeHeadersAndCMakeAgreeOnHowToAddAPlugin) {
   }
 }
 
-// The dependency rule of the layout (README.md, "Layout"), over the non-test sources: core/ and
-// facts/ include neither collectors/ nor checks/; checks/ include no collector; collectors/ include
-// no check; parsers/ include only common/, facts/ and each other (no reader, no plug-in).
-TEST(PluginDocsTest, CollectorsAndChecksMeetOnlyInCoreAndFacts) {
-  const std::regex include(R"re(#include "([a-z_]+)/[^"]+")re");
-  struct Rule {
-    const char* dir;
-    std::vector<std::string> forbidden;
-  };
+// The rooms of the layout (README.md, "Layout"), left to right, each with its floor: a non-test
+// source includes its own room and rooms on a lower floor only. collectors/, checks/ and probes/
+// share a floor and never include each other. README states the same order.
+struct Room {
+  const char* name;
+  int floor;
+};
+constexpr Room kRooms[] = {{"common", 0},     {"config", 1}, {"core", 2},   {"facts", 3},  {"parsers", 4},
+                           {"collectors", 5}, {"checks", 5}, {"probes", 5}, {"daemon", 6}};
+constexpr const char* kRoomOrder = "common <- config <- core <- facts <- parsers <- collectors/checks/probes <- daemon";
+
+std::optional<int> FloorOf(const std::string& dir) {
+  for (const Room& room : kRooms) {
+    if (dir == room.name) return room.floor;
+  }
+  return std::nullopt;
+}
+
+TEST(PluginDocsTest, RoomsDependOneWay) {
+  EXPECT_NE(Source("README.md").find(kRoomOrder), std::string::npos) << "README.md does not state " << kRoomOrder;
+  const std::regex include(R"re(^\s*#\s*include\s*"([^"]*)")re");
   int files = 0;
-  for (const Rule& rule : {Rule{"core", {"collectors", "checks", "daemon"}}, Rule{"facts", {"collectors", "checks", "daemon"}},
-                           Rule{"checks", {"collectors", "daemon"}}, Rule{"collectors", {"checks", "daemon"}},
-                           Rule{"parsers", {"collectors", "checks", "core", "config", "probes", "daemon"}}}) {
-    for (const auto& entry : std::filesystem::directory_iterator(testing::SourceDir() + "/" + rule.dir)) {
+  for (const Room& room : kRooms) {
+    for (const auto& entry : std::filesystem::directory_iterator(testing::SourceDir() + "/" + room.name)) {
       const std::string name = entry.path().filename().string();
       if (name.ends_with("_test.cc") || !(name.ends_with(".cc") || name.ends_with(".h"))) continue;
       ++files;
-      const std::string text = Source(std::string(rule.dir) + "/" + name);
-      for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
-        const std::string dir = (*it)[1];
-        for (const std::string& bad : rule.forbidden) {
-          EXPECT_NE(dir, bad) << rule.dir << "/" << name << " includes " << (*it)[0];
-        }
+      std::istringstream lines(Source(std::string(room.name) + "/" + name));
+      for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (!std::regex_search(line, m, include)) continue;
+        const std::string path = m[1];
+        const std::string dir = path.substr(0, path.find('/'));
+        if (dir == room.name) continue;
+        const std::optional<int> floor = FloorOf(dir);
+        EXPECT_TRUE(floor && *floor < room.floor)
+            << room.name << "/" << name << " includes \"" << path << "\": a room includes only itself and the rooms "
+            << "to its left (" << kRoomOrder << "); collectors/, checks/ and probes/ never include each other";
       }
     }
   }
-  EXPECT_GT(files, 30);
+  EXPECT_GT(files, 200);
 }
 
 }  // namespace

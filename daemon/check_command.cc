@@ -8,12 +8,12 @@
 #include <thread>
 
 #include "common/excerpt.h"
+#include "common/logging.h"
 #include "common/node_fs.h"
 #include "core/verdict_order.h"
 #include "daemon/capture.h"
 #include "daemon/daemon.h"
 #include "daemon/json_api.h"
-#include "daemon/logging.h"
 
 namespace rdmahd {
 

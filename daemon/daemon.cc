@@ -11,6 +11,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "common/logging.h"
 #include "common/thread_name.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
@@ -18,7 +19,6 @@
 #include "daemon/check_command.h"
 #include "daemon/http_server.h"
 #include "daemon/json_api.h"
-#include "daemon/logging.h"
 #include "daemon/status_page.h"
 
 namespace rdmahd {

@@ -28,10 +28,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/logging.h"
 #include "common/thread_name.h"
 #include "daemon/basic_auth.h"
 #include "daemon/listen_address.h"
-#include "daemon/logging.h"
 
 namespace rdmahd {
 namespace {

@@ -4,13 +4,13 @@
 
 #include <iostream>
 
+#include "common/logging.h"
 #include "core/collection_engine.h"
 #include "common/excerpt.h"
 #include "common/node_fs.h"
 #include "daemon/capture.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
-#include "daemon/logging.h"
 #include "daemon/options.h"
 #include "daemon/probe_command.h"
 #include "probes/rdma_cm_prober.h"

@@ -5,9 +5,9 @@
 #include <tuple>
 #include <utility>
 
+#include "common/logging.h"
 #include "common/mutex.h"
 #include "core/collection_engine.h"
-#include "daemon/logging.h"
 
 namespace rdmahd {
 

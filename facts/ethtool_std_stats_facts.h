@@ -3,13 +3,34 @@
 // ETHTOOL_MSG_STATS_GET answers (parsers/ethtool_std_stats.h). Data only.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "facts/genl_not_captured.h"
-#include "parsers/ethtool_std_stats.h"
 
 namespace rdmahd {
+
+struct EthtoolStdCounter {
+  std::string name;
+  std::uint64_t value = 0;
+};
+
+// One netdev's standard statistics, as parsers/ethtool_std_stats.h decodes ETHTOOL_MSG_STATS_GET.
+struct EthtoolStdStats {
+  std::uint32_t ifindex = 0;
+  std::string ifname;
+  std::vector<EthtoolStdCounter> counters;  // in reply order
+
+  std::optional<std::uint64_t> Find(std::string_view name) const {
+    for (const EthtoolStdCounter& c : counters) {
+      if (c.name == name) return c.value;
+    }
+    return std::nullopt;
+  }
+};
 
 struct EthtoolStdStatsNetdevFacts {
   std::string netdev;

@@ -7,6 +7,7 @@
 // number of lines. Data only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -14,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "parsers/kernel_event_rules.h"
+#include "facts/kernel_event.h"
 
 namespace rdmahd {
 

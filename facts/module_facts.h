@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "parsers/module_eeprom.h"
+#include "facts/module_dom.h"
 
 namespace rdmahd {
 

@@ -4,13 +4,31 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "parsers/pcie_aer.h"
-
 namespace rdmahd {
+
+enum class AerSeverity { kCorrectable, kNonFatal, kFatal };
+
+struct AerCounter {
+  std::string name;            // as the file spells it ("Receiver Error" or "RxErr")
+  std::string canonical_name;  // the short name (CanonicalAerErrorName), else `name`
+  std::uint64_t count = 0;
+};
+
+// One aer_dev_* file, as parsers/pcie_aer.h decodes it.
+struct AerCounts {
+  AerSeverity severity = AerSeverity::kCorrectable;
+  std::vector<AerCounter> counters;    // in file order, without the TOTAL line
+  std::optional<std::uint64_t> total;  // the TOTAL_ERR_* line; absent when the file has none
+  // The TOTAL line names another severity than the file's (prometheus/procfs's fixture has
+  // TOTAL_ERR_FATAL in an aer_dev_nonfatal file). The kernel never writes this; the value is kept
+  // as the total and a caller may warn.
+  bool total_mislabeled = false;
+};
 
 struct PcieAerDeviceFacts {
   std::string device;                      // RDMA device, e.g. mlx5_0

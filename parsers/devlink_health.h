@@ -10,6 +10,8 @@
 // dump: DUMP_TS in ms since boot (jiffies) and DUMP_TS_NS in ns since the epoch. devlink keeps no
 // "last error time"; with auto dump on, the last dump is taken at the last error.
 //
+// The decoded reporter (DevlinkHealthReporter) is data the facts hold: facts/devlink_health_facts.h.
+//
 // Pure decoder: the caller resolves the family id, sends the request (one reporter, or a dump of
 // all) and hands each datagram over.
 #pragma once
@@ -23,26 +25,9 @@
 
 #include "common/netlink_parse.h"
 #include "common/result.h"
+#include "facts/devlink_health_facts.h"
 
 namespace rdmahd {
-
-enum class DevlinkHealthState { kHealthy, kError, kUnknown };
-
-struct DevlinkHealthReporter {
-  std::string bus_name;                     // "pci"
-  std::string dev_name;                     // "0000:af:00.0"
-  std::optional<std::uint32_t> port_index;  // per-port reporters (mlx5 tx, rx)
-  std::string name;                         // "fw", "fw_fatal", "tx", "rx"
-  DevlinkHealthState state = DevlinkHealthState::kUnknown;
-  std::uint8_t raw_state = 0;               // as sent, for a state newer than the decoder
-  std::uint64_t error_count = 0;
-  std::uint64_t recover_count = 0;
-  std::optional<std::uint64_t> graceful_period_ms;   // reporters that can recover
-  std::optional<bool> auto_recover;                  // reporters that can recover
-  std::optional<bool> auto_dump;                     // reporters that can dump
-  std::optional<std::uint64_t> last_dump_ms_since_boot;    // DUMP_TS: a dump exists
-  std::optional<std::uint64_t> last_dump_realtime_ns;      // DUMP_TS_NS (newer kernels)
-};
 
 // "healthy", "error", "unknown": as `devlink health show` prints the state.
 const char* DevlinkHealthStateName(DevlinkHealthState state);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "parsers/devlink_test_message.h"
-#include "parsers/genl_test_message.h"
+#include "tests/support/devlink_test_message.h"
+#include "tests/support/genl_test_message.h"
 
 namespace rdmahd {
 namespace {

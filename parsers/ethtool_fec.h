@@ -10,6 +10,8 @@
 // Base-R (FC) mode only: in RS mode a codeword spans the lanes, so there is only the total.
 // ETHTOOL_A_FEC_MODES (configured modes) and the newer histogram are not decoded.
 //
+// The decoded reply (EthtoolFec) is data the facts hold: facts/fec_facts.h.
+//
 // Pure decoders over bytes and name/value pairs; the caller does the I/O.
 #pragma once
 
@@ -23,30 +25,12 @@
 #include <vector>
 
 #include "common/result.h"
+#include "facts/fec_facts.h"
 
 namespace rdmahd {
 
-enum class FecMode { kOff, kRs, kBaseR, kLlrs, kOther };
-
 // "off", "rs", "baser", "llrs", "other".
 std::string_view FecModeName(FecMode mode);
-
-struct FecCounter {
-  std::optional<std::uint64_t> total;  // absent: the driver does not count it
-  std::vector<std::uint64_t> lanes;    // empty: no per-lane values
-};
-
-struct EthtoolFec {
-  std::uint32_t ifindex = 0;
-  std::string ifname;
-  std::optional<FecMode> active;                  // absent: the driver reports none
-  std::optional<std::uint32_t> active_link_mode;  // the raw bit, for a mode newer than the decoder
-  std::optional<bool> auto_mode;                  // ETHTOOL_A_FEC_AUTO
-  bool has_stats = false;                         // an ETHTOOL_A_FEC_STATS nest was present
-  FecCounter corrected_blocks;
-  FecCounter uncorrectable_blocks;
-  FecCounter corrected_bits;
-};
 
 // The kernel's ETHTOOL_MAX_LANES: arrays longer than 1 + this are not from a kernel.
 inline constexpr std::size_t kFecMaxLanes = 8;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "parsers/genl_test_message.h"
+#include "tests/support/genl_test_message.h"
 
 namespace rdmahd {
 namespace {

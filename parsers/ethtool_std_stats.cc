@@ -142,13 +142,6 @@ Status ParseGroup(std::span<const std::uint8_t> nest, std::set<std::uint32_t>& g
 
 }  // namespace
 
-std::optional<std::uint64_t> EthtoolStdStats::Find(std::string_view name) const {
-  for (const EthtoolStdCounter& c : counters) {
-    if (c.name == name) return c.value;
-  }
-  return std::nullopt;
-}
-
 std::string EthtoolStatsGroupName(std::uint32_t group_id) {
   switch (group_id) {
     case ETHTOOL_STATS_ETH_PHY: return "eth-phy";

@@ -13,6 +13,8 @@
 // when HI is 0). A counter index or a group newer than this decoder keeps its number:
 // "eth-mac-31", "group7-0".
 //
+// The decoded reply (EthtoolStdStats) is data the facts hold: facts/ethtool_std_stats_facts.h.
+//
 // Pure decoder: the caller sends the request and hands each reply datagram over with the ethtool
 // family id it resolved.
 #pragma once
@@ -26,21 +28,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "facts/ethtool_std_stats_facts.h"
 
 namespace rdmahd {
-
-struct EthtoolStdCounter {
-  std::string name;
-  std::uint64_t value = 0;
-};
-
-struct EthtoolStdStats {
-  std::uint32_t ifindex = 0;
-  std::string ifname;
-  std::vector<EthtoolStdCounter> counters;  // in reply order
-
-  std::optional<std::uint64_t> Find(std::string_view name) const;
-};
 
 // Bounds on what one reply may carry: the kernel has 4 groups of at most 22 counters and 10
 // histogram buckets per direction.

@@ -12,6 +12,8 @@
 // severity is kFromLevel takes it from `num` read as a kernel log level (mlx5's "Health issue
 // observed, ..., severity(N)"): 0-3 critical, 4 warning, 5-7 info.
 //
+// The event (KernelEvent) is data the facts hold: facts/kernel_event.h.
+//
 // Cost: one pass of an RE2::Set over the message finds the rules that match (linear in the message,
 // whatever the number of rules); only the first matching rule, in rule order, is run again for its
 // captures. A message that matches no rule costs that one pass. RE2 neither recurses nor
@@ -27,11 +29,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "facts/kernel_event.h"
 #include "parsers/kernel_log_record.h"
 
 namespace rdmahd {
-
-enum class KernelEventSeverity { kInfo, kWarning, kCritical, kFromLevel };
 
 // "info", "warning", "critical", "from_level".
 std::string_view KernelEventSeverityName(KernelEventSeverity severity);
@@ -41,17 +42,6 @@ struct KernelEventRule {
   std::string name;  // the event's name: [a-z0-9_], 1-64 bytes
   KernelEventSeverity severity = KernelEventSeverity::kWarning;
   std::string pattern;  // RE2 syntax, bytes (Latin-1) semantics, at most kMaxPatternBytes
-};
-
-struct KernelEvent {
-  std::string name;
-  KernelEventSeverity severity = KernelEventSeverity::kInfo;  // never kFromLevel
-  std::string pci_address, ib_device, netdev, driver;
-  std::string number;   // as printed: "0x10", "-22", "1"
-  std::string text;     // at most kMaxTextBytes, as printed (printable ASCII; anything else '?')
-  std::string excerpt;  // the message, quoted and escaped (QuoteExcerpt), at most kExcerptBytes of it
-  std::optional<std::uint64_t> monotonic_us, sequence;
-  std::optional<std::int64_t> realtime_s;
 };
 
 // The rules this project ships: mlx5 firmware health (health compromised, fatal error, syndrome,

@@ -7,6 +7,8 @@
 // CanonicalAerErrorName maps the long names to the short ones, so a counter keeps one name across
 // a kernel upgrade.
 //
+// The decoded file (AerCounts) is data the facts hold: facts/pcie_aer_facts.h.
+//
 // The decoder does no I/O: the caller reads the file (sysfs gives at most a page) and hands over
 // its text. Every line is checked: its length, the name's characters, the count's digits and range.
 // Errors say "line N: ..." and what is wrong, never the line itself (the caller prefixes the file).
@@ -20,31 +22,14 @@
 #include <vector>
 
 #include "common/result.h"
+#include "facts/pcie_aer_facts.h"
 
 namespace rdmahd {
-
-enum class AerSeverity { kCorrectable, kNonFatal, kFatal };
 
 // "correctable", "nonfatal", "fatal": the suffix of the file name.
 std::string_view AerSeverityName(AerSeverity severity);
 // "TOTAL_ERR_COR", "TOTAL_ERR_NONFATAL", "TOTAL_ERR_FATAL".
 std::string_view AerTotalName(AerSeverity severity);
-
-struct AerCounter {
-  std::string name;            // as the file spells it ("Receiver Error" or "RxErr")
-  std::string canonical_name;  // the short name (CanonicalAerErrorName), else `name`
-  std::uint64_t count = 0;
-};
-
-struct AerCounts {
-  AerSeverity severity = AerSeverity::kCorrectable;
-  std::vector<AerCounter> counters;    // in file order, without the TOTAL line
-  std::optional<std::uint64_t> total;  // the TOTAL_ERR_* line; absent when the file has none
-  // The TOTAL line names another severity than the file's (prometheus/procfs's fixture has
-  // TOTAL_ERR_FATAL in an aer_dev_nonfatal file). The kernel never writes this; the value is kept
-  // as the total and a caller may warn.
-  bool total_mislabeled = false;
-};
 
 // Limits: a kernel file has at most 32 bits of names; anything past these is not one.
 inline constexpr std::size_t kAerMaxLines = 64;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/netlink_parse.h"
-#include "parsers/nldev_test_message.h"
+#include "tests/support/nldev_test_message.h"
 
 namespace rdmahd {
 namespace {

@@ -10,10 +10,10 @@
 #include <variant>
 #include <vector>
 
+#include "common/logging.h"
 #include "common/mutex.h"
 #include "common/thread_affinity.h"
 #include "common/thread_name.h"
-#include "daemon/logging.h"
 #include "probes/rdma_cm_connection.h"
 #include "probes/responder_admission.h"
 #include "probes/verbs_resources.h"

@@ -19,7 +19,7 @@
 #include "common/netlink_parse.h"
 #include "common/node_fs.h"
 #include "core/collector.h"
-#include "parsers/genl_test_message.h"
+#include "tests/support/genl_test_message.h"
 
 namespace rdmahd::testing {
 

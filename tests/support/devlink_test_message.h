@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "parsers/genl_test_message.h"
+#include "tests/support/genl_test_message.h"
 
 namespace rdmahd::testing {
 

@@ -1,4 +1,4 @@
-#include "daemon/logging.h"
+#include "common/logging.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
