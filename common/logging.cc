@@ -8,20 +8,20 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/excerpt.h"
+#include "common/mutex.h"
 #include "common/utf8.h"
 
 namespace rdmahd::log {
 namespace {
 
 struct State {
-  std::mutex mu;
-  Format format = Format::kText;
-  std::shared_ptr<spdlog::logger> logger;  // for text and json: writes preformatted lines
+  Mutex mu;
+  Format format GUARDED_BY(mu) = Format::kText;
+  std::shared_ptr<spdlog::logger> logger GUARDED_BY(mu);  // for text and json: writes preformatted lines
 };
 
 State& GetState() {
@@ -123,7 +123,7 @@ Result<spdlog::level::level_enum> ParseLevel(std::string_view name) {
 
 void Init(Format format, spdlog::level::level_enum level) {
   State& s = GetState();
-  std::lock_guard lock(s.mu);
+  MutexLock lock(s.mu);
   s.format = format;
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   s.logger = std::make_shared<spdlog::logger>("rdma-healthd", sink);
@@ -164,7 +164,7 @@ void Write(spdlog::level::level_enum level, std::string_view msg, std::initializ
   std::shared_ptr<spdlog::logger> logger;
   Format format;
   {
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     if (!s.logger) {
       // Not initialised (tests, early errors): text at info.
       auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
