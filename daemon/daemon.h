@@ -108,6 +108,11 @@ class Daemon {
   };
   HttpResponse ApiAnswer(const HttpRequest& request, ApiDocument& document,
                          const std::function<std::string(const Report&)>& render);
+  // /api/v1/checks and /api/v1/devices: the cached document when the request has no query
+  // argument; else the filtered one (docs/api.md, "Filters and paging"), rendered for the request
+  // from the same report. A bad argument is a 400, a device the node does not have a 404.
+  HttpResponse ChecksAnswer(const HttpRequest& request);
+  HttpResponse DevicesAnswer(const HttpRequest& request);
   void Reload();
   // Waits up to timeout_ms for a signal and acts on it (SIGHUP: reload). False when the daemon
   // must stop: SIGTERM, SIGINT, or poll failing (exit_code set to 1).
