@@ -158,6 +158,14 @@ std::shared_ptr<const Report> Daemon::CurrentReport() {
   return report;
 }
 
+std::shared_ptr<const Report> Daemon::ReportFor(const HttpRequest& request) {
+  if (request.arrived == std::chrono::steady_clock::time_point{}) return CurrentReport();
+  std::shared_ptr<const Report> report = engine_->Collect(config_.Get(), request.arrived);
+  Observe(report);
+  LogHeldFilesBudgetOnce();
+  return report;
+}
+
 std::vector<std::string> Daemon::Problems(const Report& report) const {
   std::vector<std::string> problems;
   if (auto p = SysfsRootProblem(report, engine_->fs())) problems.push_back(std::move(*p));
@@ -236,9 +244,10 @@ HttpResponse Daemon::StatusPage(const HttpRequest& request) {
   // Parsed before the collection: a bad query costs nothing.
   Result<StatusPageView> view = ParseStatusPageQuery(request.query);
   if (!view.ok()) return BadQuery(view.error());
-  // The report of the last collection while it is within scrape.cache_window (the one /metrics
-  // made), else one collection shared by every request that waits for it: never a second.
-  std::shared_ptr<const Report> report = CurrentReport();
+  // The report of the last collection while it is within scrape.cache_window of the request's
+  // arrival (the one /metrics made), else one collection shared by every request that waits for it
+  // or arrived before it: never a second.
+  std::shared_ptr<const Report> report = ReportFor(request);
   if (request.ClientLeft()) return HttpResponse::ClientLeft();  // before a render
   if (!view->filter.device.empty() && !DeviceSubjects(*report, view->filter.device).exists()) {
     return NoSuchDevice(view->filter.device);
@@ -271,7 +280,7 @@ HttpResponse Daemon::ChecksAnswer(const HttpRequest& request) {
   if (!args.ok()) return BadQuery(args.error());
   Result<VerdictFilter> filter = ParseVerdictFilter(*args, kApiMaxLimit);
   if (!filter.ok()) return BadQuery(filter.error());
-  std::shared_ptr<const Report> report = CurrentReport();
+  std::shared_ptr<const Report> report = ReportFor(request);
   if (request.ClientLeft()) return HttpResponse::ClientLeft();
   if (!filter->device.empty() && !DeviceSubjects(*report, filter->device).exists()) {
     return NoSuchDevice(filter->device);
@@ -294,7 +303,7 @@ HttpResponse Daemon::DevicesAnswer(const HttpRequest& request) {
   if (!args.ok()) return BadQuery(args.error());
   const std::string& device = args->at("device");
   if (device.empty()) return BadQuery(Error{"parameter \"device\" is empty"});
-  std::shared_ptr<const Report> report = CurrentReport();
+  std::shared_ptr<const Report> report = ReportFor(request);
   if (request.ClientLeft()) return HttpResponse::ClientLeft();
   if (!DeviceSubjects(*report, device).exists()) return NoSuchDevice(device);
   std::string text = DevicesDocument(*report, device);
@@ -306,7 +315,7 @@ HttpResponse Daemon::DevicesAnswer(const HttpRequest& request) {
 
 HttpResponse Daemon::ApiAnswer(const HttpRequest& request, ApiDocument& document,
                                const std::function<std::string(const Report&)>& render) {
-  std::shared_ptr<const Report> report = CurrentReport();
+  std::shared_ptr<const Report> report = ReportFor(request);
   if (request.ClientLeft()) return HttpResponse::ClientLeft();
   std::lock_guard lock(document.mu);
   std::shared_ptr<SharedBody> body = document.body.lock();

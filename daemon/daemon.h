@@ -93,6 +93,10 @@ class Daemon {
   // The report a request is answered from (a collection, or the engine's cached one), observed
   // (logged) as a scrape's is.
   std::shared_ptr<const Report> CurrentReport();
+  // For a request of the status page or the JSON API: the report CurrentReport() would have given
+  // when the request arrived, or a later one (HttpRequest::arrived). Requests queued behind each
+  // other for the page workers share one collection instead of each starting its own.
+  std::shared_ptr<const Report> ReportFor(const HttpRequest& request);
   // Why the report cannot vouch for the node (SysfsRootProblem), as `check` says it.
   std::vector<std::string> Problems(const Report& report) const;
   // The status page at / (daemon/status_page.h); nothing is rendered for a client that left.

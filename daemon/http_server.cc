@@ -810,13 +810,14 @@ struct RequestState {
   int fd = -1;               // the connection's socket (set before the request is queued)
   std::string if_none_match;  // the request's If-None-Match header, if any
   std::vector<QueryArgument> query;  // set before the request is queued
+  Clock::time_point arrived{};       // likewise: when the request was complete
   std::atomic<bool> done{false};
 
   // Whether the client has left, as `kind` counts it (see "Clients that left", http_server.h).
   bool ClientLeft(RouteKind kind) const { return ClientHasLeft(fd, kind == RouteKind::kPage); }
   // What a handler of a `kind` route is told of the request.
   HttpRequest Request(RouteKind kind) const {
-    return HttpRequest{gzip, [this, kind] { return ClientLeft(kind); }, query};
+    return HttpRequest{gzip, [this, kind] { return ClientLeft(kind); }, query, arrived};
   }
 };
 
@@ -1078,6 +1079,7 @@ struct HttpServer::Impl {
       return Queue(conn, {400, kTextPlain, "bad request: " + *census.problem + "\n"}, false);
     }
     state->query = std::move(census.arguments);
+    state->arrived = Clock::now();
     const bool head = std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0;
     auto route = routes.find(url);
@@ -1105,7 +1107,7 @@ struct HttpServer::Impl {
     auto [r, fixed] = answer();
     if (r == nullptr) return Queue(conn, fixed, state->gzip);
     if (r->kind == RouteKind::kInline) {
-      return Queue(conn, RunHandler(r->handler, HttpRequest{state->gzip, {}, state->query}), state->gzip, false, state->if_none_match);
+      return Queue(conn, RunHandler(r->handler, HttpRequest{state->gzip, {}, state->query, state->arrived}), state->gzip, false, state->if_none_match);
     }
     return Defer(conn, state, r);
   }

@@ -19,6 +19,7 @@
 // thread, and delays neither remembered credentials nor, beyond a turn each, other clients.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -165,6 +166,8 @@ struct HttpRequest {
   // matched on the path alone; a handler that takes no argument ignores them (a Prometheus scrape
   // config's `params` reach /metrics).
   std::vector<QueryArgument> query;
+  // When the request was complete (before it waited for a worker); default: unknown (tests).
+  std::chrono::steady_clock::time_point arrived{};
 
   bool ClientLeft() const { return client_left && client_left(); }
 };
@@ -252,8 +255,8 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // Binds the listening socket and starts serving `routes` (exact paths) to GET and HEAD; other
-  // paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
+  // Binds the listening socket and starts serving `routes` (exact paths; the query string goes to
+  // the handler as HttpRequest::query) to GET and HEAD; other paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
   // Request framing a proxy could read differently is answered 400 and the connection closed,
   // before any body is read: whitespace before a field name's colon (RFC 9112, 5.1), more than one
   // Content-Length even if equal (6.3), Content-Length with Transfer-Encoding (6.1: refused, the
