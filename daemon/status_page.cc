@@ -131,9 +131,13 @@ std::string JoinSubjects(const std::vector<std::string>& subjects) {
   return out;
 }
 
-// One row per group (core/verdict_order.h): its subjects named together.
+std::string UrlArg(std::string_view s);
+std::string Link(std::string_view query, std::string_view text);
+
+// One row per group (core/verdict_order.h): its subjects named together, at most `max_subjects`
+// of them (0: all), then "and N more" linking to the check's list, where the row names them all.
 void VerdictTable(std::string& out, std::string_view id, const std::vector<const VerdictGroup*>& groups,
-                  bool with_fix) {
+                  bool with_fix, std::size_t max_subjects = 0) {
   out += "<div class=\"scroll\"><table class=\"cards verdicts\" id=\"" + std::string(id) +
          "\"><thead><tr><th>status</th><th>check</th><th>subject</th><th>reason</th>";
   if (with_fix) out += "<th>fix</th>";
@@ -145,7 +149,15 @@ void VerdictTable(std::string& out, std::string_view id, const std::vector<const
            std::to_string(g->subjects.size()) + "\">";
     Cell(out, status, "s-" + status);
     Cell(out, g->check, {}, "check");
-    Cell(out, JoinSubjects(g->subjects), {}, g->subjects.size() == 1 ? "subject" : "subjects");
+    if (max_subjects == 0 || g->subjects.size() <= max_subjects) {
+      Cell(out, JoinSubjects(g->subjects), {}, g->subjects.size() == 1 ? "subject" : "subjects");
+    } else {
+      const std::vector<std::string> first(g->subjects.begin(), g->subjects.begin() + static_cast<std::ptrdiff_t>(max_subjects));
+      out += "<td data-label=\"subjects\">" + HtmlText(JoinSubjects(first)) + ", " +
+             Link("status=" + status + "&check=" + UrlArg(g->check),
+                  "and " + std::to_string(g->subjects.size() - max_subjects) + " more") +
+             "</td>";
+    }
     out += "<td data-label=\"reason\">" + WrappableHtml(g->reason) + "</td>";
     if (with_fix && !g->fix.empty()) out += "<td data-label=\"fix\"><code>" + WrappableHtml(g->fix) + "</code></td>";
     if (with_fix && g->fix.empty()) out += "<td></td>";
@@ -277,7 +289,7 @@ void Verdicts(std::string& out, const Report& report, const std::vector<std::str
     out += "<h2 id=\"problems\">Failed and warning</h2>\n";
     const std::size_t more = bad.size() > kPageProblemRows ? bad.size() - kPageProblemRows : 0;
     if (more > 0) bad.resize(kPageProblemRows);
-    VerdictTable(out, "t-problems", bad, true);
+    VerdictTable(out, "t-problems", bad, true, kPageRowSubjects);
     if (more > 0) {
       out += "<p id=\"problems-more\">" + std::to_string(more) + " more failed and warning rows: " +
              Link("status=failed,warning&offset=" + std::to_string(kPageProblemRows), "the rest of the list") + "</p>\n";

@@ -48,6 +48,8 @@ struct DaemonStatus {
 // Bounds that keep `/` small whatever the node's size (a 2,000-device node has ~12,000 verdicts).
 // Failed and warning rows (groups, core/verdict_order.h) shown on `/`; the rest are on a list page.
 inline constexpr std::size_t kPageProblemRows = 200;
+// Subjects a failed or warning row on `/` names; past it "and N more" links to the check's list.
+inline constexpr std::size_t kPageRowSubjects = 50;
 // Unknown and ok verdicts folded row by row on `/` up to this many together; past it they are
 // counted per check, each count linking to its list.
 inline constexpr std::size_t kPageFoldedVerdicts = 200;

@@ -248,6 +248,23 @@ TEST(StatusPageBigNodeTest, FailedRowsPastTheBoundAreALinkAwayAndPaged) {
   EXPECT_NE(ok.find("ens0, ens1, ens2"), std::string::npos);
 }
 
+// One check failing the same way on every port is one row; on `/` it names 50 ports and links to
+// the list, where the row names them all.
+TEST(StatusPageBigNodeTest, ARowOfManySubjectsNamesFiftyOnThePage) {
+  Report r = testing::BigNodeReport(300, -1);
+  for (int i = 0; i < 300; ++i) {
+    r.verdicts.push_back({"roce_tos", "mlx5_" + std::to_string(i) + "/1", Verdict::kFailed, "ToS 0", ""});
+  }
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{});
+  EXPECT_EQ(Count(page, "data-status=\"failed\""), 1u);
+  EXPECT_NE(page.find("mlx5_49/1, <a href=\"/?status=failed&amp;check=roce_tos\">and 250 more</a>"), std::string::npos)
+      << page;
+  const auto table = page.find("id=\"t-problems\""), end = page.find("</table>", table);
+  EXPECT_EQ(page.substr(table, end - table).find("mlx5_50/1"), std::string::npos);
+  const std::string list = RenderStatusPage(r, {}, DaemonStatus{}, View({{"status", "failed"}, {"check", "roce_tos"}}));
+  EXPECT_NE(list.find("mlx5_298/1, mlx5_299/1</td>"), std::string::npos);
+}
+
 TEST(StatusPageBigNodeTest, DevicesArePagedAHundredAtATime) {
   const Report r = testing::BigNodeReport(250, -1);
   const std::string page = RenderStatusPage(r, {}, DaemonStatus{}, View({{"view", "devices"}, {"offset", "200"}}));
