@@ -427,11 +427,17 @@ bool CollectionEngine::stuck() const {
 }
 
 std::shared_ptr<const Report> CollectionEngine::Collect(const std::shared_ptr<const Config>& config) {
+  return Collect(config, Clock::time_point::max());
+}
+
+std::shared_ptr<const Report> CollectionEngine::Collect(const std::shared_ptr<const Config>& config,
+                                                        Clock::time_point asked_at) {
   Shared& s = *shared_;
   MutexLock lock(s.mu);
   for (;;) {
-    if (s.last && s.last->config == config &&
-        Clock::now() - s.last->finished_at <= config->scrape_cache_window) {
+    // max(): asked now, each time round (the plain Collect).
+    const Clock::time_point at = asked_at == Clock::time_point::max() ? Clock::now() : asked_at;
+    if (s.last && s.last->config == config && at - s.last->finished_at <= config->scrape_cache_window) {
       return s.last;
     }
     if (s.stopping) return s.last ? s.last : s.Empty(config);

@@ -87,6 +87,11 @@ class CollectionEngine {
   // A report no older than config->scrape_cache_window, made within config->collection_timeout
   // (partial when the deadline passed; see above). Thread-safe.
   std::shared_ptr<const Report> Collect(const std::shared_ptr<const Config>& config);
+  // A report no older than config->scrape_cache_window at `asked_at` (when a request arrived):
+  // requests that waited in a queue share the report made after they arrived instead of each
+  // finding it stale and starting another collection. Otherwise as Collect(config).
+  std::shared_ptr<const Report> Collect(const std::shared_ptr<const Config>& config,
+                                        std::chrono::steady_clock::time_point asked_at);
 
   // Renders a report: every collector's and probe's metrics, the collector outcome metrics and the
   // check verdicts. A plug-in whose Render throws is reported as failed (the others still render);

@@ -95,6 +95,20 @@ TEST(CollectionEngineTest, ReportIsNeverServedOlderThanTheWindow) {
   EXPECT_GT(second->snapshot.Get<CountingFacts>()->run, first->snapshot.Get<CountingFacts>()->run);
 }
 
+// A request that waited in a queue takes the report made after it arrived, however long it waited,
+// and a report older than the window at its arrival never.
+TEST(CollectionEngineTest, AReportMadeAfterTheRequestArrivedIsFreshForIt) {
+  CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), {"test_counting"});
+  auto cfg = ConfigWithWindow(10);
+  const auto arrived = std::chrono::steady_clock::now();
+  auto made = engine.Collect(cfg);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(engine.Collect(cfg, arrived), made);  // stale now, not when the request arrived
+  auto later = engine.Collect(cfg, std::chrono::steady_clock::now());
+  EXPECT_NE(later, made);
+  EXPECT_GT(later->snapshot.Get<CountingFacts>()->run, made->snapshot.Get<CountingFacts>()->run);
+}
+
 TEST(CollectionEngineTest, NewConfigIsNotAnsweredFromTheOldConfigsCache) {
   CollectionEngine engine(NodeFs("/nonexistent", "/nonexistent"), {"test_counting"});
   auto first = engine.Collect(ConfigWithWindow(250));

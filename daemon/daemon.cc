@@ -19,6 +19,7 @@
 #include "daemon/check_command.h"
 #include "daemon/http_server.h"
 #include "daemon/json_api.h"
+#include "daemon/query.h"
 #include "daemon/status_page.h"
 
 namespace rdmahd {
@@ -157,6 +158,14 @@ std::shared_ptr<const Report> Daemon::CurrentReport() {
   return report;
 }
 
+std::shared_ptr<const Report> Daemon::ReportFor(const HttpRequest& request) {
+  if (request.arrived == std::chrono::steady_clock::time_point{}) return CurrentReport();
+  std::shared_ptr<const Report> report = engine_->Collect(config_.Get(), request.arrived);
+  Observe(report);
+  LogHeldFilesBudgetOnce();
+  return report;
+}
+
 std::vector<std::string> Daemon::Problems(const Report& report) const {
   std::vector<std::string> problems;
   if (auto p = SysfsRootProblem(report, engine_->fs())) problems.push_back(std::move(*p));
@@ -216,9 +225,33 @@ std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip, const std::fu
   return body;
 }
 
+namespace {
+
+constexpr const char* kPlainText = "text/plain; charset=utf-8";
+// Verdicts one filtered /api/v1/checks answer may return (`limit`).
+constexpr std::size_t kApiMaxLimit = 10000;
+
+// A 400 naming the parameter (the message quotes request bytes only through QuotedArgument).
+HttpResponse BadQuery(const Error& e) { return {400, kPlainText, "bad request: " + e.message + "\n"}; }
+
+HttpResponse NoSuchDevice(std::string_view device) {
+  return {404, kPlainText, "no device " + QuotedArgument(device) + " on this node\n"};
+}
+
+}  // namespace
+
 HttpResponse Daemon::StatusPage(const HttpRequest& request) {
-  std::shared_ptr<const Report> report = CurrentReport();
-  if (request.ClientLeft()) return HttpResponse::ClientLeft();  // before a render of megabytes
+  // Parsed before the collection: a bad query costs nothing.
+  Result<StatusPageView> view = ParseStatusPageQuery(request.query);
+  if (!view.ok()) return BadQuery(view.error());
+  // The report of the last collection while it is within scrape.cache_window of the request's
+  // arrival (the one /metrics made), else one collection shared by every request that waits for it
+  // or arrived before it: never a second.
+  std::shared_ptr<const Report> report = ReportFor(request);
+  if (request.ClientLeft()) return HttpResponse::ClientLeft();  // before a render
+  if (!view->filter.device.empty() && !DeviceSubjects(*report, view->filter.device).exists()) {
+    return NoSuchDevice(view->filter.device);
+  }
   std::shared_ptr<const Config> config = report->config ? report->config : config_.Get();
   DaemonStatus status;
   status.version = RDMAHD_VERSION;
@@ -233,12 +266,56 @@ HttpResponse Daemon::StatusPage(const HttpRequest& request) {
     const auto* reg = CollectorRegistry().Find(name);
     status.collectors.push_back({name, reg ? reg->description : "", config->CollectorEnabled(name)});
   }
-  return HttpResponse{200, "text/html; charset=utf-8", RenderStatusPage(*report, Problems(*report), status)};
+  return HttpResponse{200, "text/html; charset=utf-8", RenderStatusPage(*report, Problems(*report), status, *view)};
+}
+
+HttpResponse Daemon::ChecksAnswer(const HttpRequest& request) {
+  auto render_all = [this](const Report& report) {
+    std::vector<std::string> problems = Problems(report);
+    return ChecksDocument(report, CheckExitCode(report, options_.fail_on_warning, problems), problems);
+  };
+  if (request.query.empty()) return ApiAnswer(request, checks_document_, render_all);
+  Result<std::map<std::string, std::string>> args =
+      QueryArguments(request.query, {"status", "check", "device", "offset", "limit"});
+  if (!args.ok()) return BadQuery(args.error());
+  Result<VerdictFilter> filter = ParseVerdictFilter(*args, kApiMaxLimit);
+  if (!filter.ok()) return BadQuery(filter.error());
+  std::shared_ptr<const Report> report = ReportFor(request);
+  if (request.ClientLeft()) return HttpResponse::ClientLeft();
+  if (!filter->device.empty() && !DeviceSubjects(*report, filter->device).exists()) {
+    return NoSuchDevice(filter->device);
+  }
+  // Per request: a filtered answer is a few verdicts, cheap to render and rarely asked twice.
+  std::vector<std::string> problems = Problems(*report);
+  std::string text =
+      ChecksDocument(*report, CheckExitCode(*report, options_.fail_on_warning, problems), problems, *filter);
+  HttpResponse r{200, "application/json", std::string()};
+  r.etag = WeakEtag(text);
+  r.body = std::move(text);
+  return r;
+}
+
+HttpResponse Daemon::DevicesAnswer(const HttpRequest& request) {
+  if (request.query.empty()) {
+    return ApiAnswer(request, devices_document_, [](const Report& report) { return DevicesDocument(report); });
+  }
+  Result<std::map<std::string, std::string>> args = QueryArguments(request.query, {"device"});
+  if (!args.ok()) return BadQuery(args.error());
+  const std::string& device = args->at("device");
+  if (device.empty()) return BadQuery(Error{"parameter \"device\" is empty"});
+  std::shared_ptr<const Report> report = ReportFor(request);
+  if (request.ClientLeft()) return HttpResponse::ClientLeft();
+  if (!DeviceSubjects(*report, device).exists()) return NoSuchDevice(device);
+  std::string text = DevicesDocument(*report, device);
+  HttpResponse r{200, "application/json", std::string()};
+  r.etag = WeakEtag(text);
+  r.body = std::move(text);
+  return r;
 }
 
 HttpResponse Daemon::ApiAnswer(const HttpRequest& request, ApiDocument& document,
                                const std::function<std::string(const Report&)>& render) {
-  std::shared_ptr<const Report> report = CurrentReport();
+  std::shared_ptr<const Report> report = ReportFor(request);
   if (request.ClientLeft()) return HttpResponse::ClientLeft();
   std::lock_guard lock(document.mu);
   std::shared_ptr<SharedBody> body = document.body.lock();
@@ -451,15 +528,8 @@ int Daemon::Run() {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(body)};
   }};
   // The JSON API (docs/api.md): what `check --output=json` prints, and the devices at a glance.
-  routes["/api/v1/checks"] = {[this](const HttpRequest& request) {
-    return ApiAnswer(request, checks_document_, [this](const Report& report) {
-      std::vector<std::string> problems = Problems(report);
-      return ChecksDocument(report, CheckExitCode(report, options_.fail_on_warning, problems), problems);
-    });
-  }, RouteKind::kPage};
-  routes["/api/v1/devices"] = {[this](const HttpRequest& request) {
-    return ApiAnswer(request, devices_document_, [](const Report& report) { return DevicesDocument(report); });
-  }, RouteKind::kPage};
+  routes["/api/v1/checks"] = {[this](const HttpRequest& request) { return ChecksAnswer(request); }, RouteKind::kPage};
+  routes["/api/v1/devices"] = {[this](const HttpRequest& request) { return DevicesAnswer(request); }, RouteKind::kPage};
   // Not inline: the page is rendered from a collection, which may take up to collection_timeout.
   routes["/"] = {[this](const HttpRequest& request) { return StatusPage(request); }, RouteKind::kPage};
   routes["/-/healthy"] = {[this] {

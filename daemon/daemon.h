@@ -93,6 +93,10 @@ class Daemon {
   // The report a request is answered from (a collection, or the engine's cached one), observed
   // (logged) as a scrape's is.
   std::shared_ptr<const Report> CurrentReport();
+  // For a request of the status page or the JSON API: the report CurrentReport() would have given
+  // when the request arrived, or a later one (HttpRequest::arrived). Requests queued behind each
+  // other for the page workers share one collection instead of each starting its own.
+  std::shared_ptr<const Report> ReportFor(const HttpRequest& request);
   // Why the report cannot vouch for the node (SysfsRootProblem), as `check` says it.
   std::vector<std::string> Problems(const Report& report) const;
   // The status page at / (daemon/status_page.h); nothing is rendered for a client that left.
@@ -108,6 +112,11 @@ class Daemon {
   };
   HttpResponse ApiAnswer(const HttpRequest& request, ApiDocument& document,
                          const std::function<std::string(const Report&)>& render);
+  // /api/v1/checks and /api/v1/devices: the cached document when the request has no query
+  // argument; else the filtered one (docs/api.md, "Filters and paging"), rendered for the request
+  // from the same report. A bad argument is a 400, a device the node does not have a 404.
+  HttpResponse ChecksAnswer(const HttpRequest& request);
+  HttpResponse DevicesAnswer(const HttpRequest& request);
   void Reload();
   // Waits up to timeout_ms for a signal and acts on it (SIGHUP: reload). False when the daemon
   // must stop: SIGTERM, SIGINT, or poll failing (exit_code set to 1).

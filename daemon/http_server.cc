@@ -613,6 +613,29 @@ std::optional<std::string> FramingProblem(MHD_Connection* conn, bool nul_in_targ
 }
 
 
+// Collects the query arguments of a request (MHD_GET_ARGUMENT_KIND, percent-decoded), stopping
+// at the first that breaks a bound (kMaxQueryArguments and the name and value bounds).
+struct QueryCensus {
+  std::vector<QueryArgument> arguments;
+  std::optional<std::string> problem;
+};
+
+MHD_Result CollectArgument(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
+  auto* census = static_cast<QueryCensus*>(cls);
+  const std::string_view name = key ? key : "", text = value ? value : "";
+  if (census->arguments.size() == kMaxQueryArguments) {
+    census->problem = "more than " + std::to_string(kMaxQueryArguments) + " query arguments";
+  } else if (name.size() > kMaxQueryNameBytes) {
+    census->problem = "a query argument name longer than " + std::to_string(kMaxQueryNameBytes) + " bytes";
+  } else if (text.size() > kMaxQueryValueBytes) {
+    census->problem = "a query argument value longer than " + std::to_string(kMaxQueryValueBytes) + " bytes";
+  } else {
+    census->arguments.push_back({std::string(name), std::string(text)});
+    return MHD_YES;
+  }
+  return MHD_NO;
+}
+
 }  // namespace
 
 struct GzipStream::State {
@@ -786,13 +809,15 @@ struct RequestState {
   bool client_left = false;  // set with `response`: close the connection, send nothing
   int fd = -1;               // the connection's socket (set before the request is queued)
   std::string if_none_match;  // the request's If-None-Match header, if any
+  std::vector<QueryArgument> query;  // set before the request is queued
+  Clock::time_point arrived{};       // likewise: when the request was complete
   std::atomic<bool> done{false};
 
   // Whether the client has left, as `kind` counts it (see "Clients that left", http_server.h).
   bool ClientLeft(RouteKind kind) const { return ClientHasLeft(fd, kind == RouteKind::kPage); }
   // What a handler of a `kind` route is told of the request.
   HttpRequest Request(RouteKind kind) const {
-    return HttpRequest{gzip, [this, kind] { return ClientLeft(kind); }};
+    return HttpRequest{gzip, [this, kind] { return ClientLeft(kind); }, query, arrived};
   }
 };
 
@@ -1047,6 +1072,14 @@ struct HttpServer::Impl {
       log::Debug("HTTP client refused", {{"reason", *problem}});
       return Queue(conn, {403, kTextPlain, *problem + "\n"}, false);
     }
+    QueryCensus census;
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, &CollectArgument, &census);
+    if (census.problem) {
+      log::Debug("HTTP request refused", {{"reason", *census.problem}});
+      return Queue(conn, {400, kTextPlain, "bad request: " + *census.problem + "\n"}, false);
+    }
+    state->query = std::move(census.arguments);
+    state->arrived = Clock::now();
     const bool head = std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0;
     auto route = routes.find(url);
@@ -1074,7 +1107,7 @@ struct HttpServer::Impl {
     auto [r, fixed] = answer();
     if (r == nullptr) return Queue(conn, fixed, state->gzip);
     if (r->kind == RouteKind::kInline) {
-      return Queue(conn, RunHandler(r->handler, HttpRequest{state->gzip, {}}), state->gzip, false, state->if_none_match);
+      return Queue(conn, RunHandler(r->handler, HttpRequest{state->gzip, {}, state->query, state->arrived}), state->gzip, false, state->if_none_match);
     }
     return Defer(conn, state, r);
   }

@@ -19,6 +19,7 @@
 // thread, and delays neither remembered credentials nor, beyond a turn each, other clients.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/result.h"
 #include "daemon/basic_auth.h"
@@ -139,6 +141,19 @@ std::string WeakEtag(std::string_view body);
 // "*" names any). A malformed list matches nothing past the point it stops parsing.
 bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag);
 
+// Query arguments the server takes at most: more, or a longer name or value, is a 400 before any
+// handler runs ("bad request: ..."), so a handler never sees an unbounded list or string.
+inline constexpr std::size_t kMaxQueryArguments = 16;
+inline constexpr std::size_t kMaxQueryNameBytes = 64;
+inline constexpr std::size_t kMaxQueryValueBytes = 1024;
+
+// One query argument, percent-decoded (libmicrohttpd's GET arguments); `value` is empty for a bare
+// name ("?x"). Raw request bytes: a handler that names one in an answer escapes it.
+struct QueryArgument {
+  std::string name;
+  std::string value;
+};
+
 // What a handler may need to know of the request.
 struct HttpRequest {
   // The body may go out gzip-compressed (Accept-Encoding).
@@ -147,6 +162,12 @@ struct HttpRequest {
   // handler that works in stages asks between them and, when it has, returns
   // HttpResponse::ClientLeft() instead of going on. Unset (inline routes, tests): never left.
   std::function<bool()> client_left;
+  // The query string's arguments in request order (at most kMaxQueryArguments). Routes are
+  // matched on the path alone; a handler that takes no argument ignores them (a Prometheus scrape
+  // config's `params` reach /metrics).
+  std::vector<QueryArgument> query;
+  // When the request was complete (before it waited for a worker); default: unknown (tests).
+  std::chrono::steady_clock::time_point arrived{};
 
   bool ClientLeft() const { return client_left && client_left(); }
 };
@@ -234,8 +255,8 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // Binds the listening socket and starts serving `routes` (exact paths) to GET and HEAD; other
-  // paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
+  // Binds the listening socket and starts serving `routes` (exact paths; the query string goes to
+  // the handler as HttpRequest::query) to GET and HEAD; other paths get 404, other methods 405. Bodies go out gzip-compressed when the request allows it.
   // Request framing a proxy could read differently is answered 400 and the connection closed,
   // before any body is read: whitespace before a field name's colon (RFC 9112, 5.1), more than one
   // Content-Length even if equal (6.3), Content-Length with Transfer-Encoding (6.1: refused, the

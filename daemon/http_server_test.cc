@@ -166,6 +166,58 @@ TEST(HttpServerTest, RoutesMethodsAndStatus) {
   EXPECT_EQ(calls, 2);
 }
 
+// Handlers get the query's arguments decoded and in order; the path alone picks the route; more
+// arguments than kMaxQueryArguments, or a longer name or value, are a 400 that no handler sees.
+TEST(HttpServerTest, HandlersGetTheDecodedQueryWithinBounds) {
+  std::mutex mu;
+  std::vector<QueryArgument> seen;
+  std::atomic<int> calls{0};
+  std::map<std::string, HttpRoute> routes;
+  auto record = [&](const HttpRequest& r) {
+    ++calls;
+    std::lock_guard lock(mu);
+    seen = r.query;
+    return HttpResponse{200, "text/plain", "ok\n"};
+  };
+  routes["/"] = {record, RouteKind::kPage};
+  routes["/-/inline"] = {record, RouteKind::kInline};
+  auto server = HttpServer::Start(Local(), routes);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = (*server)->port();
+
+  for (const std::string path : {"/", "/-/inline"}) {
+    const std::string target = std::string(path).append("?status=failed%2Cwarning&device=mlx5_%3Cb%3E&flag&x=a+b");
+    const std::string r = Get(port, "GET", target);
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << r;
+    std::lock_guard lock(mu);
+    ASSERT_EQ(seen.size(), 4u) << path;
+    EXPECT_EQ(seen[0].name, "status");
+    EXPECT_EQ(seen[0].value, "failed,warning");
+    EXPECT_EQ(seen[1].value, "mlx5_<b>");
+    EXPECT_EQ(seen[2].name, "flag");
+    EXPECT_EQ(seen[2].value, "");
+    EXPECT_EQ(seen[3].value, "a b");
+  }
+  const int before = calls;
+  std::string many = "/?";
+  for (std::size_t i = 0; i <= kMaxQueryArguments; ++i) {
+    many.append("a").append(std::to_string(i)).append("=1&");
+  }
+  const std::string too_many = Get(port, "GET", many);
+  EXPECT_EQ(too_many.rfind("HTTP/1.1 400 ", 0), 0u) << too_many;
+  EXPECT_NE(Body(too_many).find("more than 16 query arguments"), std::string::npos) << too_many;
+  const std::string long_value = Get(port, "GET", "/?device=" + std::string(kMaxQueryValueBytes + 1, 'x'));
+  EXPECT_EQ(long_value.rfind("HTTP/1.1 400 ", 0), 0u) << long_value;
+  EXPECT_NE(Body(long_value).find("value longer than 1024 bytes"), std::string::npos);
+  EXPECT_EQ(Body(long_value).find("xxxx"), std::string::npos);  // the value is never echoed
+  const std::string long_name = Get(port, "GET", "/?" + std::string(kMaxQueryNameBytes + 1, 'n') + "=1");
+  EXPECT_EQ(long_name.rfind("HTTP/1.1 400 ", 0), 0u) << long_name;
+  EXPECT_EQ(calls, before);
+  // At the bounds: served.
+  EXPECT_EQ(Get(port, "GET", "/?device=" + std::string(kMaxQueryValueBytes, 'x')).rfind("HTTP/1.1 200 ", 0), 0u);
+  EXPECT_EQ(Get(port, "GET", "/nope?x=1").rfind("HTTP/1.1 404 ", 0), 0u);
+}
+
 TEST(HttpServerEtagTest, WeakEtagIsStablePerBodyAndIfNoneMatchComparesWeakly) {
   const std::string tag = WeakEtag("{\"a\": 1}\n");
   EXPECT_EQ(tag, WeakEtag("{\"a\": 1}\n"));

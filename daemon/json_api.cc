@@ -1,6 +1,8 @@
 #include "daemon/json_api.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/verdict_order.h"
@@ -31,16 +33,25 @@ Json Header() {
 
 }  // namespace
 
-std::string ChecksDocument(const Report& report, int exit_code, const std::vector<std::string>& problems) {
+namespace {
+
+// `filter` nullptr: every verdict and no "page" (the document `check --output=json` prints).
+std::string Checks(const Report& report, int exit_code, const std::vector<std::string>& problems,
+                   const VerdictFilter* filter) {
   Json j = Header();
   j["config"] = report.config ? report.config->source : "";
   j["exit_code"] = exit_code;
   auto& verdicts = j["verdicts"] = Json::array();
   std::map<std::string, int> counts{{"ok", 0}, {"warning", 0}, {"failed", 0}, {"unknown", 0}};
+  for (const VerdictView r : report.verdicts) ++counts[std::string(VerdictName(r.verdict))];
   // Worst first, as every surface lists them (core/verdict_order.h); one entry per verdict.
-  for (const std::size_t i : OrderVerdicts(report.verdicts)) {
-    const VerdictView r = report.verdicts[i];
-    ++counts[std::string(VerdictName(r.verdict))];
+  const std::vector<std::size_t> selected =
+      filter != nullptr ? SelectVerdicts(report, *filter) : OrderVerdicts(report.verdicts);
+  const std::size_t first = filter != nullptr ? std::min(filter->offset, selected.size()) : 0;
+  const std::size_t last = filter != nullptr && filter->limit ? std::min(selected.size(), first + *filter->limit)
+                                                              : selected.size();
+  for (std::size_t k = first; k < last; ++k) {
+    const VerdictView r = report.verdicts[selected[k]];
     verdicts.push_back({{"check", r.check},
                         {"subject", r.subject},
                         {"status", VerdictName(r.verdict)},
@@ -53,11 +64,36 @@ std::string ChecksDocument(const Report& report, int exit_code, const std::vecto
   }
   j["problems"] = problems;
   j["summary"] = counts;
+  if (filter != nullptr) {
+    j["page"] = {{"total", selected.size()},
+                 {"offset", filter->offset},
+                 {"limit", OrNull(filter->limit)},
+                 {"returned", last - first}};
+  }
   return Dump(j);
 }
 
-std::string DevicesDocument(const Report& report) {
-  const NodeSummary s = SummarizeNode(report);
+}  // namespace
+
+std::string ChecksDocument(const Report& report, int exit_code, const std::vector<std::string>& problems) {
+  return Checks(report, exit_code, problems, nullptr);
+}
+
+std::string ChecksDocument(const Report& report, int exit_code, const std::vector<std::string>& problems,
+                           const VerdictFilter& filter) {
+  return Checks(report, exit_code, problems, &filter);
+}
+
+namespace {
+
+// `device` nullopt: every device and netdev.
+std::string Devices(const Report& report, std::optional<std::string_view> device) {
+  NodeSummary s = SummarizeNode(report);
+  if (device) {
+    std::erase_if(s.devices, [&](const DeviceSummary& d) { return d.name != *device; });
+    const DeviceSubjects subjects(report, std::string(*device));
+    std::erase_if(s.netdevs, [&](const NetdevSummary& n) { return !subjects.netdevs().contains(n.name); });
+  }
   Json j = Header();
   j["devices_known"] = s.devices_known;
   j["netdevs_known"] = s.netdevs_known;
@@ -102,5 +138,11 @@ std::string DevicesDocument(const Report& report) {
   }
   return Dump(j);
 }
+
+}  // namespace
+
+std::string DevicesDocument(const Report& report) { return Devices(report, std::nullopt); }
+
+std::string DevicesDocument(const Report& report, std::string_view device) { return Devices(report, device); }
 
 }  // namespace rdmahd

@@ -9,9 +9,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/collection_engine.h"
+#include "daemon/query.h"
 
 namespace rdmahd {
 
@@ -20,9 +22,16 @@ inline constexpr int kJsonSchemaVersion = 1;
 // The verdicts, collector outcomes, `problems` (why the node cannot be judged, SysfsRootProblem)
 // and the exit code `check` gives for them. Ends in a newline.
 std::string ChecksDocument(const Report& report, int exit_code, const std::vector<std::string>& problems);
+// The same document with only the verdicts `filter` selects, paged (SelectVerdicts), and an added
+// "page" object: {"total": verdicts selected before paging, "offset", "limit" (null: all),
+// "returned"}. exit_code, collectors, problems and summary stay the whole node's.
+std::string ChecksDocument(const Report& report, int exit_code, const std::vector<std::string>& problems,
+                           const VerdictFilter& filter);
 
 // Devices, ports and netdevs with their state, rate, link layer and PFC/ECN/trust (SummarizeNode);
 // null for what is unknown. Ends in a newline.
 std::string DevicesDocument(const Report& report);
+// Only device `device` (which the caller knows exists: DeviceSubjects) and the netdevs behind its ports.
+std::string DevicesDocument(const Report& report, std::string_view device);
 
 }  // namespace rdmahd

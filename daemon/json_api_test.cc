@@ -7,6 +7,7 @@
 #include "facts/netdev_facts.h"
 #include "facts/rdma_device_facts.h"
 #include "facts/roce_facts.h"
+#include "tests/support/big_node_report.h"
 
 namespace rdmahd {
 namespace {
@@ -101,6 +102,67 @@ TEST(JsonApiTest, DocumentsAreAsciiWhateverTheNamesHold) {
   }
   auto j = nlohmann::json::parse(DevicesDocument(r));
   EXPECT_EQ(j["devices"][0]["name"], "mlx5_\"\n\uFFFD\u202E");
+}
+
+// Filters select exactly the matching verdicts, in the unfiltered document's order, and page them;
+// "page" says the totals; the rest of the document is the whole node's.
+TEST(JsonApiTest, FiltersSelectExactlyTheMatchingVerdictsAndSayTheTotals) {
+  const Report r = testing::BigNodeReport(300, 250);
+  const auto all = nlohmann::json::parse(ChecksDocument(r, 1, {}));
+  ASSERT_EQ(all["verdicts"].size(), 1500u);
+  EXPECT_FALSE(all.contains("page"));  // the unfiltered document is check --output=json's
+
+  auto filtered = [&](const VerdictFilter& f) { return nlohmann::json::parse(ChecksDocument(r, 1, {}, f)); };
+  auto expected = [&](auto pred) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : all["verdicts"]) {
+      if (pred(v)) out.push_back(v);
+    }
+    return out;
+  };
+
+  VerdictFilter bad;
+  bad.statuses = {Verdict::kFailed, Verdict::kWarning};
+  auto j = filtered(bad);
+  ASSERT_EQ(j["verdicts"].size(), 1u);
+  EXPECT_EQ(j["verdicts"][0]["subject"], "mlx5_250/1");
+  EXPECT_EQ(j["page"], nlohmann::json({{"total", 1}, {"offset", 0}, {"limit", nullptr}, {"returned", 1}}));
+  EXPECT_EQ(j["summary"], all["summary"]);
+  EXPECT_EQ(j["exit_code"], 1);
+
+  VerdictFilter device;
+  device.device = "mlx5_25";
+  j = filtered(device);
+  EXPECT_EQ(j["verdicts"], expected([](const auto& v) {
+              return v["subject"] == "mlx5_25" || v["subject"] == "mlx5_25/1" || v["subject"] == "ens25";
+            }));
+  EXPECT_EQ(j["verdicts"].size(), 5u);  // not mlx5_250's
+
+  VerdictFilter check;
+  check.check = "roce_ecn";
+  check.statuses = {Verdict::kUnknown};
+  check.offset = 290;
+  check.limit = 50;
+  j = filtered(check);
+  nlohmann::json ecn = expected([](const auto& v) { return v["check"] == "roce_ecn" && v["status"] == "unknown"; });
+  ASSERT_EQ(ecn.size(), 300u);
+  EXPECT_EQ(j["verdicts"], nlohmann::json(std::vector<nlohmann::json>(ecn.begin() + 290, ecn.end())));
+  EXPECT_EQ(j["page"], nlohmann::json({{"total", 300}, {"offset", 290}, {"limit", 50}, {"returned", 10}}));
+
+  check.offset = 1000;  // past the end: nothing, the total still said
+  j = filtered(check);
+  EXPECT_TRUE(j["verdicts"].empty());
+  EXPECT_EQ(j["page"]["total"], 300);
+}
+
+TEST(JsonApiTest, DevicesOfOneDeviceHaveItsNetdevsOnly) {
+  const Report r = testing::BigNodeReport(30, -1);
+  const auto j = nlohmann::json::parse(DevicesDocument(r, "mlx5_3"));
+  ASSERT_EQ(j["devices"].size(), 1u);
+  EXPECT_EQ(j["devices"][0]["name"], "mlx5_3");
+  ASSERT_EQ(j["netdevs"].size(), 1u);
+  EXPECT_EQ(j["netdevs"][0]["name"], "ens3");
+  EXPECT_EQ(j["devices_known"], true);
 }
 
 }  // namespace

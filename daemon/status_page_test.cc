@@ -8,6 +8,7 @@
 #include "core/topology.h"
 #include "facts/peer_facts.h"
 #include "facts/rdma_device_facts.h"
+#include "tests/support/big_node_report.h"
 
 namespace rdmahd {
 namespace {
@@ -165,6 +166,145 @@ TEST(StatusPageTest, FailedByCostThenWarningIdenticalVerdictsOnOneRowUnknownAndO
   EXPECT_NE(page.find("code{font:13px/1.3 ui-monospace,monospace;background:#f0f0ec;padding:1px 3px;"
                       "overflow-wrap:break-word;word-break:normal}"),
             std::string::npos);
+}
+
+std::size_t Count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+StatusPageView View(const std::vector<QueryArgument>& query) {
+  Result<StatusPageView> v = ParseStatusPageQuery(query);
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  return v.ok() ? *v : StatusPageView{};
+}
+
+// 300 devices, 1,500 verdicts: the page stays small, lists no ok or unknown verdict row by row but
+// counts them per check (each count a link to its list), and still shows the one failed verdict
+// and its device.
+TEST(StatusPageBigNodeTest, PageIsBoundedOkAndUnknownCountedPerCheck) {
+  const Report r = testing::BigNodeReport(300, 250);
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{});
+  EXPECT_LT(page.size(), 24u * 1024) << page.size();
+  EXPECT_EQ(Count(page, "data-status=\"ok\""), 0u);
+  EXPECT_EQ(Count(page, "data-status=\"unknown\""), 0u);
+  EXPECT_EQ(page.find("id=\"t-ok\""), std::string::npos);
+  EXPECT_NE(page.find("Unhealthy: 1 failed, 0 warning &middot; 899 ok, 600 unknown"), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"/?status=ok&amp;check=port_errors\">300</a>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<a href=\"/?status=ok&amp;check=port_active\">299</a>"), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"/?status=unknown&amp;check=pcie_link\">300</a>"), std::string::npos);
+  // The failed verdict, and its device in the ports table (the only one: the rest are a link away).
+  const auto problems = page.find("id=\"t-problems\"");
+  ASSERT_NE(problems, std::string::npos);
+  EXPECT_NE(page.find("mlx5_250/1", problems), std::string::npos);
+  EXPECT_NE(page.find("300 devices; 1 with a failed or warning verdict, shown."), std::string::npos) << page;
+  EXPECT_NE(page.find("<a href=\"/?device=mlx5_250\">mlx5_250/1</a>"), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"/?view=devices\">"), std::string::npos);
+  EXPECT_EQ(Count(page, "?device="), 1u);
+  EXPECT_NE(page.find("<td>ens250</td>"), std::string::npos);  // its netdev
+  EXPECT_EQ(page.find("<td>ens251</td>"), std::string::npos);
+}
+
+TEST(StatusPageBigNodeTest, ADeviceShowsItsVerdictsOfEveryStatusPortsAndNetdevs) {
+  const Report r = testing::BigNodeReport(300, 250);
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{}, View({{"device", "mlx5_25"}}));
+  EXPECT_NE(page.find("<h2 id=\"device\">Device mlx5_25</h2>"), std::string::npos);
+  EXPECT_NE(page.find("0 failed, 0 warning, 2 unknown, 3 ok verdicts"), std::string::npos) << page;
+  EXPECT_EQ(Count(page, "data-status=\"ok\""), 3u);
+  EXPECT_EQ(Count(page, "data-status=\"unknown\""), 2u);
+  for (const char* s : {"<td data-label=\"subject\">mlx5_25/1</td>", "<td data-label=\"subject\">ens25</td>",
+                        "<td data-label=\"subject\">mlx5_25</td>", "<td>ens25</td>"}) {
+    EXPECT_NE(page.find(s), std::string::npos) << s;
+  }
+  EXPECT_EQ(page.find("mlx5_250"), std::string::npos);  // a longer name is another device
+  EXPECT_EQ(page.find("ens250"), std::string::npos);
+}
+
+// 450 failed rows that do not group: `/` shows 200 and links to the rest; the list pages them.
+TEST(StatusPageBigNodeTest, FailedRowsPastTheBoundAreALinkAwayAndPaged) {
+  Report r = testing::BigNodeReport(10, -1);
+  for (int i = 0; i < 450; ++i) {
+    r.verdicts.push_back({"port_errors", "mlx5_0/1", Verdict::kFailed, std::to_string(i) + " symbol errors", ""});
+  }
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{});
+  EXPECT_EQ(Count(page, "data-status=\"failed\""), kPageProblemRows);
+  EXPECT_NE(page.find("250 more failed and warning rows: <a href=\"/?status=failed,warning&amp;offset=200\">"),
+            std::string::npos);
+  const std::string list =
+      RenderStatusPage(r, {}, DaemonStatus{}, View({{"status", "failed,warning"}, {"offset", "200"}}));
+  EXPECT_EQ(Count(list, "data-status=\"failed\""), 200u);
+  EXPECT_NE(list.find("rows 201-400 of 450"), std::string::npos);
+  EXPECT_NE(list.find("<a href=\"/?status=failed,warning&amp;offset=400\">next</a>"), std::string::npos) << list;
+  EXPECT_NE(list.find("<a href=\"/?status=failed,warning&amp;offset=0\">previous</a>"), std::string::npos);
+  const std::string last = RenderStatusPage(r, {}, DaemonStatus{},
+                                            View({{"status", "failed"}, {"offset", "400"}, {"limit", "100"}}));
+  EXPECT_EQ(Count(last, "data-status=\"failed\""), 50u);
+  EXPECT_EQ(last.find(">next</a>"), std::string::npos);
+  // The ok verdicts of one check, listed.
+  const std::string ok = RenderStatusPage(r, {}, DaemonStatus{}, View({{"status", "ok"}, {"check", "roce_mtu"}}));
+  EXPECT_NE(ok.find("Verdicts: ok · check roce_mtu"), std::string::npos);
+  EXPECT_EQ(Count(ok, "data-status=\"ok\""), 1u);  // ten netdevs, one reason: one row
+  EXPECT_NE(ok.find("ens0, ens1, ens2"), std::string::npos);
+}
+
+// One check failing the same way on every port is one row; on `/` it names 50 ports and links to
+// the list, where the row names them all.
+TEST(StatusPageBigNodeTest, ARowOfManySubjectsNamesFiftyOnThePage) {
+  Report r = testing::BigNodeReport(300, -1);
+  for (int i = 0; i < 300; ++i) {
+    r.verdicts.push_back({"roce_tos", "mlx5_" + std::to_string(i) + "/1", Verdict::kFailed, "ToS 0", ""});
+  }
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{});
+  EXPECT_EQ(Count(page, "data-status=\"failed\""), 1u);
+  EXPECT_NE(page.find("mlx5_49/1, <a href=\"/?status=failed&amp;check=roce_tos\">and 250 more</a>"), std::string::npos)
+      << page;
+  const auto table = page.find("id=\"t-problems\""), end = page.find("</table>", table);
+  EXPECT_EQ(page.substr(table, end - table).find("mlx5_50/1"), std::string::npos);
+  const std::string list = RenderStatusPage(r, {}, DaemonStatus{}, View({{"status", "failed"}, {"check", "roce_tos"}}));
+  EXPECT_NE(list.find("mlx5_298/1, mlx5_299/1</td>"), std::string::npos);
+}
+
+TEST(StatusPageBigNodeTest, DevicesArePagedAHundredAtATime) {
+  const Report r = testing::BigNodeReport(250, -1);
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{}, View({{"view", "devices"}, {"offset", "200"}}));
+  EXPECT_EQ(Count(page, "?device="), 50u);
+  EXPECT_NE(page.find("devices 201-250 of 250"), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"/?view=devices&amp;offset=100\">previous</a>"), std::string::npos);
+}
+
+// Every bad parameter is named, and nothing of the request can reach the page as markup.
+TEST(StatusPageBigNodeTest, BadParametersAreNamedNeverReflected) {
+  const std::vector<std::vector<QueryArgument>> bad = {
+      {{"<script>alert(1)</script>", "1"}},
+      {{"status", "<script>"}},
+      {{"limit", "<b>"}},
+      {{"offset", "-1"}},
+      {{"view", "<i>"}},
+      {{"view", "devices"}, {"status", "ok"}},
+      {{"device", "a"}, {"device", "b"}},
+      {{"device", ""}},
+  };
+  for (const auto& q : bad) {
+    Result<StatusPageView> v = ParseStatusPageQuery(q);
+    ASSERT_FALSE(v.ok()) << q[0].name;
+    EXPECT_EQ(v.error().message.find('<'), std::string::npos) << v.error().message;
+    EXPECT_EQ(v.error().message.find('>'), std::string::npos) << v.error().message;
+    EXPECT_TRUE(v.error().message.find("parameter") != std::string::npos) << v.error().message;
+  }
+  EXPECT_EQ(ParseStatusPageQuery({{"<x>", "1"}}).error().message.rfind("unknown parameter \"\\x3cx\\x3e\"", 0), 0u);
+  EXPECT_EQ(View({}).kind, StatusPageView::Kind::kSummary);
+  EXPECT_EQ(View({{"device", "mlx5_0"}}).kind, StatusPageView::Kind::kDevice);
+  EXPECT_EQ(View({{"device", "mlx5_0"}, {"status", "ok"}}).kind, StatusPageView::Kind::kVerdicts);
+  // A device name is escaped wherever it shows, and its links percent-encoded.
+  Report r = testing::BigNodeReport(1, -1);
+  Topology t = *r.snapshot.Get<Topology>();
+  t.devices[0].name = "x\"<b>&";
+  r.snapshot.Put(t);
+  const std::string page = RenderStatusPage(r, {}, DaemonStatus{}, View({{"device", "x\"<b>&"}}));
+  EXPECT_EQ(page.find("<b>"), std::string::npos);
+  EXPECT_NE(page.find("Device x&quot;&lt;b&gt;&amp;</h2>"), std::string::npos);
+  EXPECT_NE(page.find("href=\"/?device=x%22%3Cb%3E%26\""), std::string::npos) << page;
 }
 
 }  // namespace

@@ -121,6 +121,60 @@ class ChecksApiTest(unittest.TestCase):
             self.assertIsNone(headers.get("ETag"))
 
 
+class FilteredApiTest(unittest.TestCase):
+    def test_filters_select_exactly_the_matching_verdicts(self):
+        with Daemon(f"--path.sysfs={DEGRADED}", "--path.procfs=/nonexistent-proc", f"--path.dcb={EMPTY_DCB}") as d:
+            status, headers, body = get(d.port, "/api/v1/checks")
+            self.assertEqual(status, 200)
+            whole = strict_json(body)
+            self.assertNotIn("page", whole)
+            verdicts = whole["verdicts"]
+            device = strict_json(get(d.port, "/api/v1/devices")[2])["devices"][0]
+            name = device["name"]
+            owned = {name} | {f"{name}/{p['port']}" for p in device["ports"]}
+            owned |= {n for p in device["ports"] for n in p["netdevs"]}
+            cases = {
+                "status=failed,warning": lambda v: v["status"] in ("failed", "warning"),
+                f"device={name}": lambda v: v["subject"] in owned,
+                f"check={verdicts[0]['check']}&status=unknown,ok,failed":
+                    lambda v: v["check"] == verdicts[0]["check"] and v["status"] != "warning",
+            }
+            for query, pred in cases.items():
+                with self.subTest(query=query):
+                    status, headers, body = get(d.port, "/api/v1/checks?" + query)
+                    self.assertEqual(status, 200)
+                    self.assertEqual(headers.get("Content-Type"), "application/json")
+                    self.assertRegex(headers.get("ETag") or "", r'^W/"[0-9a-f]{16}"$')
+                    doc = strict_json(body)
+                    want = [v for v in verdicts if pred(v)]
+                    self.assertTrue(want)
+                    self.assertEqual(doc["verdicts"], want)
+                    self.assertEqual(doc["page"], {"total": len(want), "offset": 0, "limit": None,
+                                                   "returned": len(want)})
+                    self.assertEqual(doc["summary"], whole["summary"])
+            doc = strict_json(get(d.port, "/api/v1/checks?offset=2&limit=3")[2])
+            self.assertEqual(doc["verdicts"], verdicts[2:5])
+            self.assertEqual(doc["page"], {"total": len(verdicts), "offset": 2, "limit": 3, "returned": 3})
+            one = strict_json(get(d.port, f"/api/v1/devices?device={name}")[2])
+            self.assertEqual([dev["name"] for dev in one["devices"]], [name])
+            # Bad parameters: 400 naming the parameter, the request's markup never reflected.
+            for path in ("/api/v1/checks?<script>=1", "/api/v1/checks?status=<b>", "/api/v1/checks?limit=0",
+                         "/api/v1/checks?device=a&device=b", "/api/v1/devices?status=ok", "/?<i>x</i>=1",
+                         "/?status=nope"):
+                with self.subTest(path=path):
+                    status, headers, body = get(d.port, path.replace("<", "%3C").replace(">", "%3E"))
+                    self.assertEqual(status, 400)
+                    self.assertTrue(headers.get("Content-Type").startswith("text/plain"))
+                    self.assertIn(b"parameter", body)
+                    self.assertNotIn(b"<", body)
+            for path in ("/api/v1/checks?device=mlx5_%3Cb%3E", "/api/v1/devices?device=nope", "/?device=nope"):
+                with self.subTest(path=path):
+                    status, _, body = get(d.port, path)
+                    self.assertEqual(status, 404)
+                    self.assertIn(b"no device", body)
+                    self.assertNotIn(b"<", body)
+
+
 class DevicesApiTest(unittest.TestCase):
     def test_devices_ports_and_netdevs_with_qos(self):
         with Daemon(*pfc_off_args()) as d:
