@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "common/logging.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
@@ -95,17 +96,17 @@ ConfigStore::ConfigStore(std::shared_ptr<const Config> initial)
     : current_(std::move(initial)), last_success_unix_(UnixNow()) {}
 
 std::shared_ptr<const Config> ConfigStore::Get() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return current_;
 }
 
 std::uint64_t ConfigStore::generation() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return generation_;
 }
 
 bool ConfigStore::Apply(Result<std::shared_ptr<const Config>> loaded, std::string* error_message) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++generation_;
   if (!loaded.ok()) {
     last_reload_ok_ = false;
@@ -119,12 +120,12 @@ bool ConfigStore::Apply(Result<std::shared_ptr<const Config>> loaded, std::strin
 }
 
 std::pair<bool, double> ConfigStore::last_reload() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return {last_reload_ok_, last_success_unix_};
 }
 
 void ConfigStore::Render(MetricSink& sink) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sink.Gauge("rdma_healthd_config_last_reload_successful",
              "1 if the last configuration load succeeded, 0 if it failed (the previous config is kept).")
       .Add({}, last_reload_ok_ ? 1 : 0);
@@ -175,7 +176,7 @@ std::vector<std::string> Daemon::Problems(const Report& report) const {
 std::shared_ptr<SharedBody> Daemon::MetricsBody(bool accepts_gzip, const std::function<bool()>& client_left) {
   std::shared_ptr<const Report> report = CurrentReport();
   if (client_left && client_left()) return nullptr;
-  std::lock_guard lock(exposition_mu_);
+  MutexLock lock(exposition_mu_);
   const std::uint64_t generation = config_.generation();
   if (std::shared_ptr<SharedBody> current = exposition_.lock();
       current && exposition_report_.lock() == report && exposition_config_generation_ == generation) {
@@ -317,7 +318,7 @@ HttpResponse Daemon::ApiAnswer(const HttpRequest& request, ApiDocument& document
                                const std::function<std::string(const Report&)>& render) {
   std::shared_ptr<const Report> report = ReportFor(request);
   if (request.ClientLeft()) return HttpResponse::ClientLeft();
-  std::lock_guard lock(document.mu);
+  MutexLock lock(document.mu);
   std::shared_ptr<SharedBody> body = document.body.lock();
   if (!body || document.report.lock() != report) {
     if (request.ClientLeft()) return HttpResponse::ClientLeft();  // it may have waited for the lock
@@ -397,7 +398,7 @@ void Daemon::LogProbeRoundFailures(const Report& report) {
 void Daemon::LogDeviceCountChange(const Report& report) {
   const auto* facts = report.snapshot.Get<RdmaDevicesFacts>();
   if (facts == nullptr) return;  // devices collector disabled or failed (logged as such)
-  std::lock_guard lock(devices_mu_);
+  MutexLock lock(devices_mu_);
   std::size_t n = facts->devices.size();
   if (last_device_count_ == n) return;
   last_device_count_ = n;
@@ -440,9 +441,9 @@ void Daemon::EvaluateInBackground(const std::stop_token& stop) {
 }
 
 void Daemon::EvaluatePeriodically(std::stop_token stop) {
-  std::mutex mu;  // only to sleep until the next evaluation or a stop request
+  Mutex mu;  // only to sleep until the next evaluation or a stop request
   std::condition_variable_any cv;
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   for (;;) {
     lock.unlock();
     EvaluateInBackground(stop);

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -15,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "core/collection_engine.h"
 #include "common/metric_sink.h"
 #include "config/config.h"
@@ -52,11 +52,11 @@ class ConfigStore {
   std::pair<bool, double> last_reload() const;
 
  private:
-  mutable std::mutex mu_;
-  std::uint64_t generation_ = 0;
-  std::shared_ptr<const Config> current_;
-  bool last_reload_ok_ = true;
-  double last_success_unix_ = 0;
+  mutable Mutex mu_;
+  std::uint64_t generation_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const Config> current_ GUARDED_BY(mu_);
+  bool last_reload_ok_ GUARDED_BY(mu_) = true;
+  double last_success_unix_ GUARDED_BY(mu_) = 0;
 };
 
 class Daemon {
@@ -105,10 +105,10 @@ class Daemon {
   // render (made for the first of them, while later ones wait) for as long as one still sends it,
   // and one gzip copy of it; nothing is rendered for a client that left.
   struct ApiDocument {
-    std::mutex mu;
-    std::weak_ptr<const Report> report;  // guarded by mu
-    std::weak_ptr<SharedBody> body;      // guarded by mu
-    std::string etag;                    // guarded by mu
+    Mutex mu;
+    std::weak_ptr<const Report> report GUARDED_BY(mu);
+    std::weak_ptr<SharedBody> body GUARDED_BY(mu);
+    std::string etag GUARDED_BY(mu);
   };
   HttpResponse ApiAnswer(const HttpRequest& request, ApiDocument& document,
                          const std::function<std::string(const Report&)>& render);
@@ -142,8 +142,8 @@ class Daemon {
   VerdictTracker tracker_;
   CollectorErrorLog collector_errors_;  // the evaluator thread's only
   ProbeRoundLog probe_rounds_;
-  std::mutex devices_mu_;
-  std::optional<std::size_t> last_device_count_;  // guarded by devices_mu_
+  Mutex devices_mu_;
+  std::optional<std::size_t> last_device_count_ GUARDED_BY(devices_mu_);
   std::atomic<bool> ready_{false};
   std::atomic<bool> first_evaluation_done_{false};
   std::atomic<std::int64_t> last_loop_tick_ns_{0};
@@ -154,17 +154,17 @@ class Daemon {
   // The last /metrics exposition and what it was rendered from. The sink and, when no request
   // still holds it, a text's buffer are reused by the next render, so a steady-state scrape
   // allocates almost nothing.
-  std::mutex exposition_mu_;
+  Mutex exposition_mu_;
   // Watched, not held: after a background evaluation the engine has a newer report, and this one
   // need not stay in memory until the next scrape only to be compared with it.
-  std::weak_ptr<const Report> exposition_report_;          // guarded by exposition_mu_
-  std::uint64_t exposition_config_generation_ = 0;         // guarded by exposition_mu_
+  std::weak_ptr<const Report> exposition_report_ GUARDED_BY(exposition_mu_);
+  std::uint64_t exposition_config_generation_ GUARDED_BY(exposition_mu_) = 0;
   // Watched too: the body lives while a request sends it, not until the next scrape (a
   // 1,000-device node's compressed exposition is 1.9 MB). Requests that overlap share it; a
   // request after the last one ended renders the same report again, without a new collection.
-  std::weak_ptr<SharedBody> exposition_;                   // guarded by exposition_mu_
+  std::weak_ptr<SharedBody> exposition_ GUARDED_BY(exposition_mu_);
   std::shared_ptr<TextBufferPool> text_pool_ = TextBufferPool::Create();
-  MetricSink exposition_sink_;                             // guarded by exposition_mu_
+  MetricSink exposition_sink_ GUARDED_BY(exposition_mu_);
 
   // Main-loop thread only (start, reload, shutdown).
   std::unique_ptr<ProbeResponder> responder_;

@@ -23,12 +23,12 @@
 #include <cstring>
 #include <deque>
 #include <limits>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "common/logging.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "daemon/basic_auth.h"
 #include "daemon/listen_address.h"
@@ -74,7 +74,7 @@ class WorkerPool {
 
   void Post(bool page, Job job) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!stopping_) {
         (page ? page_jobs_ : scrape_jobs_).push_back(std::move(job));
         // Every thread may be waiting for a scrape while the page lane is full: wake them all for
@@ -92,7 +92,7 @@ class WorkerPool {
 
   void Stop() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
     cv_.notify_all();
@@ -102,12 +102,12 @@ class WorkerPool {
   }
 
  private:
-  bool PageMayStart() const { return !page_jobs_.empty() && (stopping_ || pages_running_ < page_limit_); }
+  bool PageMayStart() const REQUIRES(mu_) { return !page_jobs_.empty() && (stopping_ || pages_running_ < page_limit_); }
 
   void Loop() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     for (;;) {
-      cv_.wait(lock, [this] { return stopping_ || !scrape_jobs_.empty() || PageMayStart(); });
+      while (!stopping_ && scrape_jobs_.empty() && !PageMayStart()) cv_.wait(lock);
       const bool page = scrape_jobs_.empty();
       if (page && page_jobs_.empty()) return;  // stopping, nothing left
       std::deque<Job>& jobs = page ? page_jobs_ : scrape_jobs_;
@@ -127,12 +127,12 @@ class WorkerPool {
   }
 
   const int page_limit_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> scrape_jobs_;  // guarded by mu_
-  std::deque<Job> page_jobs_;    // guarded by mu_
-  int pages_running_ = 0;        // guarded by mu_
-  bool stopping_ = false;        // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Job> scrape_jobs_ GUARDED_BY(mu_);
+  std::deque<Job> page_jobs_ GUARDED_BY(mu_);
+  int pages_running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 
@@ -390,10 +390,14 @@ class ConnectionWatch {
   void Start() {
     sweeper_ = std::thread([this] {
       NameThisThread("http-sweep");
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       next_sweep_ = Clock::now() + kSweepInterval;
       while (!stopping_) {
-        if (cv_.wait_until(lock, next_sweep_, [this] { return stopping_ || rescheduled_; })) {
+        // Until the next sweep is due, or an earlier one is asked for (or a stop).
+        while (!stopping_ && !rescheduled_) {
+          if (cv_.wait_until(lock, next_sweep_) == std::cv_status::timeout) break;
+        }
+        if (stopping_ || rescheduled_) {
           rescheduled_ = false;  // woken for an earlier sweep (or to stop)
           continue;
         }
@@ -404,7 +408,7 @@ class ConnectionWatch {
   }
   void Stop() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
     cv_.notify_all();
@@ -416,7 +420,7 @@ class ConnectionWatch {
     const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info == nullptr) return;
     std::string key = ClientKey(conn);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto now = Clock::now();
     Tracked& t = conns_[conn];
     t = Tracked{};
@@ -440,7 +444,7 @@ class ConnectionWatch {
     }
   }
   void Closed(MHD_Connection* conn) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = conns_.find(conn);
     if (it == conns_.end()) return;
     if (!it->second.shut) --live_;
@@ -450,7 +454,7 @@ class ConnectionWatch {
   // A request line arrived: a later request on a keep-alive connection starts its header deadline.
   // (The first request's deadline runs from the connection's start.)
   void RequestLine(MHD_Connection* conn) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = conns_.find(conn);
     if (it == conns_.end()) return;
     if (it->second.phase == Phase::kBetweenRequests) {
@@ -461,7 +465,7 @@ class ConnectionWatch {
   }
   // The header is complete: any body must be by its own deadline.
   void HeaderComplete(MHD_Connection* conn) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = conns_.find(conn); it != conns_.end()) {
       it->second.Enter(Phase::kReadingBody);
       it->second.deadline = Clock::now() + body_timeout_;
@@ -491,7 +495,7 @@ class ConnectionWatch {
   };
 
   // Shuts down the connection idle longest (see the class comment), other than `newcomer`.
-  void ShedIdlestLocked(MHD_Connection* newcomer) {
+  void ShedIdlestLocked(MHD_Connection* newcomer) REQUIRES(mu_) {
     Tracked* idlest = nullptr;
     int idlest_rank = 2;
     for (auto& [conn, t] : conns_) {
@@ -513,12 +517,12 @@ class ConnectionWatch {
   }
 
   void SetPhase(MHD_Connection* conn, Phase phase) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = conns_.find(conn); it != conns_.end()) it->second.Enter(phase);
   }
 
   // True when a FIN is waiting to be confirmed by the next sweep.
-  bool SweepLocked(Clock::time_point now) {
+  bool SweepLocked(Clock::time_point now) REQUIRES(mu_) {
     unsigned peer_closed = 0, header_late = 0, body_late = 0;
     bool to_confirm = false;
     for (auto& [conn, t] : conns_) {
@@ -549,15 +553,15 @@ class ConnectionWatch {
   const std::chrono::seconds header_timeout_;
   const std::chrono::seconds body_timeout_;
   const Limits limits_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::unordered_map<MHD_Connection*, Tracked> conns_;  // guarded by mu_
-  std::unordered_map<std::string, unsigned> per_client_;  // guarded by mu_: connections per ClientKey
-  unsigned live_ = 0;                                      // guarded by mu_: tracked and not shut down
-  std::uint64_t shed_ = 0;                                 // guarded by mu_
-  bool stopping_ = false;                               // guarded by mu_
-  bool rescheduled_ = false;                            // guarded by mu_: next_sweep_ moved earlier
-  Clock::time_point next_sweep_ = Clock::time_point::max();  // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::unordered_map<MHD_Connection*, Tracked> conns_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, unsigned> per_client_ GUARDED_BY(mu_);  // connections per ClientKey
+  unsigned live_ GUARDED_BY(mu_) = 0;  // tracked and not shut down
+  std::uint64_t shed_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool rescheduled_ GUARDED_BY(mu_) = false;  // next_sweep_ moved earlier
+  Clock::time_point next_sweep_ GUARDED_BY(mu_) = Clock::time_point::max();
   std::thread sweeper_;
 };
 
@@ -711,7 +715,7 @@ std::shared_ptr<SharedBody> SharedBody::FromGzip(std::string gzip, std::size_t t
 }
 
 std::shared_ptr<const std::string> SharedBody::Text() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (text_) return text_;
   if (auto text = decompressed_.lock()) return text;
   std::optional<std::string> text = Gunzip(*gzip_, text_size_);
@@ -722,7 +726,7 @@ std::shared_ptr<const std::string> SharedBody::Text() {
 }
 
 std::shared_ptr<const std::string> SharedBody::Gzipped() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (text_size_ < kMinGzipBytes) return nullptr;
   if (gzip_ || gzip_failed_) return gzip_;
   if (auto gzip = Gzip(*text_)) {
@@ -734,7 +738,7 @@ std::shared_ptr<const std::string> SharedBody::Gzipped() {
 }
 
 bool SharedBody::text_in_memory() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return text_ != nullptr || !decompressed_.expired();
 }
 

@@ -24,13 +24,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "daemon/basic_auth.h"
 #include "daemon/web_config.h"
@@ -91,11 +91,11 @@ class SharedBody {
              std::size_t text_size);
 
   const std::size_t text_size_;
-  mutable std::mutex mu_;  // one compression or decompression at once, shared by all who wait
-  std::shared_ptr<const std::string> text_;                // guarded by mu_
-  std::weak_ptr<const std::string> decompressed_;          // guarded by mu_
-  std::shared_ptr<const std::string> gzip_;                // guarded by mu_
-  bool gzip_failed_ = false;                               // guarded by mu_
+  mutable Mutex mu_;  // one compression or decompression at once, shared by all who wait
+  std::shared_ptr<const std::string> text_ GUARDED_BY(mu_);
+  std::weak_ptr<const std::string> decompressed_ GUARDED_BY(mu_);
+  std::shared_ptr<const std::string> gzip_ GUARDED_BY(mu_);
+  bool gzip_failed_ GUARDED_BY(mu_) = false;
 };
 
 // The Content-Security-Policy header of every answer: the status page's own policy (its <meta>
