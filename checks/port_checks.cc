@@ -2,9 +2,12 @@
 // GIDs, netdev): port_active, port_rate, roce_v2_gid.
 // One verdict per port (subject "mlx5_0/1"), or one for a device whose ports could not be listed
 // (subject "mlx5_0"); ports of filtered-out devices are never seen here.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "common/duration_text.h"
 #include "common/parse.h"
 #include "config/config_section.h"
 #include "core/check.h"
@@ -199,36 +202,81 @@ class PortRateCheck : public Check {
 RDMAHD_REGISTER_CHECK("port_rate", PortRateCheck,
                       "RDMA port link rate is at least the policy minimum (ports.min_rate_gbps)");
 
+// The kernel fills a new RoCE device's GID table from its netdev's addresses just after the device
+// registers (rxe: about half a second after `rdma link add`), so a port of a device that appeared
+// while the daemon ran, seen with no RoCE v2 GID in its first seconds, is the device coming up, not
+// a fault: unknown for kNewDeviceGrace, then judged. A device present at the daemon's first
+// collection (and every device `check` sees) is judged at once. "Appeared" is read from the
+// history: the collection a device's generation (core/topology.h: it changes when the device is
+// created anew under the same name) was first recorded at, against the daemon's first collection.
+constexpr auto kNewDeviceGrace = std::chrono::seconds(10);
+
 class RoceV2GidCheck : public Check {
  public:
-  void Evaluate(const Snapshot& snapshot, const Config& config, std::vector<CheckResult>& out) const override {
+  void Record(const Snapshot& snapshot, const Config& config, History& history, History::TimePoint now) const override {
     if (!config.Section<PortPolicy>().require_roce_v2_gid) return;
-    AppendUnlistedPorts(snapshot, out);
-    ForEachPort(snapshot, [&](const RdmaPortFacts& p) {
+    const auto* topology = snapshot.Get<Topology>();
+    if (topology == nullptr) return;
+    history.RecordGauge(kCollected, 1, now);
+    for (const TopologyDevice& d : topology->devices) {
+      if (std::any_of(d.ports.begin(), d.ports.end(), [](const TopologyPort& p) { return p.IsEthernet(); })) {
+        history.RecordGauge(SeriesOf(d.name), d.generation, now);
+      }
+    }
+  }
+
+  void EvaluateOverTime(const CheckContext& ctx, std::vector<CheckResult>& out) const override {
+    if (!ctx.config.Section<PortPolicy>().require_roce_v2_gid) return;
+    AppendUnlistedPorts(ctx.snapshot, out);
+    const std::vector<History::Sample> collected = ctx.history.Samples(kCollected);
+    ForEachPort(ctx.snapshot, [&](const RdmaPortFacts& p) {
       if (!p.IsEthernet()) return;  // InfiniBand ports have no RoCE GIDs
-      CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
-      const std::string netdev = NetdevOrPlaceholder(p);
-      if (!p.roce_v2_gid_count) {
-        r.reason = "GID table unreadable";
-        AppendLinkHint(r.reason, p);
-        r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
-                "/gids is readable by rdma-healthd";
-      } else if (*p.roce_v2_gid_count == 0) {
-        r.verdict = Verdict::kFailed;
-        r.reason = "no GID of type RoCE v2 (" + std::to_string(p.gids.size()) + " non-empty GIDs" +
-                   (p.netdev.empty() ? std::string(", no netdev bound") : ", netdev " + p.netdev) + ")";
-        r.fix = "RoCE v2 GIDs are made from the netdev's IP addresses: bring " + netdev + " up and give it an "
-                "address (`ip link set " + netdev + " up`, `ip addr add <ip>/<len> dev " + netdev +
-                "`); check that `rdma link show " + p.Subject() + "` names the netdev and list the table with "
-                "`show_gids " + p.device + "`";
-      } else {
-        r.verdict = Verdict::kOk;
-        r.reason = std::to_string(*p.roce_v2_gid_count);
-        r.reason += " RoCE v2 GIDs";
-        AppendLinkHint(r.reason, p);
+      CheckResult r = Judge(p);
+      if (r.verdict == Verdict::kFailed && !collected.empty()) {
+        // The newest sample of the device's generation: when this incarnation of it was first seen.
+        if (auto seen = ctx.history.Samples(SeriesOf(p.device)); !seen.empty()) {
+          const History::TimePoint appeared = seen.back().first;
+          const auto age = ctx.now - appeared;
+          if (appeared > collected.front().first && age < kNewDeviceGrace) {
+            r.verdict = Verdict::kUnknown;
+            r.reason = p.device + " appeared " + FormatSeconds(std::chrono::duration<double>(age).count()) +
+                       " ago and its GID table is still being filled (" + r.reason +
+                       "): judged once it is " + std::to_string(kNewDeviceGrace.count()) + " s old";
+            r.fix.clear();
+          }
+        }
       }
       out.push_back(std::move(r));
     });
+  }
+
+ private:
+  static constexpr const char* kCollected = "roce_v2_gid/collected";
+  static std::string SeriesOf(const std::string& device) { return "roce_v2_gid/device/" + device; }
+
+  static CheckResult Judge(const RdmaPortFacts& p) {
+    CheckResult r{"", p.Subject(), Verdict::kUnknown, "", ""};
+    const std::string netdev = NetdevOrPlaceholder(p);
+    if (!p.roce_v2_gid_count) {
+      r.reason = "GID table unreadable";
+      AppendLinkHint(r.reason, p);
+      r.fix = "check that /sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) +
+              "/gids is readable by rdma-healthd";
+    } else if (*p.roce_v2_gid_count == 0) {
+      r.verdict = Verdict::kFailed;
+      r.reason = "no GID of type RoCE v2 (" + std::to_string(p.gids.size()) + " non-empty GIDs" +
+                 (p.netdev.empty() ? std::string(", no netdev bound") : ", netdev " + p.netdev) + ")";
+      r.fix = "RoCE v2 GIDs are made from the netdev's IP addresses: bring " + netdev + " up and give it an "
+              "address (`ip link set " + netdev + " up`, `ip addr add <ip>/<len> dev " + netdev +
+              "`); check that `rdma link show " + p.Subject() + "` names the netdev and list the table with "
+              "`show_gids " + p.device + "`";
+    } else {
+      r.verdict = Verdict::kOk;
+      r.reason = std::to_string(*p.roce_v2_gid_count);
+      r.reason += " RoCE v2 GIDs";
+      AppendLinkHint(r.reason, p);
+    }
+    return r;
   }
 };
 RDMAHD_REGISTER_CHECK("roce_v2_gid", RoceV2GidCheck,

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -248,6 +250,70 @@ TEST(RoceV2GidCheckTest, Verdicts) {
   TestPort unknown = HealthyRocePort();
   unknown.roce_v2_gid_count.reset();
   EXPECT_EQ(Evaluate("roce_v2_gid", unknown)[0].verdict, Verdict::kUnknown);
+}
+
+// A device that appears while the daemon runs fills its GID table a moment later (rxe: ~0.5 s after
+// `rdma link add`): unknown for its first 10 s, then judged. A device of the first collection, or
+// created anew (a new generation) long after, is judged on what the collection saw.
+TEST(RoceV2GidCheckTest, ADeviceThatJustAppearedGetsTenSecondsForItsGids) {
+  using std::chrono::milliseconds;
+  const History::TimePoint t0{std::chrono::hours(1)};
+  ASSERT_NE(CheckRegistry().Find("roce_v2_gid"), nullptr);
+  std::unique_ptr<Check> check = CheckRegistry().Find("roce_v2_gid")->factory();
+  History history;
+  Config config;
+  auto collect = [&](std::vector<std::pair<TestPort, std::uint64_t>> ports, History::TimePoint at) {
+    RdmaDevicesFacts facts;
+    Topology topology;
+    topology.class_dir_present = true;
+    for (auto& [port, generation] : ports) {
+      RdmaDeviceFacts dev;
+      dev.name = port.device;
+      dev.ports.push_back(port);
+      facts.devices.push_back(dev);
+      TopologyDevice tdev;
+      tdev.name = port.device;
+      tdev.generation = generation;
+      tdev.ports.push_back(port);
+      topology.devices.push_back(tdev);
+    }
+    Snapshot snapshot;
+    snapshot.Put(facts);
+    snapshot.Put(topology);
+    std::vector<CheckResult> out;
+    RunCheck("roce_v2_gid", *check, snapshot, config, history, at, out);
+    std::map<std::string, CheckResult> by_subject;
+    for (auto& r : out) by_subject[r.subject] = r;
+    return by_subject;
+  };
+  TestPort empty_at_start = HealthyRocePort();
+  empty_at_start.roce_v2_gid_count = 0;
+  TestPort rxe = HealthyRocePort();
+  rxe.device = "rxe0";
+  rxe.netdev = "veth0";
+  rxe.roce_v2_gid_count = 0;
+
+  // Present at the first collection: judged at once.
+  auto first = collect({{empty_at_start, 1}}, t0);
+  EXPECT_EQ(first.at("mlx5_0/1").verdict, Verdict::kFailed);
+  // rxe0 appears 30 s later with no GID yet: unknown, saying why and when it will be judged.
+  auto appeared = collect({{empty_at_start, 1}, {rxe, 2}}, t0 + std::chrono::seconds(30));
+  EXPECT_EQ(appeared.at("mlx5_0/1").verdict, Verdict::kFailed);
+  EXPECT_EQ(appeared.at("rxe0/1").verdict, Verdict::kUnknown);
+  EXPECT_EQ(appeared.at("rxe0/1").reason,
+            "rxe0 appeared 0 s ago and its GID table is still being filled (no GID of type RoCE v2 (0 non-empty GIDs, "
+            "netdev veth0)): judged once it is 10 s old");
+  EXPECT_TRUE(appeared.at("rxe0/1").fix.empty());
+  // 9.9 s on: still coming up; 10 s on and still empty: a fault.
+  EXPECT_EQ(collect({{rxe, 2}}, t0 + std::chrono::seconds(30) + milliseconds(9900)).at("rxe0/1").verdict,
+            Verdict::kUnknown);
+  EXPECT_EQ(collect({{rxe, 2}}, t0 + std::chrono::seconds(40)).at("rxe0/1").verdict, Verdict::kFailed);
+  // Deleted and added again (a new generation): a new moment of grace; filled in time: ok.
+  auto again = collect({{rxe, 3}}, t0 + std::chrono::seconds(100));
+  EXPECT_EQ(again.at("rxe0/1").verdict, Verdict::kUnknown) << again.at("rxe0/1").reason;
+  TestPort filled = rxe;
+  filled.roce_v2_gid_count = 2;
+  EXPECT_EQ(collect({{filled, 3}}, t0 + std::chrono::seconds(101)).at("rxe0/1").verdict, Verdict::kOk);
 }
 
 TEST(RoceV2GidCheckTest, InfiniBandPortsAreNotChecked) {
