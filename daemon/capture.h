@@ -1,6 +1,7 @@
 // `rdma-healthd capture`: the support bundle, one .tar.gz holding what the daemon reads and judges,
-// laid out so that `rdma-healthd check --capture FILE` judges it on another machine through the
-// same --path.* flags a manual capture uses (README "Analysing a captured node", docs/capture.md):
+// laid out so that `rdma-healthd check --capture FILE` (daemon/capture_check.h) judges it on another
+// machine through the same --path.* flags a manual capture uses (README "Analysing a captured
+// node", docs/capture.md):
 //
 //   sys/...            the sysfs subsets the collectors read, symlinks kept as the kernel made them
 //   proc/...           meminfo, cmdline, cpuinfo, version, sys/kernel/numa_balancing, self/{status,
@@ -56,33 +57,6 @@ int RunCaptureCommand(const Options& options, CollectionEngine& engine, std::ost
 
 // The default --output: rdma-healthd-capture-HOST-YYYYMMDDTHHMMSSZ.tar.gz in the current folder.
 std::string DefaultCaptureName();
-
-// `check --capture FILE`: extracts FILE into a private temporary folder (hostile input:
-// ExtractCapture) and points `options`' --path.* flags (and --config.file, unless given) at it.
-// The folder lives as long as the returned TempDir.
-Result<TempDir> OpenCaptureForCheck(Options& options);
-
-// When `collector` is non-empty (a collector is still running past the collection's deadline):
-// removes `extraction` (when given), logs, flushes stdio and leaves through _Exit(exit_code),
-// running no destructor under the worker that still uses what they would free. Returns otherwise.
-void LeaveIfACollectorIsStillRunning(const std::string& collector, int exit_code,
-                                     std::optional<TempDir>* extraction = nullptr);
-
-// The folder OpenCaptureForCheck extracted the bundle to, as `options` name it after it; empty
-// when `options` judge no bundle. That folder is gone when the command ends: nothing printed names it.
-std::string ExtractedCaptureRoot(const Options& options);
-
-// Why a bundle extracted at `root` cannot be judged as a whole: its manifest.json says that the
-// capture stopped at one of its own limits (CaptureLimits: entries, total bytes, time), so what it
-// left out is missing (the limits, how many paths, and the node's own exit code are named). Also
-// when manifest.json is there but unreadable or not JSON. Nothing when there is no manifest.json
-// or it says the bundle is complete.
-std::optional<std::string> IncompleteCaptureProblem(const std::string& root);
-
-// `text` with every path under `root` (the extracted bundle) written relative to the bundle:
-// "ROOT/kernel-log.txt" -> "kernel-log.txt", "ROOT/config/config.yaml" -> "config/config.yaml",
-// ROOT itself -> "the bundle". `root` as given and as it resolves (realpath) are both replaced.
-std::string BundleRelative(std::string_view text, const std::string& root);
 
 // A YAML document with secrets replaced by "<redacted>": every value under basic_auth_users (the
 // password hashes), and the value of any key named key_file, password, password_file, secret,

@@ -11,7 +11,7 @@
 #include "common/logging.h"
 #include "common/node_fs.h"
 #include "core/verdict_order.h"
-#include "daemon/capture.h"
+#include "daemon/capture_check.h"
 #include "daemon/daemon.h"
 #include "daemon/json_api.h"
 

@@ -9,6 +9,7 @@
 #include "common/excerpt.h"
 #include "common/node_fs.h"
 #include "daemon/capture.h"
+#include "daemon/capture_check.h"
 #include "daemon/check_command.h"
 #include "daemon/daemon.h"
 #include "daemon/options.h"
