@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/ethtool.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -375,26 +374,6 @@ std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& p) {
          "\nTX:\t\t" + onoff(p.tx) + "\n";
 }
 
-// The module EEPROM as `ethtool -m DEV raw on` dumps it (ETHTOOL_GMODULEINFO, GMODULEEEPROM).
-Result<std::string> ReadModuleEeprom(EthtoolIoctl& ioctl, const std::string& netdev) {
-  ethtool_modinfo info{};
-  info.cmd = ETHTOOL_GMODULEINFO;
-  if (Status s = ioctl.Call(netdev, {reinterpret_cast<std::uint8_t*>(&info), sizeof info}); !s.ok()) {
-    return s.error();
-  }
-  if (info.eeprom_len == 0 || info.eeprom_len > 64 * 1024) {
-    return Error{"module EEPROM length " + std::to_string(info.eeprom_len) + " out of range", EINVAL};
-  }
-  std::vector<std::uint8_t> buf(sizeof(ethtool_eeprom) + info.eeprom_len);
-  auto* req = reinterpret_cast<ethtool_eeprom*>(buf.data());
-  req->cmd = ETHTOOL_GMODULEEEPROM;
-  req->offset = 0;
-  req->len = info.eeprom_len;
-  if (Status s = ioctl.Call(netdev, buf); !s.ok()) return s.error();
-  const std::uint32_t len = std::min(req->len, info.eeprom_len);
-  return std::string(reinterpret_cast<const char*>(buf.data() + sizeof(ethtool_eeprom)), len);
-}
-
 namespace {
 
 void CaptureNetdevsLive(Bundle& bundle, const std::vector<std::string>& netdevs) {
@@ -427,8 +406,9 @@ void CaptureNetdevsLive(Bundle& bundle, const std::vector<std::string>& netdevs)
     } else {
       bundle.Skip(base + "ethtool-a.txt", pause.ok() ? "the driver reports no pause parameters" : pause.error().message);
     }
-    if (auto eeprom = ReadModuleEeprom(raw, n); eeprom.ok()) {
-      bundle.AddFile(base + "module-eeprom.bin", *eeprom);
+    if (auto eeprom = ReadModuleEepromIoctl(raw, n); eeprom.ok()) {
+      bundle.AddFile(base + "module-eeprom.bin",
+                     std::string_view(reinterpret_cast<const char*>(eeprom->data()), eeprom->size()));
     } else {
       bundle.Skip(base + "module-eeprom.bin", "module EEPROM not readable: " + eeprom.error().message);
     }

@@ -72,10 +72,6 @@ std::string AppJson(const std::vector<DcbAppEntry>& entries);
 std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats);
 std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& pause);
 
-// The module EEPROM as `ethtool -m NETDEV raw on` dumps it: ETHTOOL_GMODULEINFO for its length,
-// then ETHTOOL_GMODULEEEPROM; an Error when the driver or module gives none, or a length over 64 KiB.
-Result<std::string> ReadModuleEeprom(EthtoolIoctl& ioctl, const std::string& netdev);
-
 // Whether `path` (lexically under `root_real`, a realpath) resolves, links followed, to `root_real`
 // or below it. A path that does not resolve (dangling link, gone) is outside.
 bool ResolvesInside(const std::string& root_real, const std::string& path);

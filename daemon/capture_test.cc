@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "collectors/ethtool_stats.h"
+#include "collectors/module_eeprom.h"
 #include "config/policies.h"
 #include "common/node_fs.h"
 #include "core/collection_engine.h"
@@ -160,12 +161,13 @@ class FakeModuleIoctl : public EthtoolIoctl {
 
 TEST(CaptureFormatTest, ModuleEepromIsTheFlatDumpOfTheLengthTheModuleGives) {
   FakeModuleIoctl ioctl;
-  auto dump = ReadModuleEeprom(ioctl, "ens1f0np0");
+  // The capture writes what the module collector's own read gives (collectors/module_eeprom.h).
+  auto dump = ReadModuleEepromIoctl(ioctl, "ens1f0np0");
   ASSERT_TRUE(dump.ok()) << dump.error().message;
   ASSERT_EQ(dump->size(), 256u);
   EXPECT_EQ(static_cast<unsigned char>((*dump)[0]), 0u);
   EXPECT_EQ(static_cast<unsigned char>((*dump)[255]), 255u);
-  EXPECT_FALSE(ReadModuleEeprom(ioctl, "eth9").ok());  // no module: skipped with the reason
+  EXPECT_FALSE(ReadModuleEepromIoctl(ioctl, "eth9").ok());  // no module: skipped with the reason
 }
 
 // ---- The link rule ---------------------------------------------------------------------------------
