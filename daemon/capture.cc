@@ -327,52 +327,9 @@ void CopyClass(Bundle& bundle, Tree& tree, const std::string& rel) {
 
 }  // namespace
 
-std::string PfcJson(const PfcConfig& p) {
-  Json j;
-  j["pfc_cap"] = p.pfc_cap;
-  j["macsec_bypass"] = p.macsec_bypass;
-  j["delay"] = p.delay;
-  Json prio = Json::array();
-  for (int i = 0; i < kDcbPriorities; ++i) prio.push_back(p.Enabled(i));
-  j["prio_pfc"] = prio;
-  if (p.requests) j["requests"] = *p.requests;
-  if (p.indications) j["indications"] = *p.indications;
-  return j.dump() + "\n";
-}
 
-std::string AppJson(const std::vector<DcbAppEntry>& entries) {
-  Json j = Json::object();
-  Json ethtype = Json::array(), dscp = Json::array(), stream = Json::array(), dgram = Json::array(),
-       port = Json::array();
-  for (const DcbAppEntry& e : entries) {
-    switch (e.selector) {
-      case kAppSelectorEthertype: ethtype.push_back({e.protocol, e.priority}); break;
-      case kAppSelectorDscp: dscp.push_back({e.protocol, e.priority}); break;
-      case 2: stream.push_back({e.protocol, e.priority}); break;  // IEEE_8021QAZ_APP_SEL_STREAM
-      case 3: dgram.push_back({e.protocol, e.priority}); break;   // _DGRAM
-      case 4: port.push_back({e.protocol, e.priority}); break;    // _ANY
-      default: break;  // PCP entries (Linux >= 6.2): `dcb` prints them as "1de" strings; not judged, left out
-    }
-  }
-  j["ethtype_prio"] = ethtype;
-  j["dscp_prio"] = dscp;
-  j["stream_port_prio"] = stream;
-  j["dgram_port_prio"] = dgram;
-  j["port_prio"] = port;
-  return j.dump() + "\n";
-}
 
-std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats) {
-  std::string out = "NIC statistics:\n";
-  for (const DriverStat& s : stats) out += "     " + s.name + ": " + std::to_string(s.value) + "\n";
-  return out;
-}
 
-std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& p) {
-  auto onoff = [](bool b) { return b ? "on" : "off"; };
-  return "Pause parameters for " + netdev + ":\nAutonegotiate:\t" + onoff(p.autoneg) + "\nRX:\t\t" + onoff(p.rx) +
-         "\nTX:\t\t" + onoff(p.tx) + "\n";
-}
 
 namespace {
 
@@ -388,9 +345,9 @@ void CaptureNetdevsLive(Bundle& bundle, const std::vector<std::string>& netdevs)
     } else if (!state->supported) {
       bundle.AddFile(base + "pfc.json", "unsupported\n");
     } else {
-      if (state->pfc) bundle.AddFile(base + "pfc.json", PfcJson(*state->pfc));
+      if (state->pfc) bundle.AddFile(base + "pfc.json", DcbPfcJsonOf(*state->pfc));
       else bundle.Skip(base + "pfc.json", "the kernel's DCB answer has no PFC attribute");
-      if (state->app) bundle.AddFile(base + "app.json", AppJson(*state->app));
+      if (state->app) bundle.AddFile(base + "app.json", DcbAppJsonOf(*state->app));
       if (state->app_trust || state->dcbx) {
         bundle.Note(n + ": the APP trust order and DCBX mode have no `dcb -j` file the daemon reads; "
                         "they are unknown when the bundle is judged");
@@ -818,10 +775,10 @@ void CaptureDcbFolder(Bundle& bundle, const std::string& dir, const CaptureLimit
         written = std::string();  // empty is unknown to the daemon, and says so in the bundle too
       } else if (std::string_view(k.file) == "pfc.json") {
         if (trimmed == "unsupported") written = "unsupported\n";
-        else if (auto pfc = ParseDcbPfcJson(*text)) written = PfcJson(*pfc);
+        else if (auto pfc = ParseDcbPfcJson(*text)) written = DcbPfcJsonOf(*pfc);
         else problem = pfc.error().message;
       } else if (std::string_view(k.file) == "app.json") {
-        if (auto app = ParseDcbAppJson(*text)) written = AppJson(*app);
+        if (auto app = ParseDcbAppJson(*text)) written = DcbAppJsonOf(*app);
         else problem = app.error().message;
       } else if (std::string_view(k.file) == "ethtool-S.txt") {
         const EthtoolStatsText stats = ParseEthtoolStatsText(*text);

@@ -29,11 +29,8 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/ethtool_stats.h"
 #include "common/result.h"
 #include "core/collection_engine.h"
-#include "facts/dcb_state.h"
-#include "facts/netdev_facts.h"
 #include "daemon/capture_archive.h"
 #include "daemon/options.h"
 
@@ -63,14 +60,6 @@ std::string DefaultCaptureName();
 // token, bearer_token or credentials (any case). An Error (and nothing of the text) when it is not
 // YAML: a file that cannot be read as YAML cannot be redacted, so it is left out of the bundle.
 Result<std::string> RedactConfigYaml(std::string_view text);
-
-// What the kernel answered, written as the tools print it, so the readers of a capture
-// (parsers/dcb_json.h, parsers/ethtool_stats.h) read it back: `dcb -j pfc show` and
-// `dcb -j app show` JSON (PCP entries left out: not judged), `ethtool -S` and `ethtool -a` text.
-std::string PfcJson(const PfcConfig& pfc);
-std::string AppJson(const std::vector<DcbAppEntry>& entries);
-std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats);
-std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& pause);
 
 // Whether `path` (lexically under `root_real`, a realpath) resolves, links followed, to `root_real`
 // or below it. A path that does not resolve (dangling link, gone) is outside.

@@ -91,47 +91,7 @@ TEST(CaptureRedactTest, TextThatIsNotYamlIsRefusedWithoutQuotingIt) {
 
 // ---- The kernel's answers, written as the tools print them, read back by the capture readers ----------
 
-TEST(CaptureFormatTest, PfcAndAppJsonReadBackAsTheDcbCaptureReaderSeesThem) {
-  PfcConfig pfc;
-  pfc.pfc_cap = 8;
-  pfc.enabled_mask = 0b00001000;
-  pfc.delay = 4096;
-  pfc.macsec_bypass = true;
-  pfc.requests = std::array<std::uint64_t, kDcbPriorities>{0, 0, 0, 12, 0, 0, 0, 0};
-  auto back = ParseDcbPfcJson(PfcJson(pfc));
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->enabled_mask, pfc.enabled_mask);
-  EXPECT_EQ(back->pfc_cap, 8);
-  EXPECT_EQ(back->delay, 4096);
-  EXPECT_TRUE(back->macsec_bypass);
-  ASSERT_TRUE(back->requests.has_value());
-  EXPECT_EQ((*back->requests)[3], 12u);
-  EXPECT_FALSE(back->indications.has_value());
 
-  const std::vector<DcbAppEntry> app = {{kAppSelectorDscp, 26, 3}, {kAppSelectorDscp, 48, 6},
-                                        {kAppSelectorEthertype, 0x8915, 3}, {2, 4791, 3}};
-  auto entries = ParseDcbAppJson(AppJson(app));
-  ASSERT_TRUE(entries.ok()) << entries.error().message;
-  EXPECT_THAT(*entries, ::testing::UnorderedElementsAreArray(app));
-  DcbState state;
-  state.app = *entries;
-  EXPECT_EQ(DscpPriorityMap(state), (std::map<int, int>{{26, 3}, {48, 6}}));
-}
-
-TEST(CaptureFormatTest, EthtoolTextReadsBackAsTheCaptureParsersSeeIt) {
-  const std::vector<DriverStat> stats = {{"rx_prio3_pause", 17}, {"tx_pause_storm_warning_events", 2}};
-  const EthtoolStatsText back = ParseEthtoolStatsText(EthtoolStatsTextOf(stats));
-  EXPECT_EQ(back.skipped_lines, 0u);
-  ASSERT_EQ(back.stats.size(), 2u);
-  EXPECT_EQ(back.stats[0].name, "rx_prio3_pause");
-  EXPECT_EQ(back.stats[0].value, 17u);
-  EXPECT_EQ(back.stats[1].value, 2u);
-  auto pause = ParseEthtoolPauseText(EthtoolPauseTextOf("ens1f0np0", PauseParam{false, true, false}));
-  ASSERT_TRUE(pause.ok()) << pause.error().message;
-  EXPECT_FALSE(pause->autoneg);
-  EXPECT_TRUE(pause->rx);
-  EXPECT_FALSE(pause->tx);
-}
 
 // A module that answers GMODULEINFO (SFF-8636, 256 bytes) and GMODULEEEPROM with bytes 0..255.
 class FakeModuleIoctl : public EthtoolIoctl {

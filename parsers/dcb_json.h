@@ -25,6 +25,12 @@ namespace rdmahd {
 Result<PfcConfig> ParseDcbPfcJson(std::string_view text);
 Result<std::vector<DcbAppEntry>> ParseDcbAppJson(std::string_view text);
 
+// The inverse, as `dcb -j pfc show` and `dcb -j app show` print it, so that a capture of what the
+// kernel answered over DCB netlink reads back through the parsers above (PCP entries left out: not
+// judged). One line, newline-terminated.
+std::string DcbPfcJsonOf(const PfcConfig& pfc);
+std::string DcbAppJsonOf(const std::vector<DcbAppEntry>& entries);
+
 // A netdev's DCB state from the contents of its capture folder's pfc.json and app.json (nullopt:
 // the file is missing; `base` is the folder, named in errors). A missing or empty file is unknown
 // (never "off"); a pfc.json reading `unsupported` marks the netdev as having no DCB (what `dcb`

@@ -1,6 +1,12 @@
 #include "parsers/dcb_json.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
 
 namespace rdmahd {
 namespace {
@@ -55,6 +61,34 @@ TEST(DcbAppJsonTest, OutOfRangeEntriesAreRejected) {
   EXPECT_FALSE(ParseDcbAppJson(R"({"dscp_prio":[[26,9]]})").ok());   // priority 9
   EXPECT_FALSE(ParseDcbAppJson(R"({"dscp_prio":[[64,3]]})").ok());   // DSCP 64
   EXPECT_FALSE(ParseDcbAppJson(R"({"dscp_prio":[26,3]})").ok());     // not pairs
+}
+
+// What a capture writes from DCB netlink's answer reads back as it was (daemon/capture.cc).
+TEST(DcbJsonWriterTest, PfcAndAppJsonReadBackAsTheyWereWritten) {
+  PfcConfig pfc;
+  pfc.pfc_cap = 8;
+  pfc.enabled_mask = 0b00001000;
+  pfc.delay = 4096;
+  pfc.macsec_bypass = true;
+  pfc.requests = std::array<std::uint64_t, kDcbPriorities>{0, 0, 0, 12, 0, 0, 0, 0};
+  auto back = ParseDcbPfcJson(DcbPfcJsonOf(pfc));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->enabled_mask, pfc.enabled_mask);
+  EXPECT_EQ(back->pfc_cap, 8);
+  EXPECT_EQ(back->delay, 4096);
+  EXPECT_TRUE(back->macsec_bypass);
+  ASSERT_TRUE(back->requests.has_value());
+  EXPECT_EQ((*back->requests)[3], 12u);
+  EXPECT_FALSE(back->indications.has_value());
+
+  const std::vector<DcbAppEntry> app = {{kAppSelectorDscp, 26, 3}, {kAppSelectorDscp, 48, 6},
+                                        {kAppSelectorEthertype, 0x8915, 3}, {2, 4791, 3}};
+  auto entries = ParseDcbAppJson(DcbAppJsonOf(app));
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  EXPECT_THAT(*entries, ::testing::UnorderedElementsAreArray(app));
+  DcbState state;
+  state.app = *entries;
+  EXPECT_EQ(DscpPriorityMap(state), (std::map<int, int>{{26, 3}, {48, 6}}));
 }
 
 }  // namespace

@@ -232,4 +232,16 @@ Result<PauseParam> ParseEthtoolPauseText(std::string_view text) {
   return pp;
 }
 
+std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats) {
+  std::string out = "NIC statistics:\n";
+  for (const DriverStat& s : stats) out += "     " + s.name + ": " + std::to_string(s.value) + "\n";
+  return out;
+}
+
+std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& p) {
+  auto onoff = [](bool b) { return b ? "on" : "off"; };
+  return "Pause parameters for " + netdev + ":\nAutonegotiate:\t" + onoff(p.autoneg) + "\nRX:\t\t" + onoff(p.rx) +
+         "\nTX:\t\t" + onoff(p.tx) + "\n";
+}
+
 }  // namespace rdmahd

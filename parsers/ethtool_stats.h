@@ -89,5 +89,9 @@ struct EthtoolStatsText {
 EthtoolStatsText ParseEthtoolStatsText(std::string_view text);
 // `ethtool -a IF` output ("Autonegotiate: off", "RX: on", "TX: on"; later lines ignored).
 Result<PauseParam> ParseEthtoolPauseText(std::string_view text);
+// The inverse, as `ethtool -S NETDEV` and `ethtool -a NETDEV` print them (a capture of what the
+// ioctl answered reads back through the parsers above).
+std::string EthtoolStatsTextOf(const std::vector<DriverStat>& stats);
+std::string EthtoolPauseTextOf(const std::string& netdev, const PauseParam& pause);
 
 }  // namespace rdmahd

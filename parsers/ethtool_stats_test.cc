@@ -198,5 +198,21 @@ TEST(EthtoolReplyParseTest, ShortBuffersAreRejected) {
   EXPECT_NE(r.error().message.find("need"), std::string::npos);
 }
 
+// What a capture writes from the ethtool ioctl's answer reads back as it was (daemon/capture.cc).
+TEST(EthtoolTextWriterTest, StatsAndPauseTextReadBackAsTheyWereWritten) {
+  const std::vector<DriverStat> stats = {{"rx_prio3_pause", 17}, {"tx_pause_storm_warning_events", 2}};
+  const EthtoolStatsText back = ParseEthtoolStatsText(EthtoolStatsTextOf(stats));
+  EXPECT_EQ(back.skipped_lines, 0u);
+  ASSERT_EQ(back.stats.size(), 2u);
+  EXPECT_EQ(back.stats[0].name, "rx_prio3_pause");
+  EXPECT_EQ(back.stats[0].value, 17u);
+  EXPECT_EQ(back.stats[1].value, 2u);
+  auto pause = ParseEthtoolPauseText(EthtoolPauseTextOf("ens1f0np0", PauseParam{false, true, false}));
+  ASSERT_TRUE(pause.ok()) << pause.error().message;
+  EXPECT_FALSE(pause->autoneg);
+  EXPECT_TRUE(pause->rx);
+  EXPECT_FALSE(pause->tx);
+}
+
 }  // namespace
 }  // namespace rdmahd
