@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "collectors/netdev_collector.h"
 #include "collectors/topology_discovery.h"
-#include "collectors/roce_qos.h"
 #include "parsers/ethtool_stats.h"
 #include "tests/support/stat_list_driver.h"
 

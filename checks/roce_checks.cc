@@ -1,7 +1,7 @@
 // RoCE lossless-fabric checks: PFC on the RoCE priority (and only there), no global pause next to
 // PFC, trust mode and DSCP mapping, ECN for both DCQCN roles, MTU, pause storms. Facts come from
-// the "netdev" and "roce" collectors (collectors/roce_qos.h); the policy from config.roce. Each
-// verdict's subject is the netdev name.
+// the "netdev" and "roce" collectors (collectors/netdev_collector.h, collectors/roce_qos.h); the
+// policy from config.roce. Each verdict's subject is the netdev name.
 #include <cmath>
 #include <sstream>
 
@@ -386,7 +386,7 @@ Status ReadTrust(const ConfigWalker& w, const ConfigNode& v, std::optional<Trust
 }
 
 // roce: these checks' policy; the roce_tos check (host_dev_checks.cc) and the netdev collector's
-// extra_ethtool_stats (collectors/roce_qos.cc) read it too.
+// extra_ethtool_stats (collectors/netdev_collector.cc) read it too.
 RDMAHD_REGISTER_CONFIG_SECTION(RocePolicy, "roce", 40,
     {{"roce.priority", "unset"}, {"roce.dscp", "unset"}, {"roce.trust", "unset"}, {"roce.require_ecn", "`true`"},
      {"roce.min_mtu", "unset"}, {"roce.extra_ethtool_stats", "`[]`"}},

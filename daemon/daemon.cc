@@ -18,9 +18,11 @@
 #include "facts/rdma_device_facts.h"
 #include "common/node_fs.h"
 #include "daemon/check_command.h"
+#include "daemon/etag.h"
 #include "daemon/http_server.h"
 #include "daemon/json_api.h"
 #include "daemon/query.h"
+#include "daemon/shared_body.h"
 #include "daemon/status_page.h"
 
 namespace rdmahd {

@@ -1,140 +1,46 @@
 #include "daemon/http_server.h"
 
-#include <arpa/inet.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
-#include <malloc.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <limits>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "common/logging.h"
-#include "common/mutex.h"
-#include "common/thread_name.h"
 #include "daemon/basic_auth.h"
+#include "daemon/client_address.h"
+#include "daemon/connection_watch.h"
+#include "daemon/etag.h"
+#include "daemon/http_workers.h"
 #include "daemon/listen_address.h"
 
 namespace rdmahd {
 namespace {
 
 constexpr const char* kTextPlain = "text/plain; charset=utf-8";
-// Below this a body goes out as is: gzip would save a few bytes at the cost of a header.
-constexpr std::size_t kMinGzipBytes = 1024;
 // fds the rest of the daemon may hold (collectors, logs, netlink) besides HTTP connections.
 constexpr rlim_t kFdsKeptForTheRest = 256;
 constexpr std::chrono::milliseconds kShutdownGrace{1000};
-// How often ConnectionWatch looks at the connections (see there), and how soon it looks after a
-// new connection or to confirm a FIN it saw.
-constexpr std::chrono::milliseconds kSweepInterval{200};
-constexpr std::chrono::milliseconds kFinConfirmDelay{30};
 // A warning for accept failing for want of descriptors at most this often.
 constexpr std::chrono::seconds kFdWarningInterval{10};
 // A warning for password checks refused (a flood of wrong passwords) at most this often.
 constexpr std::chrono::seconds kRefusalWarningInterval{10};
 
 using Clock = std::chrono::steady_clock;
-
-// Jobs for routes that may be slow. A job runs with cancelled=true when the pool stops before it
-// started, so that its suspended connection is still resumed (libmicrohttpd cannot stop with
-// suspended connections). Scrape jobs go first; page jobs (/, /api/*) run at most `page_limit` at
-// once, so with more threads than that a scrape never waits behind a page, however many are
-// queued.
-class WorkerPool {
- public:
-  using Job = std::function<void(bool cancelled)>;
-
-  WorkerPool(int threads, int page_limit) : page_limit_(page_limit) {
-    for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] {
-        NameThisThread("http-worker");
-        Loop();
-      });
-    }
-  }
-  ~WorkerPool() { Stop(); }
-
-  void Post(bool page, Job job) {
-    {
-      MutexLock lock(mu_);
-      if (!stopping_) {
-        (page ? page_jobs_ : scrape_jobs_).push_back(std::move(job));
-        // Every thread may be waiting for a scrape while the page lane is full: wake them all for
-        // a scrape, one for a page (a thread that cannot take it goes back to sleep).
-        if (page) {
-          cv_.notify_one();
-        } else {
-          cv_.notify_all();
-        }
-        return;
-      }
-    }
-    job(true);
-  }
-
-  void Stop() {
-    {
-      MutexLock lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-
- private:
-  bool PageMayStart() const REQUIRES(mu_) { return !page_jobs_.empty() && (stopping_ || pages_running_ < page_limit_); }
-
-  void Loop() {
-    MutexLock lock(mu_);
-    for (;;) {
-      while (!stopping_ && scrape_jobs_.empty() && !PageMayStart()) cv_.wait(lock);
-      const bool page = scrape_jobs_.empty();
-      if (page && page_jobs_.empty()) return;  // stopping, nothing left
-      std::deque<Job>& jobs = page ? page_jobs_ : scrape_jobs_;
-      Job job = std::move(jobs.front());
-      jobs.pop_front();
-      bool cancelled = stopping_;
-      if (page) ++pages_running_;
-      lock.unlock();
-      job(cancelled);
-      job = nullptr;  // what the job holds goes before the lock is taken again
-      lock.lock();
-      if (page) {
-        --pages_running_;
-        cv_.notify_all();  // a page may start now
-      }
-    }
-  }
-
-  const int page_limit_;
-  Mutex mu_;
-  std::condition_variable_any cv_;
-  std::deque<Job> scrape_jobs_ GUARDED_BY(mu_);
-  std::deque<Job> page_jobs_ GUARDED_BY(mu_);
-  int pages_running_ GUARDED_BY(mu_) = 0;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
-};
 
 // Whether the client of the connection on `fd` has left: it reset the connection, or (when
 // `fin_counts`) sent its FIN. A non-blocking MSG_PEEK: reads nothing, waits for nothing.
@@ -147,43 +53,6 @@ bool ClientHasLeft(int fd, bool fin_counts) {
     if (n == 0) return fin_counts;
     if (errno == EINTR) continue;
     return errno == ECONNRESET || errno == EPIPE || errno == ETIMEDOUT || errno == ENOTCONN;
-  }
-}
-
-// zlib counts in 32 bits: longer input is fed, and output room given, at most this much at a time.
-constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
-
-// `gzip` decompressed, when it is one gzip stream of exactly `size` bytes.
-std::optional<std::string> Gunzip(std::string_view gzip, std::size_t size) {
-  if (gzip.size() > kZlibChunk || size > kZlibChunk) return std::nullopt;
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) return std::nullopt;
-  std::string out(size, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gzip.data()));
-  z.avail_in = static_cast<uInt>(gzip.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&z, Z_FINISH);
-  const bool whole = rc == Z_STREAM_END && z.total_out == size && z.avail_in == 0;
-  inflateEnd(&z);
-  if (!whole) return std::nullopt;
-  return out;
-}
-
-// Runs deflate with `flush` until it has taken all of z.next_in (Z_FINISH: until the stream is
-// complete), doubling `out` whenever it is full.
-bool Deflate(z_stream& z, std::string& out, int flush) {
-  for (;;) {
-    if (z.total_out == out.size()) out.resize(2 * out.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
-    z.avail_out = static_cast<uInt>(std::min(out.size() - z.total_out, kZlibChunk));
-    const int rc = deflate(&z, flush);
-    if (rc == Z_STREAM_END) return true;
-    if (rc != Z_OK && rc != Z_BUF_ERROR) return false;
-    if (z.avail_out == 0) continue;  // more room, and on
-    // Stopped with room to spare: all the input is taken, or (finishing short of the stream's end)
-    // it cannot go on.
-    return flush != Z_FINISH && z.avail_in == 0;
   }
 }
 
@@ -212,12 +81,6 @@ bool AcceptsGzip(const char* header) {
     if (lower == "*" && !zero) star = true;
   }
   return gzip || (star && !gzip_refused);
-}
-
-// The opaque-tag of an entity tag, without W/ (RFC 9110, 8.8.3.2: weak comparison).
-std::string_view OpaqueTag(std::string_view tag) {
-  if (tag.size() >= 2 && tag[0] == 'W' && tag[1] == '/') tag.remove_prefix(2);
-  return tag;
 }
 
 HttpResponse RunHandler(const HttpHandler& handler, const HttpRequest& request) {
@@ -305,266 +168,6 @@ bool HaveFreeDescriptors(int n) {
   return enough;
 }
 
-}  // namespace
-
-std::string ClientAddressKey(const sockaddr* sa) {
-  if (sa == nullptr) return "?";
-  if (sa->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-    return std::string("4") + std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
-  }
-  if (sa->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    const auto* bytes = reinterpret_cast<const char*>(&in6->sin6_addr);
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string("4") + std::string(bytes + 12, 4);
-    return std::string("6") + std::string(bytes, 8);
-  }
-  return "?";
-}
-
-namespace {
-
-// Who a connection is from (ClientAddressKey).
-std::string ClientKey(MHD_Connection* conn) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  return ClientAddressKey(info == nullptr ? nullptr : info->client_addr);
-}
-
-// The client's address as text, for the log.
-std::string ClientAddressText(MHD_Connection* conn) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (info == nullptr || info->client_addr == nullptr) return "unknown";
-  char text[INET6_ADDRSTRLEN] = "unknown";
-  const sockaddr* sa = info->client_addr;
-  if (sa->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
-  } else if (sa->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
-  }
-  return text;
-}
-
-// Closes connections libmicrohttpd would hold for the whole idle timeout although their request can
-// never be served, so that they do not fill max_connections:
-//  - the peer closed (FIN) before its request header was complete, or before its body was (a
-//    Content-Length not reached, a chunk cut mid-way), or between requests. libmicrohttpd 0.9.75
-//    under epoll often misses such a FIN (it arrives with the last bytes it read and no new edge
-//    follows), so the socket sits in CLOSE-WAIT until the idle timeout (60 s);
-//  - the header is not complete by its deadline (HttpServerOptions::header_timeout_seconds), or
-//    the body by its own (body_timeout_seconds, from the header's end): libmicrohttpd's only
-//    timeout is an idle one, which a client sending a byte now and then resets for ever.
-// A request whose header and body are complete is left alone, FIN or not: a client that
-// half-closed after its request (HTTP/1.0 style, `nc -N`) still gets its answer, and one that does
-// not read it is bounded by the idle timeout.
-// Mechanism: the connection-notify callback records each connection's fd; the callbacks that see a
-// request line (URI log), a complete header (the access handler's first call), a complete body
-// (the call that answers) and a finished request move it between phases. A thread looks every
-// kSweepInterval: in a phase without a whole request in hand, recv(MSG_PEEK) returning 0 means the
-// peer sent FIN with nothing left to read;
-// it must have been so on two sweeps in a row, kFinConfirmDelay apart (a complete request that
-// libmicrohttpd has read but not yet handed over looks the same for a moment). Such a connection, or one past its header
-// or body deadline, gets shutdown(SHUT_RDWR): libmicrohttpd then sees end-of-file and error on it and
-// closes it in its own thread, as for any dead peer. The fd cannot be closed and reused under the
-// sweep: libmicrohttpd calls the CLOSED notification (which removes it, under mu_) before it
-// closes the socket.
-// It also holds the connection limits libmicrohttpd cannot: per client as ClientAddressKey counts
-// them (an IPv6 /64 is one client; libmicrohttpd's own per-IP limit, not used, would count each IPv6 address), a
-// connection past the client's share shut down as it opens; and a reserve of slots kept free by
-// shedding, when a new connection takes one, the connection idle longest: first those that never
-// sent a request line, then those between requests (kept-alive scrapers, which reconnect). So a
-// flood of idle connections from many addresses, each under its share, never keeps a newcomer in
-// the accept queue until the header deadline; a connection with a request in hand is never shed.
-class ConnectionWatch {
- public:
-  struct Limits {
-    std::chrono::seconds header_timeout;
-    std::chrono::seconds body_timeout;
-    unsigned max_connections;
-    unsigned max_per_client;
-    unsigned reserved;  // slots kept free by shedding idle connections
-  };
-  explicit ConnectionWatch(Limits limits)
-      : header_timeout_(limits.header_timeout), body_timeout_(limits.body_timeout), limits_(limits) {}
-  ~ConnectionWatch() { Stop(); }
-
-  void Start() {
-    sweeper_ = std::thread([this] {
-      NameThisThread("http-sweep");
-      MutexLock lock(mu_);
-      next_sweep_ = Clock::now() + kSweepInterval;
-      while (!stopping_) {
-        // Until the next sweep is due, or an earlier one is asked for (or a stop).
-        while (!stopping_ && !rescheduled_) {
-          if (cv_.wait_until(lock, next_sweep_) == std::cv_status::timeout) break;
-        }
-        if (stopping_ || rescheduled_) {
-          rescheduled_ = false;  // woken for an earlier sweep (or to stop)
-          continue;
-        }
-        auto now = Clock::now();
-        next_sweep_ = now + (SweepLocked(now) ? kFinConfirmDelay : kSweepInterval);
-      }
-    });
-  }
-  void Stop() {
-    {
-      MutexLock lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    if (sweeper_.joinable()) sweeper_.join();
-  }
-
-  // The calls below come from libmicrohttpd's event thread.
-  void Opened(MHD_Connection* conn) {
-    const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (info == nullptr) return;
-    std::string key = ClientKey(conn);
-    MutexLock lock(mu_);
-    auto now = Clock::now();
-    Tracked& t = conns_[conn];
-    t = Tracked{};
-    t.fd = info->connect_fd;
-    t.Enter(Phase::kAwaitingHeader);
-    t.deadline = now + header_timeout_;
-    if (++per_client_[key] > limits_.max_per_client) {
-      ::shutdown(t.fd, SHUT_RDWR);  // libmicrohttpd sees the error and closes it
-      t.shut = true;
-      log::Debug("HTTP connection refused: the client holds its share of the slots",
-                 {{"client", ClientAddressText(conn)}, {"max_per_client", std::to_string(limits_.max_per_client)}});
-    } else if (++live_ + limits_.reserved > limits_.max_connections) {
-      ShedIdlestLocked(conn);
-    }
-    t.key = std::move(key);
-    // A burst of connections that close half-way must not wait a whole interval to be seen.
-    if (now + kFinConfirmDelay < next_sweep_) {
-      next_sweep_ = now + kFinConfirmDelay;
-      rescheduled_ = true;
-      cv_.notify_one();
-    }
-  }
-  void Closed(MHD_Connection* conn) {
-    MutexLock lock(mu_);
-    auto it = conns_.find(conn);
-    if (it == conns_.end()) return;
-    if (!it->second.shut) --live_;
-    if (auto c = per_client_.find(it->second.key); c != per_client_.end() && --c->second == 0) per_client_.erase(c);
-    conns_.erase(it);
-  }
-  // A request line arrived: a later request on a keep-alive connection starts its header deadline.
-  // (The first request's deadline runs from the connection's start.)
-  void RequestLine(MHD_Connection* conn) {
-    MutexLock lock(mu_);
-    auto it = conns_.find(conn);
-    if (it == conns_.end()) return;
-    if (it->second.phase == Phase::kBetweenRequests) {
-      it->second.Enter(Phase::kAwaitingHeader);
-      it->second.deadline = Clock::now() + header_timeout_;
-    }
-    it->second.request_line_seen = true;
-  }
-  // The header is complete: any body must be by its own deadline.
-  void HeaderComplete(MHD_Connection* conn) {
-    MutexLock lock(mu_);
-    if (auto it = conns_.find(conn); it != conns_.end()) {
-      it->second.Enter(Phase::kReadingBody);
-      it->second.deadline = Clock::now() + body_timeout_;
-    }
-  }
-  // The whole request (body included) is in hand, or is answered without reading its body.
-  void RequestComplete(MHD_Connection* conn) { SetPhase(conn, Phase::kInRequest); }
-  void RequestDone(MHD_Connection* conn) { SetPhase(conn, Phase::kBetweenRequests); }
-
- private:
-  enum class Phase { kAwaitingHeader, kReadingBody, kInRequest, kBetweenRequests };
-  struct Tracked {
-    int fd = -1;
-    Phase phase = Phase::kAwaitingHeader;
-    Clock::time_point deadline;  // of the header (kAwaitingHeader) or the body (kReadingBody)
-    bool fin_seen = false;  // on the previous sweep, in this phase
-    bool shut = false;      // shutdown() done; libmicrohttpd will close it
-    bool request_line_seen = false;  // in this phase
-    Clock::time_point since;         // in this phase
-    std::string key;                 // ClientAddressKey
-    void Enter(Phase p) {
-      phase = p;
-      fin_seen = false;
-      request_line_seen = false;
-      since = Clock::now();
-    }
-  };
-
-  // Shuts down the connection idle longest (see the class comment), other than `newcomer`.
-  void ShedIdlestLocked(MHD_Connection* newcomer) REQUIRES(mu_) {
-    Tracked* idlest = nullptr;
-    int idlest_rank = 2;
-    for (auto& [conn, t] : conns_) {
-      if (t.shut || conn == newcomer) continue;
-      int rank = t.phase == Phase::kAwaitingHeader && !t.request_line_seen ? 0
-                 : t.phase == Phase::kBetweenRequests                    ? 1
-                                                                         : 2;
-      if (rank < idlest_rank || (rank == idlest_rank && idlest != nullptr && t.since < idlest->since)) {
-        idlest = &t;
-        idlest_rank = rank;
-      }
-    }
-    if (idlest == nullptr) return;  // every other connection has a request in hand
-    ::shutdown(idlest->fd, SHUT_RDWR);
-    idlest->shut = true;
-    --live_;
-    ++shed_;
-    log::Debug("HTTP idle connection shed for a new one", {{"shed_so_far", std::to_string(shed_)}});
-  }
-
-  void SetPhase(MHD_Connection* conn, Phase phase) {
-    MutexLock lock(mu_);
-    if (auto it = conns_.find(conn); it != conns_.end()) it->second.Enter(phase);
-  }
-
-  // True when a FIN is waiting to be confirmed by the next sweep.
-  bool SweepLocked(Clock::time_point now) REQUIRES(mu_) {
-    unsigned peer_closed = 0, header_late = 0, body_late = 0;
-    bool to_confirm = false;
-    for (auto& [conn, t] : conns_) {
-      if (t.shut || t.phase == Phase::kInRequest) continue;
-      char byte;
-      bool fin = ::recv(t.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-      bool late = (t.phase == Phase::kAwaitingHeader || t.phase == Phase::kReadingBody) && now >= t.deadline;
-      if (fin && !t.fin_seen && !late) {
-        t.fin_seen = true;
-        to_confirm = true;
-        continue;
-      }
-      t.fin_seen = fin;
-      if (!fin && !late) continue;
-      ::shutdown(t.fd, SHUT_RDWR);
-      t.shut = true;
-      --live_;
-      ++(fin ? peer_closed : t.phase == Phase::kAwaitingHeader ? header_late : body_late);
-    }
-    if (peer_closed + header_late + body_late > 0) {
-      log::Debug("HTTP connections closed", {{"peer_closed_mid_request", std::to_string(peer_closed)},
-                                             {"header_timeout", std::to_string(header_late)},
-                                             {"body_timeout", std::to_string(body_late)}});
-    }
-    return to_confirm;
-  }
-
-  const std::chrono::seconds header_timeout_;
-  const std::chrono::seconds body_timeout_;
-  const Limits limits_;
-  Mutex mu_;
-  std::condition_variable_any cv_;
-  std::unordered_map<MHD_Connection*, Tracked> conns_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, unsigned> per_client_ GUARDED_BY(mu_);  // connections per ClientKey
-  unsigned live_ GUARDED_BY(mu_) = 0;  // tracked and not shut down
-  std::uint64_t shed_ GUARDED_BY(mu_) = 0;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  bool rescheduled_ GUARDED_BY(mu_) = false;  // next_sweep_ moved earlier
-  Clock::time_point next_sweep_ GUARDED_BY(mu_) = Clock::time_point::max();
-  std::thread sweeper_;
-};
-
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
@@ -641,138 +244,6 @@ MHD_Result CollectArgument(void* cls, MHD_ValueKind /*kind*/, const char* key, c
 }
 
 }  // namespace
-
-struct GzipStream::State {
-  z_stream z{};
-  std::string out;
-  bool ok = false;
-};
-
-GzipStream::GzipStream(std::size_t expected_size) : state_(std::make_unique<State>()) {
-  // 15 + 16: a gzip wrapper; level 1: metric text compresses ~10x even so, at a fraction of the CPU.
-  state_->ok = deflateInit2(&state_->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-  // Sized for that ratio and grown when short, not sized to deflateBound(): the bound is the input's
-  // size, and a string resized to it is zero-filled, so all of it would be resident for as long as
-  // the compressed copy is kept.
-  state_->out.resize(std::max<std::size_t>(expected_size / 8, 4096));
-}
-
-GzipStream::~GzipStream() { deflateEnd(&state_->z); }  // a no-op once ended, or never started
-
-std::size_t GzipStream::size_in() const { return state_->z.total_in; }
-
-void GzipStream::Write(std::string_view bytes) {
-  State& s = *state_;
-  while (s.ok && !bytes.empty()) {
-    const std::size_t n = std::min(bytes.size(), kZlibChunk);
-    s.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    s.z.avail_in = static_cast<uInt>(n);
-    s.ok = Deflate(s.z, s.out, Z_NO_FLUSH);
-    bytes.remove_prefix(n);
-  }
-}
-
-std::optional<std::string> GzipStream::Finish() {
-  State& s = *state_;
-  if (s.ok) s.ok = Deflate(s.z, s.out, Z_FINISH);
-  const std::size_t size = s.z.total_out;
-  deflateEnd(&s.z);
-  if (!s.ok) return std::nullopt;
-  s.ok = false;
-  s.out.resize(size);
-  s.out.shrink_to_fit();
-  return std::move(s.out);
-}
-
-std::optional<std::string> Gzip(std::string_view body) {
-  GzipStream stream(body.size());
-  stream.Write(body);
-  return stream.Finish();
-}
-
-SharedBody::SharedBody(std::shared_ptr<const std::string> text, std::shared_ptr<const std::string> gzip,
-                       std::size_t text_size)
-    : text_size_(text_size), text_(std::move(text)), gzip_(std::move(gzip)) {}
-
-std::shared_ptr<SharedBody> SharedBody::FromText(std::shared_ptr<const std::string> text) {
-  const std::size_t size = text->size();
-  return std::shared_ptr<SharedBody>(new SharedBody(std::move(text), nullptr, size));
-}
-
-std::shared_ptr<SharedBody> SharedBody::FromGzip(std::string gzip, std::size_t text_size) {
-  std::shared_ptr<const std::string> bytes;
-  if (gzip.capacity() >= kGivenBackFrom) {
-    // glibc returns a freed block inside its heap only when trimmed; a big exposition's pages would
-    // otherwise stay resident until the next scrape lands on them.
-    bytes = std::shared_ptr<const std::string>(new std::string(std::move(gzip)), [](const std::string* b) {
-      delete b;
-      malloc_trim(0);
-    });
-  } else {
-    bytes = std::make_shared<const std::string>(std::move(gzip));
-  }
-  return std::shared_ptr<SharedBody>(new SharedBody(nullptr, std::move(bytes), text_size));
-}
-
-std::shared_ptr<const std::string> SharedBody::Text() {
-  MutexLock lock(mu_);
-  if (text_) return text_;
-  if (auto text = decompressed_.lock()) return text;
-  std::optional<std::string> text = Gunzip(*gzip_, text_size_);
-  if (!text) return nullptr;
-  auto shared = std::make_shared<const std::string>(std::move(*text));
-  decompressed_ = shared;
-  return shared;
-}
-
-std::shared_ptr<const std::string> SharedBody::Gzipped() {
-  MutexLock lock(mu_);
-  if (text_size_ < kMinGzipBytes) return nullptr;
-  if (gzip_ || gzip_failed_) return gzip_;
-  if (auto gzip = Gzip(*text_)) {
-    gzip_ = std::make_shared<const std::string>(std::move(*gzip));
-  } else {
-    gzip_failed_ = true;
-  }
-  return gzip_;
-}
-
-bool SharedBody::text_in_memory() const {
-  MutexLock lock(mu_);
-  return text_ != nullptr || !decompressed_.expired();
-}
-
-std::string WeakEtag(std::string_view body) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : body) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "W/\"%016llx\"", static_cast<unsigned long long>(h));
-  return text;
-}
-
-bool IfNoneMatchHits(std::string_view header, std::string_view etag) {
-  const std::string_view want = OpaqueTag(etag);
-  std::size_t i = 0;
-  auto skip_space = [&] {
-    while (i < header.size() && (header[i] == ' ' || header[i] == '\t' || header[i] == ',')) ++i;
-  };
-  skip_space();
-  if (header.substr(i) == "*") return true;
-  while (i < header.size()) {
-    std::size_t start = i;
-    if (header.compare(i, 2, "W/") == 0) i += 2;
-    if (i >= header.size() || header[i] != '"') return false;
-    std::size_t close = header.find('"', i + 1);
-    if (close == std::string_view::npos) return false;
-    if (OpaqueTag(header.substr(start, close + 1 - start)) == want) return true;
-    i = close + 1;
-    skip_space();
-  }
-  return false;
-}
 
 // What goes out for a response: a 304 without a body when the request's If-None-Match names its
 // ETag, else its body, gzip-compressed when the request accepts it and it is worth it.

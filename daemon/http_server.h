@@ -30,73 +30,12 @@
 #include <utility>
 #include <vector>
 
-#include "common/mutex.h"
 #include "common/result.h"
 #include "daemon/basic_auth.h"
+#include "daemon/shared_body.h"
 #include "daemon/web_config.h"
 
-struct sockaddr;
-
 namespace rdmahd {
-
-// Gzip-compresses a body given in pieces: the bytes Gzip() gives for the pieces joined, without
-// the joined text ever being made.
-class GzipStream {
- public:
-  // `expected_size`: about the bytes that will be written (sizes the first output buffer).
-  explicit GzipStream(std::size_t expected_size = 0);
-  ~GzipStream();
-  GzipStream(const GzipStream&) = delete;
-  GzipStream& operator=(const GzipStream&) = delete;
-
-  void Write(std::string_view bytes);
-  // The compressed body, or nullopt when zlib failed. Nothing may be written after.
-  std::optional<std::string> Finish();
-  // Bytes written so far.
-  std::size_t size_in() const;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-// `body` gzip-compressed (zlib level 1), or nullopt when zlib failed.
-std::optional<std::string> Gzip(std::string_view body);
-
-// A body shared by every request that asks for it while it is current (the /metrics exposition),
-// held in the encodings that were asked for. One made from its text keeps the text and makes the
-// gzip copy at the first request that accepts gzip. One made compressed keeps only the gzip
-// bytes: a request that does not accept gzip gets them decompressed, into a text that is shared
-// while any request still sends it and freed after. Thread-safe.
-class SharedBody {
- public:
-  static std::shared_ptr<SharedBody> FromText(std::shared_ptr<const std::string> text);
-  // `gzip`: a gzip stream (GzipStream) of a `text_size`-byte text.
-  // Bytes of kGivenBackFrom or more are given back to the system (malloc_trim) when freed.
-  static std::shared_ptr<SharedBody> FromGzip(std::string gzip, std::size_t text_size);
-  static constexpr std::size_t kGivenBackFrom = 256u << 10;
-
-  // The text; nullptr when the gzip bytes do not decompress to `text_size` bytes (served as a 500).
-  std::shared_ptr<const std::string> Text();
-  // The gzip-compressed body, or nullptr when it is not worth compressing (a body under 1 KiB
-  // goes out as it is) or zlib failed.
-  std::shared_ptr<const std::string> Gzipped();
-
-  std::size_t text_size() const { return text_size_; }
-  // Whether a text of the body is in memory: held here, or decompressed and still being sent.
-  bool text_in_memory() const;
-
- private:
-  SharedBody(std::shared_ptr<const std::string> text, std::shared_ptr<const std::string> gzip,
-             std::size_t text_size);
-
-  const std::size_t text_size_;
-  mutable Mutex mu_;  // one compression or decompression at once, shared by all who wait
-  std::shared_ptr<const std::string> text_ GUARDED_BY(mu_);
-  std::weak_ptr<const std::string> decompressed_ GUARDED_BY(mu_);
-  std::shared_ptr<const std::string> gzip_ GUARDED_BY(mu_);
-  bool gzip_failed_ GUARDED_BY(mu_) = false;
-};
 
 // The Content-Security-Policy header of every answer: the status page's own policy (its <meta>
 // tag: no script, no external anything, inline styles) plus frame-ancestors 'none', which only a
@@ -119,7 +58,7 @@ struct HttpResponse {
   unsigned retry_after_seconds = 0;
   // When set, sent instead of `body`, in the encoding the request accepts.
   std::shared_ptr<SharedBody> shared_body;
-  // When not empty, an ETag header with this entity tag (WeakEtag), and Cache-Control: no-cache
+  // When not empty, an ETag header with this entity tag (WeakEtag, etag.h), and Cache-Control: no-cache
   // instead of no-store (unless basic auth is on: then no-store always); a 200 whose tag an If-None-Match of the request names is sent as a 304
   // without a body (RFC 9110, 13.1.2).
   std::string etag;
@@ -132,14 +71,6 @@ struct HttpResponse {
     return r;
   }
 };
-
-// A weak entity tag for `body`: W/"<16 hex digits>" (a 64-bit FNV-1a of the bytes). Weak, as one
-// body goes out gzip-compressed or not.
-std::string WeakEtag(std::string_view body);
-
-// Whether an If-None-Match header value names `etag` (weak comparison: W/ ignored on both sides;
-// "*" names any). A malformed list matches nothing past the point it stops parsing.
-bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag);
 
 // Query arguments the server takes at most: more, or a longer name or value, is a 400 before any
 // handler runs ("bad request: ..."), so a handler never sees an unbounded list or string.
@@ -223,7 +154,7 @@ inline constexpr unsigned kDefaultHeaderTimeoutSeconds = 10;
 // closed. No route takes a body (one is read and dropped before the 405), so this only bounds a
 // client that trickles one, or that stopped sending without closing.
 inline constexpr unsigned kDefaultBodyTimeoutSeconds = 10;
-// Connections one client (ClientAddressKey: an IPv4 address, an IPv6 /64) may hold, as a fraction
+// Connections one client (ClientAddressKey, client_address.h: an IPv4 address, an IPv6 /64) may hold, as a fraction
 // of max_connections (1/4: one client cannot take every slot, several others still get in).
 inline constexpr unsigned kPerClientShareDivisor = 4;
 
@@ -231,11 +162,6 @@ inline constexpr unsigned kPerClientShareDivisor = 4;
 // of them, the connection idle longest (no request line yet, then between requests) is shed, so a
 // flood of idle connections from many addresses never keeps a scraper or a health check out.
 inline constexpr unsigned kReservedShareDivisor = 16;
-
-// Who a connection counts against for max_connections_per_client (and PasswordCheckLimits): an
-// IPv4 address, or an IPv6 address's /64 (what one host or site is usually given). An IPv4-mapped
-// IPv6 address is its IPv4 address.
-std::string ClientAddressKey(const sockaddr* address);
 
 struct HttpServerOptions {
   std::string listen_address = ":9872";  // see ParseListenAddress

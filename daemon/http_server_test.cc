@@ -16,13 +16,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "daemon/basic_auth.h"
+#include "daemon/etag.h"
 
 namespace rdmahd {
 namespace {
@@ -218,25 +218,6 @@ TEST(HttpServerTest, HandlersGetTheDecodedQueryWithinBounds) {
   EXPECT_EQ(Get(port, "GET", "/nope?x=1").rfind("HTTP/1.1 404 ", 0), 0u);
 }
 
-TEST(HttpServerEtagTest, WeakEtagIsStablePerBodyAndIfNoneMatchComparesWeakly) {
-  const std::string tag = WeakEtag("{\"a\": 1}\n");
-  EXPECT_EQ(tag, WeakEtag("{\"a\": 1}\n"));
-  EXPECT_NE(tag, WeakEtag("{\"a\": 2}\n"));
-  ASSERT_EQ(tag.size(), 20u) << tag;  // W/" + 16 hex digits + "
-  EXPECT_EQ(tag.rfind("W/\"", 0), 0u) << tag;
-  const std::string opaque = tag.substr(2);
-  EXPECT_TRUE(IfNoneMatchHits(tag, tag));
-  EXPECT_TRUE(IfNoneMatchHits(opaque, tag));  // weak comparison ignores W/
-  EXPECT_TRUE(IfNoneMatchHits("\"x\", " + tag, tag));
-  EXPECT_TRUE(IfNoneMatchHits("  \"x\" ,W/\"y\"," + opaque, tag));
-  EXPECT_TRUE(IfNoneMatchHits("*", tag));
-  EXPECT_FALSE(IfNoneMatchHits("", tag));
-  EXPECT_FALSE(IfNoneMatchHits("\"x\"", tag));
-  EXPECT_FALSE(IfNoneMatchHits(opaque.substr(0, 10), tag));      // no closing quote
-  EXPECT_FALSE(IfNoneMatchHits("garbage, " + tag, tag));         // stops at what is not a tag
-  EXPECT_FALSE(IfNoneMatchHits("*, \"x\"", tag));               // "*" only alone
-}
-
 TEST(HttpServerEtagTest, ResponseWithEtagIs304WhenTheClientHasIt) {
   std::atomic<int> calls{0};
   std::map<std::string, HttpRoute> routes;
@@ -326,22 +307,6 @@ TEST(HttpServerTest, GzipWhenAskedAndOneCompressedCopyPerSharedBody) {
   EXPECT_NE(Get(port, "GET", "/metrics", "Accept-Encoding: *\r\n").find("Content-Encoding: gzip"), std::string::npos);
 }
 
-// zlib's one-shot compression as the server did it before bodies could be compressed in pieces:
-// what a body split into pieces must still compress to, byte for byte.
-std::string OneShotGzip(const std::string& in) {
-  z_stream z{};
-  deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, in.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return rc == Z_STREAM_END ? out : "<deflate failed>";
-}
-
 // A metrics-like text of about `lines` series.
 std::string MetricsText(int lines) {
   std::string text;
@@ -350,49 +315,6 @@ std::string MetricsText(int lines) {
             std::to_string(i) + "\"} " + std::to_string(i * 7919) + "\n";
   }
   return text;
-}
-
-TEST(HttpGzipTest, PiecesCompressToTheBytesOfTheWholeText) {
-  const std::string text = MetricsText(40000);  // ~2.6 MB: several output growths
-  const std::string reference = OneShotGzip(text);
-  EXPECT_EQ(Gzip(text), reference);
-  std::mt19937 random(7);
-  for (std::size_t most : {std::size_t{1}, std::size_t{100}, std::size_t{70000}, std::size_t{1} << 20}) {
-    GzipStream stream(most == 1 ? 0 : text.size());  // also from the smallest first buffer
-    std::size_t at = 0;
-    while (at < text.size()) {
-      const std::size_t n = std::min(text.size() - at, std::uniform_int_distribution<std::size_t>(0, most)(random));
-      stream.Write(std::string_view(text).substr(at, n));
-      at += n;
-    }
-    EXPECT_EQ(stream.size_in(), text.size());
-    std::optional<std::string> gz = stream.Finish();
-    ASSERT_TRUE(gz.has_value());
-    EXPECT_EQ(*gz, reference) << "pieces of at most " << most << " bytes";
-  }
-  EXPECT_EQ(Gunzip(*Gzip("")), "");
-}
-
-TEST(HttpGzipTest, ABodyMadeCompressedHoldsATextOnlyWhileItIsSent) {
-  const std::string text = MetricsText(5000);
-  std::shared_ptr<SharedBody> body = SharedBody::FromGzip(*Gzip(text), text.size());
-  EXPECT_FALSE(body->text_in_memory());
-  EXPECT_EQ(*body->Gzipped(), *Gzip(text));
-  EXPECT_FALSE(body->text_in_memory());
-
-  std::shared_ptr<const std::string> sent = body->Text();
-  ASSERT_NE(sent, nullptr);
-  EXPECT_EQ(*sent, text);
-  EXPECT_TRUE(body->text_in_memory());
-  EXPECT_EQ(body->Text().get(), sent.get());  // requests at once share one text
-  sent.reset();
-  EXPECT_FALSE(body->text_in_memory());
-  EXPECT_EQ(*body->Text(), text);  // and a later one gets the same bytes again
-
-  // Bytes that do not decompress to the size given: no text (the server answers 500).
-  EXPECT_EQ(SharedBody::FromGzip(*Gzip(text), text.size() + 1)->Text(), nullptr);
-  EXPECT_EQ(SharedBody::FromGzip(*Gzip(text), text.size() - 1)->Text(), nullptr);
-  EXPECT_EQ(SharedBody::FromGzip("not gzip", text.size())->Text(), nullptr);
 }
 
 // Over HTTP: a gzip request gets the compressed bytes as they are, a plain one the text, and
@@ -1071,28 +993,6 @@ TEST(HttpServerConnectionsTest, IdleConnectionsFillingEverySlotAreShedForNewcome
   for (int fd : idle) {
     if (fd >= 0) close(fd);
   }
-}
-
-// Who a connection counts against for max_connections_per_client: an IPv4 address, or an IPv6
-// address's /64 (a host is usually given a whole /64, so its addresses are one client).
-TEST(HttpServerConnectionsTest, ClientKeyIsTheIpv4AddressOrTheIpv6Slash64) {
-  auto v6 = [](const char* text) {
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    EXPECT_EQ(inet_pton(AF_INET6, text, &a.sin6_addr), 1) << text;
-    return ClientAddressKey(reinterpret_cast<const sockaddr*>(&a));
-  };
-  auto v4 = [](const char* text) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    EXPECT_EQ(inet_pton(AF_INET, text, &a.sin_addr), 1) << text;
-    return ClientAddressKey(reinterpret_cast<const sockaddr*>(&a));
-  };
-  EXPECT_EQ(v6("2001:db8:1:2::1"), v6("2001:db8:1:2:ffff:eeee:dddd:cccc"));
-  EXPECT_NE(v6("2001:db8:1:2::1"), v6("2001:db8:1:3::1"));
-  EXPECT_EQ(v6("::ffff:10.0.0.1"), v4("10.0.0.1"));
-  EXPECT_NE(v4("10.0.0.1"), v4("10.0.0.2"));
-  EXPECT_NE(v6("::1"), v4("127.0.0.1"));
 }
 
 // A hash of `cost` that no password matches, made without paying for it: checking a password

@@ -1,4 +1,4 @@
-// Facts of the "netdev" collector (collectors/roce_qos.h): the Ethernet netdevs behind RDMA ports
+// Facts of the "netdev" collector (collectors/netdev_collector.h): the Ethernet netdevs behind RDMA ports
 // and what the NIC says about them. Data only.
 #pragma once
 
