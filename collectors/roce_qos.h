@@ -35,6 +35,7 @@
 #include "collectors/rdma_netdevs.h"
 #include "facts/netdev_facts.h"
 #include "facts/roce_facts.h"
+#include "common/held_files.h"
 #include "common/layout_cache.h"
 #include "common/pattern.h"
 #include "config/config.h"
