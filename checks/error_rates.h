@@ -1,5 +1,6 @@
 // Error-rate checks: verdicts from how fast a port's error counters grow, over the engine's
-// History (core/history.h). Three checks share the policy and the judging below:
+// History (core/history.h). Three checks share the policy below and the judging
+// (error_rate_judgement.h) of their rules (error_rate_rules.h):
 //  - port_errors: the IB PMA counters of ports/P/counters/ (InfiniBand and RoCE ports alike);
 //  - roce_transport_errors: ports/P/hw_counters/ (mlx5's and Soft-RoCE rxe's names, mapped);
 //  - netdev_errors: the driver statistics of each port's netdev (`ethtool -S`: mlx5's PHY symbol

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/held_files.h"
 #include "common/node_fs.h"
 #include "common/result.h"
 #include "facts/rdma_device_facts.h"

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collectors/device_reader.h"
+#include "common/held_files.h"
 #include "common/node_fs.h"
 #include "core/topology.h"
 

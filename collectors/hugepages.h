@@ -14,6 +14,7 @@
 #include <string>
 
 #include "collectors/listing_cache.h"
+#include "common/held_files.h"
 #include "core/collector.h"
 #include "facts/host_memory_facts.h"
 

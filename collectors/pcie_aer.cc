@@ -7,6 +7,7 @@
 #include <array>
 
 #include "collectors/host_devices.h"
+#include "common/held_files.h"
 #include "core/collector.h"
 #include "facts/pcie_aer_facts.h"
 #include "parsers/pcie_aer.h"

@@ -14,6 +14,7 @@
 
 #include "core/collector.h"
 #include "collectors/rdma_netdevs.h"
+#include "common/held_files.h"
 #include "facts/pcie_facts.h"
 
 namespace rdmahd {

@@ -43,6 +43,7 @@
 
 #include "collectors/rdma_netdevs.h"
 #include "collectors/rdma_nl_stats.h"
+#include "common/held_files.h"
 #include "core/collector.h"
 #include "facts/rdma_device_facts.h"
 

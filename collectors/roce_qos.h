@@ -29,6 +29,7 @@
 #include "facts/dcb_state.h"
 #include "collectors/rdma_netdevs.h"
 #include "facts/roce_facts.h"
+#include "common/held_files.h"
 #include "common/layout_cache.h"
 #include "config/config.h"
 

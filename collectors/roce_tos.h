@@ -14,6 +14,7 @@
 #include <string>
 
 #include "collectors/rdma_netdevs.h"
+#include "common/held_files.h"
 #include "common/layout_cache.h"
 #include "core/collector.h"
 

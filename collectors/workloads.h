@@ -17,6 +17,7 @@
 #include <string>
 
 #include "collectors/listing_cache.h"
+#include "common/held_files.h"
 #include "core/collector.h"
 #include "common/result.h"
 #include "facts/workload_facts.h"

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "common/held_files.h"
 #include "common/node_fs.h"
 
 namespace rdmahd {

@@ -1,6 +1,6 @@
 // LayoutCache: what a collector learnt by listing and probing one kernel object (an RDMA device, a
 // netdev, a port's file, a verbs context), kept from one collection to the next by name, with its
-// held descriptors (HeldFile, common/node_fs.h). The one place that decides when such a layout is
+// held descriptors (HeldFile, common/held_files.h). The one place that decides when such a layout is
 // discovered again:
 //  - when the name is new, or the tree the layouts were made for changed (SetRoot);
 //  - when the collector says it no longer fits (`fits`: a device re-created under the same name, a
@@ -143,7 +143,7 @@ class LayoutCache {
 };
 
 // A HeldFile that may be absent: the count for Layout::HeldDescriptors(), and closing it.
-// (Declared here so every layout counts its files the same way; HeldFile is in common/node_fs.h.)
+// (Declared here so every layout counts its files the same way; HeldFile is in common/held_files.h.)
 template <class File>
 std::size_t CountOpen(const std::optional<File>& f) {
   return f && f->is_open() ? 1 : 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/held_files.h"
 #include "common/node_fs.h"
 #include "tests/support/held_fd_budget.h"
 #include "tests/support/test_paths.h"

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "common/node_fs.h"
+#include "common/held_files.h"
 
 namespace rdmahd {
 namespace {

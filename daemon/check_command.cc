@@ -9,7 +9,7 @@
 
 #include "common/excerpt.h"
 #include "common/logging.h"
-#include "common/node_fs.h"
+#include "common/held_files.h"
 #include "core/verdict_order.h"
 #include "daemon/capture_check.h"
 #include "daemon/daemon.h"

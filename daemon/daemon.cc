@@ -16,6 +16,7 @@
 #include "common/thread_name.h"
 #include "core/topology.h"
 #include "facts/rdma_device_facts.h"
+#include "common/held_files.h"
 #include "common/node_fs.h"
 #include "daemon/check_command.h"
 #include "daemon/etag.h"

@@ -7,6 +7,7 @@
 #include "common/logging.h"
 #include "core/collection_engine.h"
 #include "common/excerpt.h"
+#include "common/held_files.h"
 #include "common/node_fs.h"
 #include "daemon/capture.h"
 #include "daemon/capture_check.h"

@@ -1,10 +1,10 @@
-// Tests that count held descriptors set the process-wide HeldFdBudget (common/node_fs.h) for their
+// Tests that count held descriptors set the process-wide HeldFdBudget (common/held_files.h) for their
 // duration, so they do not depend on the RLIMIT_NOFILE of whoever runs them.
 #pragma once
 
 #include <cstddef>
 
-#include "common/node_fs.h"
+#include "common/held_files.h"
 
 namespace rdmahd::testing {
 
