@@ -11,22 +11,14 @@
 #include "tests/support/stat_list_driver.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/topology.h"
+#include "tests/support/test_trees.h"
 
 namespace rdmahd {
 namespace {
 
-void WriteOneRocePort(const testing::TempDir& dir, const std::string& netdev) {
-  dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
-  dir.Write("class/infiniband/rxe0/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
-  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/types/0", "RoCE v2\n");
-  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0", netdev + "\n");
-  dir.Write("class/net/" + netdev + "/mtu", "1500\n");
-  dir.Write("class/net/" + netdev + "/operstate", "up\n");
-}
-
 TEST(RoceCollectorsTest, PauseStormGrowthBetweenCollectionsWarns) {
   testing::TempDir dir;
-  WriteOneRocePort(dir, "ens1");
+  testing::WriteOneRocePort(dir, "ens1");
   auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
       {"tx_pause_storm_warning_events", 0}, {"rx_prio3_pause_duration", 0}});
   NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));
@@ -127,7 +119,7 @@ TEST(RoceCollectorsTest, DriverStatLayoutFollowsTheDriversNames) {
   // swaps per-priority stats when PFC moves to another priority), or the allowlist changes, it is
   // worked out again.
   testing::TempDir dir;
-  WriteOneRocePort(dir, "ens1");
+  testing::WriteOneRocePort(dir, "ens1");
   auto stats = std::make_shared<std::vector<DriverStat>>(std::vector<DriverStat>{
       {"rx_bytes", 100}, {"rx_prio3_pause", 7}, {"tx_prio3_pause", 8}, {"rx_packets", 1}});
   NetdevCollector collector(std::make_unique<testing::StatListDriver>(stats));

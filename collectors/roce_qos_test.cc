@@ -25,6 +25,7 @@
 #include "tests/support/stat_list_driver.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/topology.h"
+#include "tests/support/test_trees.h"
 
 namespace rdmahd {
 namespace {
@@ -167,18 +168,9 @@ class RefusingTransport : public DcbNetlinkTransport {
   }
 };
 
-void WriteOneRocePort(const testing::TempDir& dir, const std::string& netdev) {
-  dir.Write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
-  dir.Write("class/infiniband/rxe0/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
-  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/types/0", "RoCE v2\n");
-  dir.Write("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0", netdev + "\n");
-  dir.Write("class/net/" + netdev + "/mtu", "1500\n");
-  dir.Write("class/net/" + netdev + "/operstate", "up\n");
-}
-
 TEST(RoceCollectorsTest, DriverWithoutDcbExportsSupportedZeroAndNoPfc) {
   testing::TempDir dir;
-  WriteOneRocePort(dir, "veth0");
+  testing::WriteOneRocePort(dir, "veth0");
   RoceCollector collector(std::make_unique<RefusingTransport>());
   NodeFs fs = NodeFs(dir.path(), dir.path()).AskingKernelForTest();  // the fake is its kernel
   Config config;
@@ -244,7 +236,7 @@ TEST(RoceCollectorsTest, NetdevMissingFromSysfsIsNotAskedAbout) {
 // costs that file: the others are read, and it is not opened again on every collection.
 TEST(RoceCollectorsTest, AnUnreadableEcnFileIsSkippedAndTheOthersRead) {
   testing::TempDir dir;
-  WriteOneRocePort(dir, "ens1");
+  testing::WriteOneRocePort(dir, "ens1");
   dir.Write("class/net/ens1/ecn/roce_rp/enable/3", "1\n");
   dir.Write("class/net/ens1/ecn/roce_rp/enable/4", "0\n");
   dir.MkDir("class/net/ens1/ecn/roce_rp/enable/5");
@@ -291,7 +283,7 @@ class CountingIoctl : public EthtoolIoctl {
 
 // Two RoCE ports of a captured node: rxe0 on `live_name`, rxe1 on `other_name`.
 void WriteTwoRocePorts(const testing::TempDir& dir, const std::string& live_name, const std::string& other_name) {
-  WriteOneRocePort(dir, live_name);
+  testing::WriteOneRocePort(dir, live_name);
   dir.Write("class/infiniband/rxe1/ports/1/link_layer", "Ethernet\n");
   dir.Write("class/infiniband/rxe1/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3457\n");
   dir.Write("class/infiniband/rxe1/ports/1/gid_attrs/types/0", "RoCE v2\n");
@@ -640,7 +632,7 @@ TEST(RoceRealKernelTest, VethInOwnNetnsStatsReadDcbUnknown) {
   std::string metrics;
   std::vector<CheckResult> verdicts;
   testing::TempDir sys;
-  WriteOneRocePort(sys, "rdmahd-v0");
+  testing::WriteOneRocePort(sys, "rdmahd-v0");
 
   std::thread t([&] {
     if (::unshare(CLONE_NEWNET) != 0) {

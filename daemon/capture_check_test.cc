@@ -9,24 +9,18 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tests/support/test_paths.h"
+#include "tests/support/test_trees.h"
 
 namespace rdmahd {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  return out;
-}
 
 // `check --capture` whose collection missed its deadline leaves through _Exit (no destructor runs):
 // the extraction is removed first, and the exit code is the command's. Always run here, whatever the
@@ -52,10 +46,10 @@ TEST(CaptureCheckExitTest, TheExtractionIsRemovedWhenLeavingPastACollectionDeadl
     ASSERT_TRUE(WIFEXITED(status)) << status;
     if (*busy) {
       EXPECT_EQ(WEXITSTATUS(status), 1);
-      EXPECT_EQ(Listing(base.path()), std::vector<std::string>{});
+      EXPECT_EQ(testing::FolderNames(base.path()), std::vector<std::string>{});
     } else {
       EXPECT_EQ(WEXITSTATUS(status), 6);
-      EXPECT_EQ(Listing(base.path()).size(), 1u);  // _exit runs no destructor: left, as it is here
+      EXPECT_EQ(testing::FolderNames(base.path()).size(), 1u);  // _exit runs no destructor: left, as it is here
     }
   }
 }

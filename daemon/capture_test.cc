@@ -39,6 +39,7 @@
 #include "parsers/dcb_json.h"
 #include "parsers/ethtool_stats.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/test_trees.h"
 
 namespace rdmahd {
 namespace {
@@ -257,18 +258,6 @@ std::string Numbered(std::string prefix, int i) {
   return prefix;
 }
 
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) out.push_back(e->d_name);
-    }
-    ::closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 TEST(CaptureExtractTest, DiskBoundCountsWholeBlocksAndStopsABomb) {
   ExtractCase c;
   ExtractLimits limits;
@@ -282,7 +271,7 @@ TEST(CaptureExtractTest, DiskBoundCountsWholeBlocksAndStopsABomb) {
       limits);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.error().message, HasSubstr("would take more than 100000 bytes of disk where it is extracted"));
-  EXPECT_EQ(Listing(c.dest()), std::vector<std::string>{});  // refused on the headers: nothing written
+  EXPECT_EQ(testing::FolderNames(c.dest()), std::vector<std::string>{});  // refused on the headers: nothing written
 }
 
 TEST(CaptureExtractTest, MemberDiskCostIsWholeBlocksAtLeastOnePlusAnInode) {
@@ -307,7 +296,7 @@ TEST(CaptureExtractTest, ManyTinyMembersAreRefusedOnWhatTheyCostBeforeAnythingIs
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.error().message, HasSubstr("more than 1 MiB of disk"));
   EXPECT_THAT(s.error().message, HasSubstr("whole 4 KiB blocks, at least one, plus 256 bytes for its inode"));
-  EXPECT_EQ(Listing(c.dest()), std::vector<std::string>{});
+  EXPECT_EQ(testing::FolderNames(c.dest()), std::vector<std::string>{});
   ExtractCase folders;
   s = folders.Run(
       [](struct archive* a) {
@@ -316,7 +305,7 @@ TEST(CaptureExtractTest, ManyTinyMembersAreRefusedOnWhatTheyCostBeforeAnythingIs
       limits);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.error().message, HasSubstr("more than 1 MiB of disk"));
-  EXPECT_EQ(Listing(folders.dest()), std::vector<std::string>{});
+  EXPECT_EQ(testing::FolderNames(folders.dest()), std::vector<std::string>{});
 }
 
 TEST(CaptureExtractTest, MemberCountIsRefusedBeforeAnythingIsWritten) {
@@ -330,7 +319,7 @@ TEST(CaptureExtractTest, MemberCountIsRefusedBeforeAnythingIsWritten) {
       limits);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.error().message, HasSubstr("more than 50 members"));
-  EXPECT_EQ(Listing(c.dest()), std::vector<std::string>{});
+  EXPECT_EQ(testing::FolderNames(c.dest()), std::vector<std::string>{});
   // The defaults take what `capture` writes at most (100,000 entries and manifest.json).
   const ExtractLimits d;
   EXPECT_EQ(d.members, 100001u);
@@ -395,7 +384,7 @@ TEST(CaptureWriterTest, FileCreatedAtTheOutputDuringTheCaptureIsNeverReplaced) {
     EXPECT_THAT(s.error().message, HasSubstr("was created while the capture ran: left as it is"));
     EXPECT_EQ(Slurp(tar), "keep me");
     w->reset();
-    EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"b.tar.gz"});  // no temporary left
+    EXPECT_EQ(testing::FolderNames(dir.path()), std::vector<std::string>{"b.tar.gz"});  // no temporary left
   }
 }
 
@@ -409,7 +398,7 @@ TEST(CaptureWriterTest, LeftoverPartialOfAKilledCaptureDoesNotBlockTheNext) {
     ASSERT_TRUE((*w)->AddFile("check.json", "{}\n").ok());
     ASSERT_TRUE((*w)->Finish().ok());
     w->reset();
-    EXPECT_EQ(Listing(dir.path()), (std::vector<std::string>{"b.tar.gz", "b.tar.gz.partial"}));
+    EXPECT_EQ(testing::FolderNames(dir.path()), (std::vector<std::string>{"b.tar.gz", "b.tar.gz.partial"}));
     struct stat st{};
     ASSERT_EQ(::stat(tar.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -423,10 +412,10 @@ TEST(CaptureWriterTest, UnfinishedNamedTemporaryIsRemoved) {
   testing::TempDir dir;
   auto w = CaptureArchiveWriter::Create(dir.path() + "/b.tar.gz", 0, CaptureArchiveWriter::Temp::kNamed);
   ASSERT_TRUE(w.ok());
-  ASSERT_EQ(Listing(dir.path()).size(), 1u);  // b.tar.gz.partial-XXXXXX
-  EXPECT_THAT(Listing(dir.path())[0], ::testing::StartsWith("b.tar.gz.partial-"));
+  ASSERT_EQ(testing::FolderNames(dir.path()).size(), 1u);  // b.tar.gz.partial-XXXXXX
+  EXPECT_THAT(testing::FolderNames(dir.path())[0], ::testing::StartsWith("b.tar.gz.partial-"));
   w->reset();
-  EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{});
+  EXPECT_EQ(testing::FolderNames(dir.path()), std::vector<std::string>{});
 }
 
 // Issue 41 item 2: the extraction folder was left behind on SIGINT/SIGTERM. A TempDir is removed
@@ -458,7 +447,7 @@ TEST(CaptureTempDirTest, RemovedOnSigtermAndTheProcessDiesOfIt) {
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFSIGNALED(status)) << status;
     EXPECT_EQ(WTERMSIG(status), sig);
-    EXPECT_EQ(Listing(base.path()), std::vector<std::string>{});
+    EXPECT_EQ(testing::FolderNames(base.path()), std::vector<std::string>{});
   }
 }
 

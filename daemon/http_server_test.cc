@@ -24,6 +24,8 @@
 #include "daemon/basic_auth.h"
 #include "daemon/etag.h"
 
+#include "tests/support/test_trees.h"
+
 namespace rdmahd {
 namespace {
 
@@ -107,20 +109,6 @@ std::string Get(int port, const std::string& method, const std::string& path, co
 std::string Body(const std::string& resp) {
   auto p = resp.find("\r\n\r\n");
   return p == std::string::npos ? "" : resp.substr(p + 4);
-}
-
-std::string Gunzip(const std::string& in) {
-  z_stream z{};
-  inflateInit2(&z, 15 + 16);
-  std::string out(1 << 20, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return rc == Z_STREAM_END ? out : "<corrupt gzip>";
 }
 
 HttpServerOptions Local() {
@@ -292,9 +280,9 @@ TEST(HttpServerTest, GzipWhenAskedAndOneCompressedCopyPerSharedBody) {
   EXPECT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz.substr(0, 300);
   EXPECT_NE(gz.find("Vary: Accept-Encoding"), std::string::npos);
   EXPECT_LT(Body(gz).size(), shared->size() / 4);
-  EXPECT_EQ(Gunzip(Body(gz)), *shared);
+  EXPECT_EQ(testing::Gunzip(Body(gz)), *shared);
   EXPECT_EQ(Body(gz), *body->Gzipped());  // the copy every gzip request gets
-  EXPECT_EQ(Gunzip(Body(Get(port, "GET", "/metrics", "Accept-Encoding: deflate, gzip;q=0.5\r\n"))), *shared);
+  EXPECT_EQ(testing::Gunzip(Body(Get(port, "GET", "/metrics", "Accept-Encoding: deflate, gzip;q=0.5\r\n"))), *shared);
 
   // Once the responses are gone the server holds nothing of the body.
   for (int i = 0; i < 100 && body.use_count() != held; ++i) {
@@ -367,7 +355,7 @@ TEST(HttpServerTest, GzipOfABodyThatDoesNotCompressComesBackWhole) {
   std::string gz = Get((*server)->port(), "GET", "/metrics", "Accept-Encoding: gzip\r\n");
   ASSERT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz.substr(0, 300);
   EXPECT_GT(Body(gz).size(), shared->size() / 2);
-  EXPECT_EQ(Gunzip(Body(gz)), *shared);
+  EXPECT_EQ(testing::Gunzip(Body(gz)), *shared);
 }
 
 // A handler that blocks until released: /metrics in the middle of a long collection.

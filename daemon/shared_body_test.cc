@@ -11,22 +11,10 @@
 #include <string>
 #include <string_view>
 
+#include "tests/support/test_trees.h"
+
 namespace rdmahd {
 namespace {
-
-std::string Gunzip(const std::string& in) {
-  z_stream z{};
-  inflateInit2(&z, 15 + 16);
-  std::string out(1 << 20, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return rc == Z_STREAM_END ? out : "<corrupt gzip>";
-}
 
 // zlib's one-shot compression as the server did it before bodies could be compressed in pieces:
 // what a body split into pieces must still compress to, byte for byte.
@@ -72,7 +60,7 @@ TEST(HttpGzipTest, PiecesCompressToTheBytesOfTheWholeText) {
     ASSERT_TRUE(gz.has_value());
     EXPECT_EQ(*gz, reference) << "pieces of at most " << most << " bytes";
   }
-  EXPECT_EQ(Gunzip(*Gzip("")), "");
+  EXPECT_EQ(testing::Gunzip(*Gzip("")), "");
 }
 
 TEST(HttpGzipTest, ABodyMadeCompressedHoldsATextOnlyWhileItIsSent) {
