@@ -295,20 +295,10 @@ TEST(HttpServerTest, GzipWhenAskedAndOneCompressedCopyPerSharedBody) {
   EXPECT_NE(Get(port, "GET", "/metrics", "Accept-Encoding: *\r\n").find("Content-Encoding: gzip"), std::string::npos);
 }
 
-// A metrics-like text of about `lines` series.
-std::string MetricsText(int lines) {
-  std::string text;
-  for (int i = 0; i < lines; ++i) {
-    text += "rdma_port_hw_counters_total{device=\"mlx5_" + std::to_string(i % 97) + "\",counter=\"c" +
-            std::to_string(i) + "\"} " + std::to_string(i * 7919) + "\n";
-  }
-  return text;
-}
-
 // Over HTTP: a gzip request gets the compressed bytes as they are, a plain one the text, and
 // neither leaves a text behind. A body under 1 KiB goes out plain to both, as any body does.
 TEST(HttpServerTest, ABodyMadeCompressedIsServedInBothEncodings) {
-  const std::string text = MetricsText(3000);
+  const std::string text = testing::MetricsText(3000);
   const std::string gzip = *Gzip(text);
   std::shared_ptr<SharedBody> body = SharedBody::FromGzip(gzip, text.size());
   const std::string tiny_text = "up 1\n";

@@ -32,18 +32,8 @@ std::string OneShotGzip(const std::string& in) {
   return rc == Z_STREAM_END ? out : "<deflate failed>";
 }
 
-// A metrics-like text of about `lines` series.
-std::string MetricsText(int lines) {
-  std::string text;
-  for (int i = 0; i < lines; ++i) {
-    text += "rdma_port_hw_counters_total{device=\"mlx5_" + std::to_string(i % 97) + "\",counter=\"c" +
-            std::to_string(i) + "\"} " + std::to_string(i * 7919) + "\n";
-  }
-  return text;
-}
-
 TEST(HttpGzipTest, PiecesCompressToTheBytesOfTheWholeText) {
-  const std::string text = MetricsText(40000);  // ~2.6 MB: several output growths
+  const std::string text = testing::MetricsText(40000);  // ~2.6 MB: several output growths
   const std::string reference = OneShotGzip(text);
   EXPECT_EQ(Gzip(text), reference);
   std::mt19937 random(7);
@@ -64,7 +54,7 @@ TEST(HttpGzipTest, PiecesCompressToTheBytesOfTheWholeText) {
 }
 
 TEST(HttpGzipTest, ABodyMadeCompressedHoldsATextOnlyWhileItIsSent) {
-  const std::string text = MetricsText(5000);
+  const std::string text = testing::MetricsText(5000);
   std::shared_ptr<SharedBody> body = SharedBody::FromGzip(*Gzip(text), text.size());
   EXPECT_FALSE(body->text_in_memory());
   EXPECT_EQ(*body->Gzipped(), *Gzip(text));

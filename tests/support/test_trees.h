@@ -1,5 +1,5 @@
-// Small things tests of several files share: a folder's names, a gzip body inflated, and the
-// smallest RoCE port a sysfs tree can hold.
+// Small things tests of several files share: a folder's names, a gzip body inflated, a text shaped
+// like an exposition, and the smallest RoCE port a sysfs tree can hold.
 #pragma once
 
 #include <dirent.h>
@@ -40,6 +40,16 @@ inline std::string Gunzip(const std::string& in) {
   out.resize(z.total_out);
   inflateEnd(&z);
   return rc == Z_STREAM_END ? out : "<corrupt gzip>";
+}
+
+// A metrics-like text of about `lines` series (what an exposition compresses like).
+inline std::string MetricsText(int lines) {
+  std::string text;
+  for (int i = 0; i < lines; ++i) {
+    text += "rdma_port_hw_counters_total{device=\"mlx5_" + std::to_string(i % 97) + "\",counter=\"c" +
+            std::to_string(i) + "\"} " + std::to_string(i * 7919) + "\n";
+  }
+  return text;
 }
 
 // Under `dir` (a sysfs root): rxe0 with one Ethernet port whose RoCE v2 GID names `netdev`, and
