@@ -744,6 +744,8 @@ void CaptureDcbFolder(Bundle& bundle, const std::string& dir, const CaptureLimit
                                     {"ethtool-S.txt", "`ethtool -S` output"},
                                     {"ethtool-a.txt", "`ethtool -a` output"},
                                     {kModuleEepromCaptureFile, "a module EEPROM dump"}};
+  std::set<std::string> known;
+  for (const Kind& k : kKinds) known.insert(k.file);
   std::uint64_t other = 0;
   for (const std::string& n : *names) {
     if (bundle.out_of_time()) break;
@@ -755,9 +757,7 @@ void CaptureDcbFolder(Bundle& bundle, const std::string& dir, const CaptureLimit
     }
     auto inside = ListNames(folder);
     if (!inside) continue;
-    std::set<std::string> known;
     for (const Kind& k : kKinds) {
-      known.insert(k.file);
       const std::string path = folder + "/" + k.file;
       if (::lstat(path.c_str(), &st) != 0) continue;  // every file is optional
       const std::string member = "dcb/" + n + "/" + k.file;
